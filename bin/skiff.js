@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const entry = new URL('../dist/src/cli/main.js', import.meta.url);
+if (!existsSync(fileURLToPath(entry))) {
+  console.error('skiff is not built yet: run `npm install` (or `npm run build`) in ' + fileURLToPath(new URL('..', import.meta.url)));
+  process.exit(1);
+}
+const { main } = await import(entry.href);
+await main(process.argv);

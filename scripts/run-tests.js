@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+// Runs every compiled test file with node's test runner. Unit tests first (fast feedback), then
+// end-to-end tests, which start real processes and so run one file at a time.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+function find(dir) {
+  let out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out = out.concat(find(p));
+    else if (name.endsWith('.test.js')) out.push(p);
+  }
+  return out.sort();
+}
+
+const filter = process.argv.slice(2);
+let files = find('dist/test');
+if (filter.length > 0) files = files.filter((f) => filter.some((x) => f.includes(x)));
+const unit = files.filter((f) => !f.includes('/e2e/'));
+const e2e = files.filter((f) => f.includes('/e2e/'));
+const args = ['--test', '--test-reporter=spec', '--test-concurrency=1', ...unit, ...e2e];
+const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
+process.exit(r.status ?? 1);

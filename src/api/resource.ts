@@ -1,0 +1,63 @@
+// What the API server needs to know about one served resource. One ResourceType per kind,
+// defined in src/api/kinds/<kind>.ts and collected in src/api/registry.ts.
+import type { KubeObject, StatusCause } from './types.js';
+
+export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log';
+
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format: string;
+  description: string;
+  /** 0: always shown; 1: only with -o wide. */
+  priority: 0 | 1;
+}
+
+export interface TableConvertor {
+  columns: TableColumn[];
+  /** One row's cells, same length as columns. `now` is ms since epoch (for Age columns). */
+  cells(obj: KubeObject, now: number): (string | number | boolean | null)[];
+}
+
+export interface ResourceType {
+  group: string;
+  version: string;
+  /** Plural, lower-case: "pods". */
+  resource: string;
+  kind: string;
+  listKind: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  subresources: Subresource[];
+  /** Field selectors beyond metadata.name / metadata.namespace, returning the field's string form. */
+  fieldSelectors: Record<string, (obj: KubeObject) => string | undefined>;
+  table: TableConvertor;
+  /** Spec changes bump metadata.generation (upstream: every kind with a spec except pods? no: pods too). */
+  hasGeneration: boolean;
+  /** A status subresource exists: main-resource writes keep the old status, status writes keep the rest. */
+  hasStatus: boolean;
+  /** Fills upstream defaults in place (on create and on update). */
+  defaults(obj: KubeObject): void;
+  /** Validation as upstream for supported fields; old is set on update. Empty array: valid. */
+  validate(obj: KubeObject, old: KubeObject | undefined): StatusCause[];
+  /**
+   * Upstream strategy PrepareForCreate: runs on create after defaults() and before validate().
+   * Resets status to what a new object has (e.g. Pod: phase Pending + qosClass; Deployment: {}),
+   * adds computed fields (Namespace: spec.finalizers ["kubernetes"]).
+   */
+  prepareForCreate?(obj: KubeObject): void;
+  /**
+   * Upstream strategy PrepareForUpdate for main-resource writes: runs after defaults() and before
+   * validate(). Carries server-assigned fields the client may omit (Service clusterIP/clusterIPs,
+   * ipFamilies, nodePorts) and bumps DaemonSet's template-generation annotation.
+   */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /**
+   * Top-level fields of the kind besides apiVersion/kind/metadata (e.g. ["spec","status"],
+   * ["data","binaryData","immutable"] for ConfigMap, ["type","reason",...] for Event). Used for
+   * strict field validation (unknown top-level fields).
+   */
+  topLevelFields: string[];
+}

@@ -1,0 +1,68 @@
+// Authentication and authorization pass through this one seam, so node credentials, bootstrap
+// tokens and roles plug in here without touching the handlers.
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { UserInfo } from './request-context.js';
+import type { RequestInfo } from './http/request-info.js';
+
+export interface TokenAuthenticator {
+  /** The user a bearer token stands for, or undefined when it is not valid. */
+  authenticate(token: string): Promise<UserInfo | undefined>;
+}
+
+export interface Authorizer {
+  /** undefined: allowed; otherwise the reason it is not. */
+  authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined>;
+}
+
+/** Paths anyone may read, as upstream's system:public-info-viewer role allows (load balancer health checks). */
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+export function isPublicPath(path: string): boolean {
+  return PUBLIC_PATHS.has(path) || path.startsWith('/healthz/') || path.startsWith('/livez/') || path.startsWith('/readyz/');
+}
+
+export class Authenticator {
+  constructor(private readonly tokens: TokenAuthenticator[] = []) {}
+
+  async authenticate(req: IncomingMessage): Promise<UserInfo | undefined> {
+    const socket = req.socket as TLSSocket;
+    if (socket.authorized) {
+      const cert = socket.getPeerCertificate();
+      const subject = cert?.subject as Record<string, string | string[]> | undefined;
+      const cn = subject?.CN;
+      if (typeof cn === 'string' && cn.length > 0) {
+        const o = subject?.O;
+        const groups = Array.isArray(o) ? o : o ? [o] : [];
+        return { name: cn, groups: [...groups, 'system:authenticated'] };
+      }
+    }
+    const header = req.headers.authorization;
+    if (header && /^bearer\s+/i.test(header)) {
+      const token = header.replace(/^bearer\s+/i, '').trim();
+      for (const t of this.tokens) {
+        const user = await t.authenticate(token);
+        if (user) return { ...user, groups: [...user.groups, 'system:authenticated'] };
+      }
+    }
+    return undefined;
+  }
+}
+
+/** Members of system:masters may do anything; everyone else is refused until roles exist. */
+export class MastersAuthorizer implements Authorizer {
+  constructor(private readonly next?: Authorizer) {}
+  async authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined> {
+    if (user.groups.includes('system:masters')) return undefined;
+    if (this.next) return this.next.authorize(user, info);
+    return 'no rule allows it';
+  }
+}
+
+export function forbiddenMessage(user: UserInfo, info: RequestInfo): string {
+  if (info.kind === 'nonresource') return `forbidden: User "${user.name}" cannot get path "${info.path}"`;
+  const res = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
+  const what = info.name ? `${info.resource} "${info.name}"` : info.resource;
+  const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
+  return `${what} is forbidden: User "${user.name}" cannot ${info.verb} resource "${res}" in API group "${info.group}" ${scope}`;
+}

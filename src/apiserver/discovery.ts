@@ -1,0 +1,193 @@
+// Discovery documents (legacy and aggregated) and the minimal OpenAPI v3 that kubectl's
+// apply/create/replace need to turn on server-side field validation.
+import { createHash } from 'node:crypto';
+import type { ResourceType, Subresource } from '../api/resource.js';
+import { apiVersionOf } from '../api/types.js';
+
+export const SERVED_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-skiff' };
+
+interface SubresourceInfo {
+  group: string;
+  version: string;
+  kind: string;
+  verbs: string[];
+}
+
+const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+function subresourceInfo(rt: ResourceType, sub: Subresource | 'finalize'): SubresourceInfo {
+  switch (sub) {
+    case 'status':
+      return { group: rt.group, version: rt.version, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
+    case 'scale':
+      return { group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] };
+    case 'binding':
+      return { group: '', version: 'v1', kind: 'Binding', verbs: ['create'] };
+    case 'eviction':
+      return { group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] };
+    case 'log':
+      return { group: '', version: 'v1', kind: 'Pod', verbs: ['get'] };
+    case 'finalize':
+      return { group: '', version: 'v1', kind: 'Namespace', verbs: ['update'] };
+  }
+}
+
+function subresourcesOf(rt: ResourceType): (Subresource | 'finalize')[] {
+  return rt.resource === 'namespaces' ? [...rt.subresources, 'finalize'] : rt.subresources;
+}
+
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('base64').slice(0, 11);
+}
+
+export class Discovery {
+  private readonly groups: Map<string, ResourceType[]>;
+  constructor(private readonly types: ResourceType[]) {
+    this.groups = new Map();
+    for (const rt of types) {
+      const gv = apiVersionOf(rt.group, rt.version);
+      const list = this.groups.get(gv) ?? [];
+      list.push(rt);
+      this.groups.set(gv, list);
+    }
+  }
+
+  /** The non-core group/versions, sorted the way upstream prefers (by group name). */
+  private groupVersions(): { group: string; version: string }[] {
+    const seen = new Map<string, { group: string; version: string }>();
+    for (const rt of this.types) if (rt.group) seen.set(apiVersionOf(rt.group, rt.version), { group: rt.group, version: rt.version });
+    return [...seen.values()].sort((a, b) => a.group.localeCompare(b.group));
+  }
+
+  hasGroupVersion(group: string, version: string): boolean {
+    return this.groups.has(apiVersionOf(group, version));
+  }
+
+  apiVersions(serverAddress: string): unknown {
+    return {
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+    };
+  }
+
+  apiGroupList(): unknown {
+    return {
+      kind: 'APIGroupList',
+      apiVersion: 'v1',
+      groups: this.groupVersions().map((gv) => this.apiGroupBody(gv.group, gv.version)),
+    };
+  }
+
+  private apiGroupBody(group: string, version: string): Record<string, unknown> {
+    const v = { groupVersion: `${group}/${version}`, version };
+    return { name: group, versions: [v], preferredVersion: v };
+  }
+
+  apiGroup(group: string): unknown | undefined {
+    const gv = this.groupVersions().find((g) => g.group === group);
+    return gv ? { kind: 'APIGroup', apiVersion: 'v1', ...this.apiGroupBody(gv.group, gv.version) } : undefined;
+  }
+
+  apiResourceList(group: string, version: string): unknown | undefined {
+    const types = this.groups.get(apiVersionOf(group, version));
+    if (!types) return undefined;
+    const resources: Record<string, unknown>[] = [];
+    for (const rt of types) {
+      const entry: Record<string, unknown> = {
+        name: rt.resource,
+        singularName: rt.singular,
+        namespaced: rt.namespaced,
+        kind: rt.kind,
+        verbs: ALL_VERBS,
+        storageVersionHash: hash(`${rt.group}/${rt.version}/${rt.kind}`),
+      };
+      if (rt.shortNames.length > 0) entry.shortNames = rt.shortNames;
+      if (rt.categories.length > 0) entry.categories = rt.categories;
+      resources.push(entry);
+      for (const sub of subresourcesOf(rt)) {
+        const info = subresourceInfo(rt, sub);
+        const e: Record<string, unknown> = { name: `${rt.resource}/${sub}`, singularName: '', namespaced: rt.namespaced, kind: info.kind, verbs: info.verbs };
+        if (info.group !== rt.group || info.version !== rt.version) {
+          e.group = info.group;
+          e.version = info.version;
+        }
+        resources.push(e);
+      }
+    }
+    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources };
+  }
+
+  /** Aggregated discovery (apidiscovery.k8s.io/v2): core when `legacy`, else every other group. */
+  aggregated(legacy: boolean, apiVersion: 'v2' | 'v2beta1'): unknown {
+    const entries = legacy ? [{ group: '', version: 'v1' }] : this.groupVersions();
+    return {
+      kind: 'APIGroupDiscoveryList',
+      apiVersion: `apidiscovery.k8s.io/${apiVersion}`,
+      metadata: {},
+      items: entries.map(({ group, version }) => ({
+        metadata: { name: group },
+        versions: [
+          {
+            version,
+            freshness: 'Current',
+            resources: (this.groups.get(apiVersionOf(group, version)) ?? []).map((rt) => {
+              const r: Record<string, unknown> = {
+                resource: rt.resource,
+                responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
+                scope: rt.namespaced ? 'Namespaced' : 'Cluster',
+                singularResource: rt.singular,
+                verbs: ALL_VERBS,
+              };
+              if (rt.shortNames.length > 0) r.shortNames = rt.shortNames;
+              if (rt.categories.length > 0) r.categories = rt.categories;
+              const subs = subresourcesOf(rt).map((sub) => {
+                const info = subresourceInfo(rt, sub);
+                return { subresource: sub, responseKind: { group: info.group, version: info.version, kind: info.kind }, verbs: info.verbs };
+              });
+              if (subs.length > 0) r.subresources = subs;
+              return r;
+            }),
+          },
+        ],
+      })),
+    };
+  }
+
+  openApiIndex(): unknown {
+    const paths: Record<string, { serverRelativeURL: string }> = {};
+    for (const [gv] of this.groups) {
+      const p = gv.includes('/') ? `apis/${gv}` : `api/${gv}`;
+      paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${hash(JSON.stringify(this.openApiDocument(p)))}` };
+    }
+    return { paths };
+  }
+
+  /** Per group-version document: PATCH operations declaring GVK and the fieldValidation parameter. */
+  openApiDocument(path: string): unknown | undefined {
+    const gv = path.startsWith('apis/') ? path.slice(5) : path.startsWith('api/') ? path.slice(4) : undefined;
+    const types = gv ? this.groups.get(gv) : undefined;
+    if (!gv || !types) return undefined;
+    const paths: Record<string, unknown> = {};
+    const params = [
+      { name: 'fieldValidation', in: 'query', schema: { type: 'string', uniqueItems: true } },
+      { name: 'fieldManager', in: 'query', schema: { type: 'string', uniqueItems: true } },
+      { name: 'dryRun', in: 'query', schema: { type: 'string', uniqueItems: true } },
+    ];
+    for (const rt of types) {
+      const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
+      const item = rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`;
+      const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
+      paths[item] = {
+        patch: { 'x-kubernetes-action': 'patch', 'x-kubernetes-group-version-kind': gvk, parameters: params, responses: { '200': { description: 'OK' } } },
+        put: { 'x-kubernetes-action': 'put', 'x-kubernetes-group-version-kind': gvk, parameters: params, responses: { '200': { description: 'OK' } } },
+      };
+    }
+    return {
+      openapi: '3.0.0',
+      info: { title: 'Kubernetes', version: SERVED_VERSION.gitVersion },
+      paths,
+      components: { schemas: {} },
+    };
+  }
+}

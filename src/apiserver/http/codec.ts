@@ -1,0 +1,123 @@
+// Reading request bodies (JSON, YAML, Protobuf) and writing JSON responses.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import YAML from 'yaml';
+import type { KubeObject, Status } from '../../api/types.js';
+import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } from '../../api/errors.js';
+import { decodeProtobufObject } from '../protobuf/decode.js';
+
+/** Upstream's limit for request bodies (3 MiB). */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > limit) {
+    req.resume();
+    throw requestEntityTooLarge(limit);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      req.resume();
+      throw requestEntityTooLarge(limit);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (e) {
+    throw badRequest(`json: cannot unmarshal request body: ${(e as Error).message}`);
+  }
+}
+
+function parseYaml(body: Buffer): unknown {
+  try {
+    const docs = YAML.parseAllDocuments(body.toString('utf8'));
+    if (docs.length !== 1) throw new Error(docs.length === 0 ? 'empty document' : 'multiple YAML documents in one request');
+    const doc = docs[0]!;
+    if (doc.errors.length > 0) throw doc.errors[0]!;
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    throw badRequest(`error converting YAML to JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Decodes a POST/PUT body into an object; a missing Content-Type is JSON (kubectl scale sends none). */
+export function decodeObjectBody(body: Buffer, contentType: string | undefined): KubeObject {
+  const type = mediaType(contentType);
+  let value: unknown;
+  if (type === '' || type === 'application/json' || type === '*/*') value = parseJson(body);
+  else if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') value = parseYaml(body);
+  else if (type === 'application/vnd.kubernetes.protobuf') value = decodeProtobufObject(body);
+  else throw unsupportedMediaType(contentType ?? '');
+  return asObject(value);
+}
+
+export function asObject(value: unknown): KubeObject {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRequest('the request body must be a JSON object');
+  }
+  const obj = value as KubeObject;
+  if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+  if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) throw badRequest('metadata must be an object');
+  return obj;
+}
+
+export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
+
+export function patchTypeOf(contentType: string | undefined): PatchType {
+  switch (mediaType(contentType)) {
+    case 'application/json-patch+json':
+      return 'json';
+    case 'application/merge-patch+json':
+      return 'merge';
+    case 'application/strategic-merge-patch+json':
+      return 'strategic';
+    case 'application/apply-patch+yaml':
+    case 'application/apply-patch+cbor':
+      return 'apply';
+    default:
+      throw new StatusError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+      );
+  }
+}
+
+export function decodePatchBody(body: Buffer, type: PatchType): unknown {
+  return type === 'apply' ? parseYaml(body) : parseJson(body);
+}
+
+export interface ResponseOptions {
+  warnings?: string[];
+}
+
+export function sendJson(res: ServerResponse, code: number, body: unknown, opts: ResponseOptions = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  const headers: Record<string, string | string[]> = {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    'Content-Length': String(Buffer.byteLength(text)),
+  };
+  if (opts.warnings && opts.warnings.length > 0) headers.Warning = opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  res.writeHead(code, headers);
+  res.end(text);
+}
+
+export function sendStatus(res: ServerResponse, status: Status): void {
+  sendJson(res, status.code, status);
+}

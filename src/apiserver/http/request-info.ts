@@ -1,0 +1,91 @@
+// Turns a URL path and method into the Kubernetes request attributes (verb, group, resource,
+// namespace, name, subresource), as upstream's RequestInfoFactory does.
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+export interface ResourceRequest {
+  kind: 'resource';
+  verb: Verb;
+  group: string;
+  version: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+export interface NonResourceRequest {
+  kind: 'nonresource';
+  path: string;
+}
+
+export type RequestInfo = ResourceRequest | NonResourceRequest;
+
+/**
+ * `isNamespacedResource(group, version, resource)` tells whether "namespaces/foo/<x>" names a
+ * namespaced collection or a subresource of the Namespace foo.
+ */
+export function parseRequestInfo(
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  isNamespacedResource: (group: string, version: string, resource: string) => boolean,
+): RequestInfo {
+  const parts = path.split('/').filter((p) => p.length > 0).map(decodeURIComponent);
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 3) {
+    group = '';
+    version = parts[1]!;
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis' && parts.length >= 4) {
+    group = parts[1]!;
+    version = parts[2]!;
+    rest = parts.slice(3);
+  } else {
+    return { kind: 'nonresource', path };
+  }
+  let watchPath = false;
+  if (rest[0] === 'watch') {
+    // Deprecated /watch/ prefix, still accepted upstream.
+    watchPath = true;
+    rest = rest.slice(1);
+  }
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3 && isNamespacedResource(group, version, rest[2]!)) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  } else if (rest[0] === 'namespaces' && rest.length >= 2) {
+    // The Namespace object itself (and its status/finalize subresources).
+    namespace = undefined;
+  }
+  const [resource, name, subresource, ...extra] = rest;
+  if (!resource || extra.length > 0) return { kind: 'nonresource', path };
+  const isWatch = watchPath || query.get('watch') === 'true' || query.get('watch') === '1';
+  let verb: Verb;
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      verb = name ? (isWatch ? 'watch' : 'get') : isWatch ? 'watch' : 'list';
+      break;
+    case 'POST':
+      verb = 'create';
+      break;
+    case 'PUT':
+      verb = 'update';
+      break;
+    case 'PATCH':
+      verb = 'patch';
+      break;
+    case 'DELETE':
+      verb = name ? 'delete' : 'deletecollection';
+      break;
+    default:
+      verb = 'get';
+  }
+  const out: ResourceRequest = { kind: 'resource', verb, group, version, resource };
+  if (namespace !== undefined) out.namespace = namespace;
+  if (name !== undefined) out.name = name;
+  if (subresource !== undefined) out.subresource = subresource;
+  return out;
+}

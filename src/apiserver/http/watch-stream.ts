@@ -1,0 +1,117 @@
+// A watch as newline-delimited JSON over one chunked response, fed by the watch cache.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ResourceType } from '../../api/resource.js';
+import type { KubeObject } from '../../api/types.js';
+import { tooOldResourceVersion, timeout as timeoutError, type StatusError } from '../../api/errors.js';
+import { apiVersionOf } from '../../api/types.js';
+import {
+  ExpiredError,
+  TooLargeResourceVersionError,
+  type CacheEvent,
+  type CacheEventType,
+  type CacheWatcher,
+  type WatchCache,
+  type WatchFilter,
+} from '../watch-cache.js';
+import { shapeObject, type IncludeObject, type ResponseShape } from './negotiate.js';
+
+/** A watcher that falls this far behind is cut off; the client resumes from its last RV. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+export interface WatchRequest {
+  rt: ResourceType;
+  cache: WatchCache;
+  filter: WatchFilter;
+  keyPrefix: string;
+  /** undefined: start with the current state (rv unset or 0). */
+  fromRv: number | undefined;
+  shape: ResponseShape;
+  include?: IncludeObject;
+  timeoutMs: number;
+  bookmarks: boolean;
+  bookmarkIntervalMs: number;
+  sendInitialEventsEnd: boolean;
+  now: () => number;
+  onEnd?: () => void;
+}
+
+export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): void {
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  // Node holds headers until the first body write; kubectl waits for them.
+  res.flushHeaders();
+  const apiVersion = apiVersionOf(w.rt.group, w.rt.version);
+  let finished = false;
+  let lastRv = w.fromRv ?? 0;
+  const timers: NodeJS.Timeout[] = [];
+
+  const write = (line: string): void => {
+    if (finished) return;
+    res.write(line);
+    if (res.writableLength > MAX_BUFFERED_BYTES) finish();
+  };
+
+  const line = (type: string, ev: CacheEvent): string => {
+    if (w.shape === 'object') {
+      ev.json ??= JSON.stringify(ev.object);
+      return `{"type":"${type}","object":${ev.json}}\n`;
+    }
+    return `${JSON.stringify({ type, object: shapeObject(w.rt, ev.object, w.shape, w.now(), w.include) })}\n`;
+  };
+
+  const bookmark = (extra?: Record<string, string>): void => {
+    const rv = Math.max(lastRv, w.cache.revision);
+    const metadata: KubeObject['metadata'] = { resourceVersion: String(rv) };
+    if (extra) metadata.annotations = extra;
+    write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: w.rt.kind, apiVersion, metadata } })}\n`);
+  };
+
+  const watcher: CacheWatcher = {
+    filter: w.filter,
+    send(type: CacheEventType, ev: CacheEvent) {
+      if (ev.rv > lastRv) lastRv = ev.rv;
+      write(line(type, ev));
+    },
+    end() {
+      finish();
+    },
+  };
+
+  function finish(): void {
+    if (finished) return;
+    finished = true;
+    for (const t of timers) clearTimeout(t);
+    w.cache.removeWatcher(watcher);
+    res.end();
+    w.onEnd?.();
+  }
+
+  const sendError = (err: StatusError): void => {
+    write(`${JSON.stringify({ type: 'ERROR', object: err.status })}\n`);
+    // client-node relists only once the stream ends after the ERROR.
+    finish();
+  };
+
+  req.on('close', finish);
+  res.on('close', finish);
+
+  try {
+    w.cache.watch(watcher, w.fromRv, w.keyPrefix);
+  } catch (e) {
+    if (e instanceof ExpiredError) return sendError(tooOldResourceVersion(e.requested, e.oldest));
+    if (e instanceof TooLargeResourceVersionError) return sendError(timeoutError(e.message));
+    throw e;
+  }
+  if (w.sendInitialEventsEnd) bookmark({ 'k8s.io/initial-events-end': 'true' });
+  timers.push(setTimeout(() => {
+    if (w.bookmarks) bookmark();
+    finish();
+  }, w.timeoutMs));
+  if (w.bookmarks) {
+    const tick = (): void => {
+      if (finished) return;
+      bookmark();
+      timers.push(setTimeout(tick, w.bookmarkIntervalMs));
+    };
+    timers.push(setTimeout(tick, w.bookmarkIntervalMs));
+  }
+}

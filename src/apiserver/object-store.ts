@@ -1,0 +1,518 @@
+// Kubernetes object semantics for one resource on top of the Store: defaulting, validation,
+// generation, status/main-resource separation, compare-and-swap with retries, graceful deletion
+// and finalizers. The HTTP layer decodes requests into these calls; controllers never see it.
+import { randomUUID, randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { ResourceType } from '../api/resource.js';
+import type { KubeList, KubeObject, ObjectMeta, Status } from '../api/types.js';
+import { apiVersionOf } from '../api/types.js';
+import {
+  StatusError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  expired,
+  forbidden,
+  invalid,
+  notFound,
+  successStatus,
+  timeout,
+} from '../api/errors.js';
+import { isStoreError, type KeyValue, type Store } from '../store/store.js';
+import type { Clock } from '../util/clock.js';
+import { WatchCache, type WatchFilter } from './watch-cache.js';
+import type { WriteContext } from './request-context.js';
+import { updateManagedFields } from './patch/index.js';
+
+export interface ListOptions {
+  filter: WatchFilter;
+  limit?: number;
+  continueToken?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export interface DeleteResult {
+  /** The object (still terminating, or as deleted) or a Status for kinds that return one. */
+  body: KubeObject | Status;
+  deleted: boolean;
+}
+
+/** Namespace existence and lifecycle, checked before any namespaced create. */
+export interface NamespaceLookup {
+  phaseOf(namespace: string): Promise<'Active' | 'Terminating' | undefined>;
+}
+
+const MAX_RETRIES = 16;
+/** Kinds whose DELETE returns the object rather than a Status, as upstream's registries do. */
+const RETURNS_DELETED_OBJECT = new Set(['pods', 'services', 'namespaces', 'nodes']);
+
+export function nowRfc3339(clock: Clock): string {
+  return new Date(Math.floor(clock.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+export function objectKey(rt: ResourceType, namespace: string | undefined, name: string): string {
+  return rt.namespaced ? `/registry/${rt.resource}/${namespace}/${name}` : `/registry/${rt.resource}/${name}`;
+}
+
+export function keyPrefix(rt: ResourceType, namespace?: string): string {
+  return rt.namespaced && namespace ? `/registry/${rt.resource}/${namespace}/` : `/registry/${rt.resource}/`;
+}
+
+const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+function randomSuffix(): string {
+  const bytes = randomBytes(5);
+  let s = '';
+  for (const b of bytes) s += NAME_SUFFIX_ALPHABET[b % NAME_SUFFIX_ALPHABET.length];
+  return s;
+}
+
+function decode(kv: KeyValue): KubeObject {
+  const obj = JSON.parse(kv.value) as KubeObject;
+  obj.metadata.resourceVersion = String(kv.modRevision);
+  return obj;
+}
+
+/** The stored form: no resourceVersion (the store's revision is the truth). */
+function encode(obj: KubeObject): string {
+  const { resourceVersion: _rv, ...meta } = obj.metadata;
+  return JSON.stringify({ ...obj, metadata: meta });
+}
+
+/** Everything but metadata and status: what a generation counts changes of. */
+function specOf(obj: KubeObject): Record<string, unknown> {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
+  return rest;
+}
+
+function withoutVolatile(obj: KubeObject): KubeObject {
+  const { managedFields: _mf, resourceVersion: _rv, ...meta } = obj.metadata;
+  return { ...obj, metadata: meta };
+}
+
+interface ContinueToken {
+  rv: number;
+  start: string;
+}
+
+function encodeContinue(t: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: t.rv, start: t.start })).toString('base64url');
+}
+
+function decodeContinue(token: string): ContinueToken {
+  try {
+    const t = JSON.parse(Buffer.from(token, 'base64url').toString()) as { rv?: unknown; start?: unknown };
+    if (typeof t.rv === 'number' && typeof t.start === 'string' && t.rv > 0) return { rv: t.rv, start: t.start };
+  } catch {
+    /* fall through */
+  }
+  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+}
+
+const CONTINUE_EXPIRED =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+export class ObjectStore {
+  readonly cache: WatchCache;
+  constructor(
+    readonly rt: ResourceType,
+    private readonly store: Store,
+    private readonly clock: Clock,
+    cache: WatchCache,
+    private readonly namespaces: NamespaceLookup,
+    /** Extra admission steps run after defaulting, before validation (e.g. DefaultTolerationSeconds). */
+    private readonly admit: (op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined) => void = () => {},
+  ) {
+    this.cache = cache;
+  }
+
+  private get apiVersion(): string {
+    return apiVersionOf(this.rt.group, this.rt.version);
+  }
+
+  private notFound(name: string): StatusError {
+    return notFound(this.rt.resource, this.rt.group, name);
+  }
+
+  private stamp(obj: KubeObject): KubeObject {
+    obj.apiVersion = this.apiVersion;
+    obj.kind = this.rt.kind;
+    return obj;
+  }
+
+  async get(namespace: string | undefined, name: string): Promise<KubeObject> {
+    const kv = await this.store.get(objectKey(this.rt, namespace, name));
+    if (!kv) throw this.notFound(name);
+    return this.stamp(decode(kv));
+  }
+
+  async tryGet(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    const kv = await this.store.get(objectKey(this.rt, namespace, name));
+    return kv ? this.stamp(decode(kv)) : undefined;
+  }
+
+  // ---- list ---------------------------------------------------------------------------------
+
+  async list(namespace: string | undefined, opts: ListOptions): Promise<KubeList> {
+    const prefix = keyPrefix(this.rt, namespace);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    if (opts.continueToken) {
+      const token = decodeContinue(opts.continueToken);
+      return this.listFromStore(prefix, opts.filter, limit, token.rv, token.start);
+    }
+    if (opts.resourceVersionMatch === 'Exact') {
+      const rv = Number(opts.resourceVersion);
+      if (!Number.isInteger(rv) || rv <= 0) throw badRequest('resourceVersionMatch=Exact requires a resourceVersion other than 0');
+      return this.listFromStore(prefix, opts.filter, limit, rv, undefined);
+    }
+    await this.cache.whenReady();
+    const rvParam = opts.resourceVersion;
+    if (rvParam !== '0') {
+      // Unset: the newest data (a consistent read). A number: at least that fresh.
+      const want = rvParam ? Number(rvParam) : await this.store.currentRevision();
+      if (!Number.isInteger(want) || want < 0) throw badRequest(`invalid resourceVersion ${JSON.stringify(rvParam)}`);
+      if (!(await this.cache.waitForRevision(want, 3000))) {
+        if (rvParam) throw timeout(`Too large resource version: ${want}, current: ${this.cache.revision}`);
+        return this.listFromStore(prefix, opts.filter, limit, 0, undefined);
+      }
+    }
+    const { items, revision } = this.cache.list(opts.filter, prefix);
+    // Upstream ignores limit for resourceVersion=0 reads served from its cache.
+    if (limit && rvParam !== '0' && items.length > limit) {
+      const page = items.slice(0, limit);
+      const last = page[page.length - 1]!;
+      return this.makeList(page.map((o) => this.stamp(o)), revision, {
+        continueToken: encodeContinue({ rv: revision, start: objectKey(this.rt, last.metadata.namespace, last.metadata.name!) }),
+        remaining: items.length - limit,
+      });
+    }
+    return this.makeList(items.map((o) => this.stamp(o)), revision);
+  }
+
+  private async listFromStore(prefix: string, filter: WatchFilter, limit: number, revision: number, after: string | undefined): Promise<KubeList> {
+    const items: KubeObject[] = [];
+    let rev = revision;
+    let cursor = after;
+    let more = false;
+    let lastKey = '';
+    try {
+      for (;;) {
+        const want = limit ? Math.max(limit - items.length, 50) : 1000;
+        const page = await this.store.list({ prefix, limit: want, ...(cursor ? { after: cursor } : {}), ...(rev ? { revision: rev } : {}) });
+        rev = page.revision;
+        let i = 0;
+        for (; i < page.items.length; i++) {
+          const kv = page.items[i]!;
+          lastKey = kv.key;
+          const obj = decode(kv);
+          if (filter.matches(obj)) items.push(this.stamp(obj));
+          if (limit && items.length >= limit) break;
+        }
+        if (limit && items.length >= limit) {
+          more = i < page.items.length - 1 || page.more;
+          break;
+        }
+        if (!page.more || page.items.length === 0) break;
+        cursor = page.items[page.items.length - 1]!.key;
+      }
+    } catch (e) {
+      if (isStoreError(e, 'compacted')) throw expired(after ? CONTINUE_EXPIRED : `too old resource version: ${revision} (${e.compactRevision ?? 0})`);
+      throw e;
+    }
+    return this.makeList(items, rev, more ? { continueToken: encodeContinue({ rv: rev, start: lastKey }) } : undefined);
+  }
+
+  private makeList(items: KubeObject[], revision: number, page?: { continueToken: string; remaining?: number }): KubeList {
+    const metadata: KubeList['metadata'] = { resourceVersion: String(revision) };
+    if (page) {
+      metadata.continue = page.continueToken;
+      if (page.remaining !== undefined) metadata.remainingItemCount = page.remaining;
+    }
+    return { apiVersion: this.apiVersion, kind: this.rt.listKind, metadata, items };
+  }
+
+  // ---- create -------------------------------------------------------------------------------
+
+  async create(namespace: string | undefined, input: KubeObject, ctx: WriteContext): Promise<KubeObject> {
+    const obj = structuredClone(input);
+    const meta: ObjectMeta = (obj.metadata ??= {});
+    if (this.rt.namespaced) {
+      if (meta.namespace && namespace && meta.namespace !== namespace) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      meta.namespace = namespace ?? meta.namespace;
+    } else {
+      delete meta.namespace;
+    }
+    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomSuffix()}`;
+    this.stamp(obj);
+    meta.uid = randomUUID();
+    meta.creationTimestamp = nowRfc3339(this.clock);
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    if (this.rt.hasGeneration) meta.generation = 1;
+    else delete meta.generation;
+    // Nodes may set status on create (kubelets register with it); other kinds start with none.
+    if (this.rt.hasStatus && this.rt.kind !== 'Node') delete obj.status;
+    this.rt.defaults(obj);
+    this.admit('create', obj, undefined);
+    const causes = this.rt.validate(obj, undefined);
+    if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, meta.name ?? '', causes);
+    if (this.rt.namespaced) {
+      const phase = await this.namespaces.phaseOf(meta.namespace!);
+      if (!phase) throw notFound('namespaces', '', meta.namespace!);
+      if (phase === 'Terminating') {
+        throw forbidden(
+          `${this.rt.resource} "${meta.name}" is forbidden: unable to create new content in namespace ${meta.namespace} because it is being terminated`,
+          this.rt.resource,
+          this.rt.group,
+          meta.name,
+        );
+      }
+    }
+    if (!ctx.managedFieldsSet) updateManagedFields(undefined, obj, { manager: ctx.fieldManager, operation: 'Update', now: nowRfc3339(this.clock), apiVersion: this.apiVersion });
+    if (ctx.dryRun) {
+      if (await this.store.get(objectKey(this.rt, meta.namespace, meta.name!))) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
+      return obj;
+    }
+    try {
+      const kv = await this.store.create(objectKey(this.rt, meta.namespace, meta.name!), encode(obj));
+      return this.stamp(decode(kv));
+    } catch (e) {
+      if (isStoreError(e, 'exists')) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
+      throw e;
+    }
+  }
+
+  // ---- update (PUT, PATCH, subresources) -------------------------------------------------------
+
+  /**
+   * Read-modify-write with compare-and-swap. `mutate` gets the current object (a private copy)
+   * and returns the desired one. With `expectedRv` set by the client, a stale read is a 409;
+   * otherwise conflicts are retried with a fresh read, as upstream's GuaranteedUpdate does.
+   */
+  async update(
+    namespace: string | undefined,
+    name: string,
+    mutate: (current: KubeObject) => KubeObject | Promise<KubeObject>,
+    ctx: WriteContext,
+    opts: { subresource?: string; preconditionRv?: (next: KubeObject) => string | undefined } = {},
+  ): Promise<KubeObject> {
+    const key = objectKey(this.rt, namespace, name);
+    let kv = await this.store.get(key);
+    for (let attempt = 0; ; attempt++) {
+      if (!kv) throw this.notFound(name);
+      const current = this.stamp(decode(kv));
+      const next = await mutate(structuredClone(current));
+      const wantRv = opts.preconditionRv ? opts.preconditionRv(next) : next.metadata?.resourceVersion;
+      if (wantRv && wantRv !== current.metadata.resourceVersion) throw conflict(this.rt.resource, this.rt.group, name);
+      const prepared = this.prepareUpdate(current, next, ctx, opts.subresource);
+      if (isDeepStrictEqual(withoutVolatile(prepared), withoutVolatile(current))) return current;
+      if (ctx.dryRun) return prepared;
+      try {
+        if (shouldDeleteDuringUpdate(prepared)) {
+          const deleted = await this.store.delete(key, kv.modRevision);
+          return this.stamp(decode(deleted));
+        }
+        return this.stamp(decode(await this.store.update(key, encode(prepared), kv.modRevision)));
+      } catch (e) {
+        if (isStoreError(e, 'conflict') && !wantRv && attempt < MAX_RETRIES) {
+          kv = e.current;
+          continue;
+        }
+        if (isStoreError(e, 'conflict')) throw conflict(this.rt.resource, this.rt.group, name);
+        if (isStoreError(e, 'not-found')) throw this.notFound(name);
+        throw e;
+      }
+    }
+  }
+
+  private prepareUpdate(old: KubeObject, input: KubeObject, ctx: WriteContext, subresource: string | undefined): KubeObject {
+    const name = old.metadata.name!;
+    if (!input || typeof input !== 'object' || !input.metadata || typeof input.metadata !== 'object') {
+      throw badRequest('the object provided has no metadata');
+    }
+    if (input.metadata.name !== undefined && input.metadata.name !== name) {
+      throw badRequest(`the name of the object (${input.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    if (this.rt.namespaced && input.metadata.namespace !== undefined && input.metadata.namespace !== old.metadata.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    let next: KubeObject;
+    if (subresource === 'status') {
+      // Status writers (kubelets, controllers) change status only; labels and the rest stay.
+      next = { ...structuredClone(old), status: input.status };
+      if (input.status === undefined) delete next.status;
+    } else {
+      next = input;
+      if (this.rt.hasStatus) {
+        if (old.status === undefined) delete next.status;
+        else next.status = old.status;
+      }
+    }
+    const meta = next.metadata;
+    meta.name = name;
+    if (this.rt.namespaced) meta.namespace = old.metadata.namespace;
+    else delete meta.namespace;
+    meta.uid = old.metadata.uid;
+    meta.creationTimestamp = old.metadata.creationTimestamp;
+    restore(meta, old.metadata, 'deletionTimestamp');
+    restore(meta, old.metadata, 'deletionGracePeriodSeconds');
+    if (old.metadata.deletionTimestamp) {
+      // Once deleting, finalizers may only be removed, never added (upstream rule).
+      const before = new Set(old.metadata.finalizers ?? []);
+      const added = (meta.finalizers ?? []).filter((f) => !before.has(f));
+      if (added.length > 0) {
+        throw invalid(this.rt.kind, this.rt.group, name, [
+          { reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: 'Forbidden: no new finalizers can be added if the object is being deleted' },
+        ]);
+      }
+    }
+    this.stamp(next);
+    this.rt.defaults(next);
+    if (this.rt.hasGeneration) {
+      const gen = old.metadata.generation ?? 1;
+      meta.generation = isDeepStrictEqual(specOf(next), specOf(old)) ? gen : gen + 1;
+    } else {
+      delete meta.generation;
+    }
+    if (subresource !== 'status') this.admit('update', next, old);
+    const causes = this.rt.validate(next, old);
+    if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
+    if (ctx.managedFieldsSet) return next;
+    meta.managedFields = old.metadata.managedFields;
+    updateManagedFields(old, next, {
+      manager: ctx.fieldManager,
+      operation: 'Update',
+      now: nowRfc3339(this.clock),
+      apiVersion: this.apiVersion,
+      ...(subresource ? { subresource } : {}),
+    });
+    return next;
+  }
+
+  // ---- delete -------------------------------------------------------------------------------
+
+  async delete(namespace: string | undefined, name: string, opts: DeleteOptions, ctx: WriteContext): Promise<DeleteResult> {
+    const key = objectKey(this.rt, namespace, name);
+    let kv = await this.store.get(key);
+    for (let attempt = 0; ; attempt++) {
+      if (!kv) throw this.notFound(name);
+      const current = this.stamp(decode(kv));
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== current.metadata.uid) {
+        throw conflict(this.rt.resource, this.rt.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+        throw conflict(
+          this.rt.resource,
+          this.rt.group,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+        );
+      }
+      const plan = this.planDeletion(current, opts);
+      try {
+        if (plan.kind === 'now') {
+          if (ctx.dryRun) return { body: this.deletedBody(current), deleted: true };
+          const deleted = this.stamp(decode(await this.store.delete(key, kv.modRevision)));
+          return { body: this.deletedBody(deleted), deleted: true };
+        }
+        if (plan.kind === 'unchanged' || ctx.dryRun) return { body: plan.object ?? current, deleted: false };
+        const updated = this.stamp(decode(await this.store.update(key, encode(plan.object), kv.modRevision)));
+        return { body: updated, deleted: false };
+      } catch (e) {
+        if (isStoreError(e, 'conflict') && attempt < MAX_RETRIES) {
+          kv = e.current;
+          continue;
+        }
+        if (isStoreError(e, 'not-found')) throw this.notFound(name);
+        if (isStoreError(e, 'conflict')) throw conflict(this.rt.resource, this.rt.group, name);
+        throw e;
+      }
+    }
+  }
+
+  private deletedBody(obj: KubeObject): KubeObject | Status {
+    if (RETURNS_DELETED_OBJECT.has(this.rt.resource)) return obj;
+    const details: Status['details'] = { name: obj.metadata.name!, kind: this.rt.resource, uid: obj.metadata.uid! };
+    if (this.rt.group) details.group = this.rt.group;
+    return successStatus(200, details);
+  }
+
+  /** Graceful deletion (pods), finalizers and propagation policy, as upstream's BeforeDelete. */
+  private planDeletion(current: KubeObject, opts: DeleteOptions): { kind: 'now' } | { kind: 'unchanged'; object?: KubeObject } | { kind: 'mark'; object: KubeObject } {
+    const meta = current.metadata;
+    const grace = this.gracePeriod(current, opts);
+    const finalizers = new Set(meta.finalizers ?? []);
+    const policy = opts.propagationPolicy;
+    if (!meta.deletionTimestamp) {
+      if (policy === 'Orphan') finalizers.add('orphan');
+      if (policy === 'Foreground') finalizers.add('foregroundDeletion');
+    }
+    const now = this.clock.now();
+    if (meta.deletionTimestamp) {
+      // Already terminating: a shorter grace period may bring the deadline forward.
+      const currentGrace = meta.deletionGracePeriodSeconds ?? 0;
+      if (grace < currentGrace) {
+        const next = structuredClone(current);
+        next.metadata.deletionGracePeriodSeconds = grace;
+        next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);
+        if (grace === 0 && !blocksDeletion(next)) return { kind: 'now' };
+        return { kind: 'mark', object: next };
+      }
+      return blocksDeletion(current) || currentGrace > 0 ? { kind: 'unchanged' } : { kind: 'now' };
+    }
+    const finalizerList = [...finalizers];
+    if (grace === 0 && finalizers.size === 0 && !blocksDeletion(current)) return { kind: 'now' };
+    const next = structuredClone(current);
+    next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);
+    next.metadata.deletionGracePeriodSeconds = grace;
+    if (finalizerList.length > 0) next.metadata.finalizers = finalizerList;
+    if (this.rt.hasGeneration) next.metadata.generation = (meta.generation ?? 1) + 1;
+    if (this.rt.resource === 'namespaces') {
+      next.status = { ...((next.status as Record<string, unknown>) ?? {}), phase: 'Terminating' };
+    }
+    return { kind: 'mark', object: next };
+  }
+
+  private gracePeriod(obj: KubeObject, opts: DeleteOptions): number {
+    if (this.rt.resource !== 'pods') return 0;
+    const spec = (obj.spec ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
+    const phase = ((obj.status ?? {}) as { phase?: string }).phase;
+    // An unscheduled or finished pod has no kubelet to wait for.
+    if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
+    const requested = opts.gracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
+    // Upstream turns a requested 0 into 1 for bound pods unless forced; the agent then stops it quickly.
+    return Math.max(0, requested);
+  }
+}
+
+function restore(meta: ObjectMeta, old: ObjectMeta, field: 'deletionTimestamp' | 'deletionGracePeriodSeconds'): void {
+  if (old[field] === undefined) delete meta[field];
+  else (meta as Record<string, unknown>)[field] = old[field];
+}
+
+function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** An update that removed the last finalizer of an object whose grace period is over deletes it. */
+function shouldDeleteDuringUpdate(obj: KubeObject): boolean {
+  const m = obj.metadata;
+  return !!m.deletionTimestamp && !blocksDeletion(obj) && (m.deletionGracePeriodSeconds ?? 0) === 0;
+}
+
+/** Finalizers hold an object in the API after deletion; namespaces also wait for spec.finalizers. */
+function blocksDeletion(obj: KubeObject): boolean {
+  if ((obj.metadata.finalizers ?? []).length > 0) return true;
+  const specFinalizers = obj.kind === 'Namespace' ? ((obj.spec ?? {}) as { finalizers?: string[] }).finalizers : undefined;
+  return (specFinalizers ?? []).length > 0;
+}

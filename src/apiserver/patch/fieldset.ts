@@ -1,0 +1,190 @@
+// Turning objects into field sets, and diffing two objects into the sets of fields added, modified
+// and removed. These mirror structured-merge-diff's rules, which decide what a manager owns:
+//   - a scalar, a null, an atomic list or an atomic map is one leaf;
+//   - declared struct fields are walked through, the entries of free-form maps are members too;
+//   - each element of a keyed list or set is a member, and keyed elements are walked into.
+import { badRequest } from '../../api/errors.js';
+import type { GroupVersionKind } from '../../api/types.js';
+import { FieldSet, fieldElement, keyElement, pathString, valueElement, type Path, type PathElement } from './fieldpath.js';
+import { deepEqual, isObject, isScalar, type JsonObject } from './json.js';
+import { asList, childSchema, isAtomicMap, isFreeFormMap, schemaFor, type ListSchema, type Schema } from './schema.js';
+
+/** Fields that are never owned: identity and bookkeeping the server sets. Exact paths only. */
+export const STRIPPED_FIELDS: FieldSet = FieldSet.fromPaths(
+  [
+    ['apiVersion'],
+    ['kind'],
+    ['metadata'],
+    ['metadata', 'name'],
+    ['metadata', 'namespace'],
+    ['metadata', 'creationTimestamp'],
+    ['metadata', 'selfLink'],
+    ['metadata', 'uid'],
+    ['metadata', 'clusterName'],
+    ['metadata', 'generation'],
+    ['metadata', 'managedFields'],
+    ['metadata', 'resourceVersion'],
+  ].map((p) => p.map(fieldElement)),
+);
+
+/** The FieldsV1 document of every field `obj` sets: what an applier of `obj` would own. */
+export function fieldSetOf(obj: unknown, gvk: GroupVersionKind): Record<string, unknown> {
+  return toFieldSet(obj, schemaFor(gvk)).difference(STRIPPED_FIELDS).toFieldsV1();
+}
+
+export function toFieldSet(obj: unknown, schema: Schema | undefined): FieldSet {
+  const set = new FieldSet();
+  if (isObject(obj)) walkMap(obj, schema, [], set);
+  return set;
+}
+
+function walk(v: unknown, s: Schema | undefined, path: Path, set: FieldSet): void {
+  if (isObject(v)) walkMap(v, s, path, set);
+  else if (Array.isArray(v)) walkList(v, s, path, set);
+  else if (v !== null || !isComposite(s)) set.insert(path);
+}
+
+function isComposite(s: Schema | undefined): boolean {
+  return (s?.type === 'struct' || (s?.type === 'map' && !s.atomic) || (s?.type === 'list' && s.listType !== 'atomic')) ?? false;
+}
+
+function walkMap(m: JsonObject, s: Schema | undefined, path: Path, set: FieldSet): void {
+  if (isAtomicMap(s)) {
+    set.insert(path);
+    return;
+  }
+  const freeForm = isFreeFormMap(s);
+  for (const [k, v] of Object.entries(m)) {
+    if (v === undefined) continue;
+    const p = [...path, fieldElement(k)];
+    walk(v, childSchema(s, k), p, set);
+    if (freeForm) set.insert(p);
+  }
+}
+
+function walkList(list: unknown[], s: Schema | undefined, path: Path, set: FieldSet): void {
+  const ls = asList(s);
+  if (!ls || ls.listType === 'atomic') {
+    set.insert(path);
+    return;
+  }
+  list.forEach((item, i) => {
+    const p = [...path, listElement(ls, item, path, i)];
+    if (ls.listType === 'map') walk(item, ls.items, p, set);
+    set.insert(p);
+  });
+}
+
+/** The path element naming `item` inside a keyed list or set. */
+export function listElement(ls: ListSchema, item: unknown, path: Path, index: number): PathElement {
+  if (ls.listType === 'set') {
+    if (!isScalar(item)) throw badRequest(`${pathString(path)}: element ${index}: expected a scalar in a set, got ${JSON.stringify(item)}`);
+    return valueElement(item);
+  }
+  if (!isObject(item)) throw badRequest(`${pathString(path)}: element ${index}: expected a map in an associative list`);
+  const keys: Record<string, unknown> = {};
+  for (const k of ls.keys ?? []) {
+    const v = item[k] ?? ls.keyDefaults?.[k];
+    if (v === undefined || v === null) {
+      throw badRequest(`${pathString(path)}: element ${index}: associative list with keys has an element that omits key field ${JSON.stringify(k)} (and doesn't have default value)`);
+    }
+    keys[k] = v;
+  }
+  return keyElement(keys);
+}
+
+export interface Comparison {
+  added: FieldSet;
+  modified: FieldSet;
+  removed: FieldSet;
+}
+
+/**
+ * Diffs `lhs` (before) against `rhs` (after). A node that appears or disappears as a whole is
+ * itself added or removed along with its leaves; a struct Go always carries counts as present.
+ */
+export function compare(lhs: unknown, rhs: unknown, schema: Schema | undefined): Comparison {
+  const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  visit(lhs ?? {}, rhs ?? {}, schema, [], c);
+  return c;
+}
+
+function visit(l: unknown, r: unknown, s: Schema | undefined, path: Path, c: Comparison): void {
+  const mapLike = (v: unknown) => v === undefined || v === null || isObject(v);
+  const listLike = (v: unknown) => v === undefined || v === null || Array.isArray(v);
+  if ((isObject(l) || isObject(r)) && mapLike(l) && mapLike(r) && !isAtomicMap(s)) {
+    if (isEmptyish(l) && isEmptyish(r)) return leaf(l, r, path, c);
+    const lm = isObject(l) ? l : undefined;
+    const rm = isObject(r) ? r : undefined;
+    const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {}), ...alwaysPresentFields(s)]);
+    for (const k of keys) {
+      const sub = childSchema(s, k);
+      const lv = present(lm, k, sub);
+      const rv = present(rm, k, sub);
+      if (lv === undefined && rv === undefined) continue;
+      visit(lv, rv, sub, [...path, fieldElement(k)], c);
+    }
+    return node(l, r, path, c);
+  }
+  const ls = asList(s);
+  if ((Array.isArray(l) || Array.isArray(r)) && listLike(l) && listLike(r) && ls && ls.listType !== 'atomic') {
+    if (isEmptyish(l) && isEmptyish(r)) return leaf(l, r, path, c);
+    const li = indexItems(Array.isArray(l) ? l : [], ls, path);
+    const ri = indexItems(Array.isArray(r) ? r : [], ls, path);
+    for (const pe of new Set([...li.keys(), ...ri.keys()])) {
+      const p = [...path, pe];
+      if (ls.listType === 'set') leaf(li.get(pe), ri.get(pe), p, c);
+      else visit(li.get(pe), ri.get(pe), ls.items, p, c);
+    }
+    return node(l, r, path, c);
+  }
+  leaf(l, r, path, c);
+}
+
+function alwaysPresentFields(s: Schema | undefined): string[] {
+  if (s?.type !== 'struct') return [];
+  return Object.entries(s.fields)
+    .filter(([, f]) => (f.type === 'struct' || f.type === 'list') && f.alwaysPresent)
+    .map(([k]) => k);
+}
+
+/** A field's value, with what Go always serializes filled in (`{}` or null) when its parent exists. */
+function present(m: JsonObject | undefined, k: string, s: Schema | undefined): unknown {
+  const v = m?.[k];
+  if (v !== undefined || m === undefined || !s) return v;
+  if (s.type === 'struct' && s.alwaysPresent) return {};
+  if (s.type === 'list' && s.alwaysPresent) return null;
+  return v;
+}
+
+function isEmptyish(v: unknown): boolean {
+  return v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+}
+
+function leaf(l: unknown, r: unknown, path: Path, c: Comparison): void {
+  if (path.length === 0) return;
+  if (l === undefined) c.added.insert(path);
+  else if (r === undefined) c.removed.insert(path);
+  else if (!deepEqual(l, r)) c.modified.insert(path);
+}
+
+function node(l: unknown, r: unknown, path: Path, c: Comparison): void {
+  if (path.length === 0) return;
+  if (l === undefined) c.added.insert(path);
+  else if (r === undefined) c.removed.insert(path);
+}
+
+/** Keyed elements of a list; an element whose key can't be formed, or a repeat, is passed over. */
+function indexItems(list: unknown[], ls: ListSchema, path: Path): Map<PathElement, unknown> {
+  const out = new Map<PathElement, unknown>();
+  list.forEach((item, i) => {
+    let pe: PathElement;
+    try {
+      pe = listElement(ls, item, path, i);
+    } catch {
+      return;
+    }
+    if (!out.has(pe)) out.set(pe, item);
+  });
+  return out;
+}

@@ -1,0 +1,250 @@
+// metadata.managedFields: who set which field, as kube-apiserver records it. Every write names a
+// manager; the fields a write changes move to that manager's entry and out of everyone else's.
+// Entries are keyed by (manager, operation, subresource), plus apiVersion for Update entries, as
+// upstream keys them, so a manager that keeps writing keeps one entry.
+import type { GroupVersionKind, KubeObject, ManagedFieldsEntry } from '../../api/types.js';
+import { parseApiVersion } from '../../api/types.js';
+import { FieldSet, fieldElement } from './fieldpath.js';
+import { STRIPPED_FIELDS, compare, type Comparison } from './fieldset.js';
+import { isObject, type JsonObject } from './json.js';
+import { hasStatusSubresource, schemaFor } from './schema.js';
+
+export interface Manager {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  apiVersion?: string;
+  time?: string;
+  subresource?: string;
+  set: FieldSet;
+}
+
+/** Managers by identity; see managerId. */
+export type Managers = Map<string, Manager>;
+
+/** Upstream caps Update entries; the oldest merge into one bucket per apiVersion. */
+export const MAX_UPDATE_MANAGERS = 10;
+const ANCIENT_CHANGES = 'ancient-changes';
+
+/**
+ * A manager's identity, spelled as upstream spells it: the entry's JSON without time and fields,
+ * and without apiVersion for appliers (so re-applying at another version keeps one entry).
+ */
+export function managerId(m: Pick<Manager, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): string {
+  const id: JsonObject = {};
+  if (m.manager) id.manager = m.manager;
+  id.operation = m.operation;
+  if (m.operation === 'Update' && m.apiVersion) id.apiVersion = m.apiVersion;
+  if (m.subresource) id.subresource = m.subresource;
+  return JSON.stringify(id);
+}
+
+/** Decodes metadata.managedFields; throws on an entry upstream would refuse to decode. */
+export function decodeManagedFields(raw: unknown): Managers {
+  const out: Managers = new Map();
+  if (raw === undefined || raw === null) return out;
+  if (!Array.isArray(raw)) throw new Error('managedFields must be a list');
+  for (const e of raw) {
+    if (!isObject(e)) throw new Error('managedFields entry must be an object');
+    const { manager, operation, apiVersion, time, fieldsType, fieldsV1, subresource } = e;
+    if (operation !== 'Apply' && operation !== 'Update') throw new Error('operation must be `Apply` or `Update`');
+    if (fieldsType !== 'FieldsV1') throw new Error(`invalid fieldsType ${String(fieldsType)}`);
+    for (const v of [manager, apiVersion, time, subresource]) if (v !== undefined && typeof v !== 'string') throw new Error('invalid managedFields entry');
+    const m: Manager = { manager: (manager as string | undefined) ?? '', operation, set: FieldSet.fromFieldsV1(fieldsV1 ?? {}) };
+    if (apiVersion) m.apiVersion = apiVersion as string;
+    if (time) m.time = time as string;
+    if (subresource) m.subresource = subresource as string;
+    const id = managerId(m);
+    const prior = out.get(id);
+    if (prior) m.set = prior.set.union(m.set);
+    out.set(id, m);
+  }
+  return out;
+}
+
+export function decodeOrEmpty(raw: unknown): Managers {
+  try {
+    return decodeManagedFields(raw);
+  } catch {
+    return new Map();
+  }
+}
+
+/** Entries in upstream's order: appliers first, then by time, manager, apiVersion, subresource. */
+export function encodeManagedFields(managers: Managers): ManagedFieldsEntry[] {
+  const entries: ManagedFieldsEntry[] = [];
+  for (const m of managers.values()) {
+    if (m.set.isEmpty()) continue;
+    const e: ManagedFieldsEntry = m.manager ? { manager: m.manager, operation: m.operation } : { operation: m.operation };
+    if (m.apiVersion) e.apiVersion = m.apiVersion;
+    if (m.time) e.time = m.time;
+    e.fieldsType = 'FieldsV1';
+    e.fieldsV1 = m.set.toFieldsV1();
+    if (m.subresource) e.subresource = m.subresource;
+    entries.push(e);
+  }
+  const seconds = (t: string | undefined) => (t ? Math.floor(Date.parse(t) / 1000) || 0 : 0);
+  return entries.sort((p, q) => {
+    if (p.operation !== q.operation) return p.operation! < q.operation! ? -1 : 1;
+    const dt = seconds(p.time) - seconds(q.time);
+    if (dt !== 0) return dt;
+    for (const k of ['manager', 'apiVersion', 'subresource'] as const) {
+      const a = p[k] ?? '';
+      const b = q[k] ?? '';
+      if (a !== b) return a < b ? -1 : 1;
+    }
+    return 0;
+  });
+}
+
+export function setManagedFields(obj: KubeObject, managers: Managers): void {
+  const entries = encodeManagedFields(managers);
+  if (entries.length > 0) obj.metadata.managedFields = entries;
+  else delete obj.metadata.managedFields;
+}
+
+/** Upstream records times as RFC 3339 with whole seconds. */
+export function toManagedTime(now: string): string {
+  const ms = Date.parse(now);
+  return Number.isNaN(ms) ? now : new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * Which fields a write may touch, as the registry's reset-fields rules say: main-resource writes
+ * never own status of kinds that have a status subresource, status writes never own spec, and a
+ * scale write only moves spec.replicas.
+ */
+export interface FieldFilter {
+  exclude?: FieldSet;
+  only?: FieldSet;
+}
+
+export function fieldFilter(gvk: Pick<GroupVersionKind, 'group' | 'kind'>, subresource: string | undefined): FieldFilter {
+  if (subresource === undefined || subresource === '') {
+    return hasStatusSubresource(gvk) ? { exclude: FieldSet.fromPaths([[fieldElement('status')]]) } : {};
+  }
+  if (subresource === 'status') return { exclude: FieldSet.fromPaths([[fieldElement('spec')]]) };
+  if (subresource === 'scale') return { only: FieldSet.fromPaths([[fieldElement('spec'), fieldElement('replicas')]]) };
+  return {};
+}
+
+export function filterSet(set: FieldSet, f: FieldFilter): FieldSet {
+  if (f.only) return set.onlySubtrees(f.only);
+  if (f.exclude) return set.withoutSubtrees(f.exclude);
+  return set;
+}
+
+export function filterComparison(c: Comparison, f: FieldFilter): Comparison {
+  return { added: filterSet(c.added, f), modified: filterSet(c.modified, f), removed: filterSet(c.removed, f) };
+}
+
+export interface UpdateManagedFieldsOptions {
+  manager: string;
+  operation: 'Update';
+  subresource?: string;
+  now: string;
+  apiVersion: string;
+  /** Defaults to the group of `apiVersion` and the object's kind. */
+  gvk?: GroupVersionKind;
+}
+
+/**
+ * Records a non-apply write (create, update, patch) of `old` into `updated` on
+ * `updated.metadata.managedFields`. `old` is undefined for a create. Update never conflicts: it
+ * takes the fields it changed from whoever owned them, appliers included.
+ *
+ * Call it on the object as it will be stored (after defaulting), as upstream does. On an object it
+ * cannot make sense of, it drops managedFields rather than store garbage.
+ */
+export function updateManagedFields(old: KubeObject | undefined, updated: KubeObject, opts: UpdateManagedFieldsOptions): void {
+  try {
+    const gvk = opts.gvk ?? { ...parseApiVersion(opts.apiVersion), kind: updated.kind ?? old?.kind ?? '' };
+    const managers = baseManagers(old, updated, opts.subresource);
+    const before = withoutManagedFields(old);
+    const after = withoutManagedFields(updated);
+    const diff = filterComparison(compare(before, after, schemaFor(gvk)), fieldFilter(gvk, opts.subresource));
+    const changed = diff.modified.union(diff.added);
+    for (const [id, m] of managers) {
+      m.set = m.set.difference(changed).difference(diff.removed);
+      if (m.set.isEmpty()) managers.delete(id);
+    }
+    const taken = changed.difference(STRIPPED_FIELDS);
+    if (!taken.isEmpty()) {
+      const mine: Manager = { manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, time: toManagedTime(opts.now), set: taken };
+      if (opts.subresource) mine.subresource = opts.subresource;
+      const id = managerId(mine);
+      const prior = managers.get(id);
+      if (prior) mine.set = prior.set.union(taken);
+      managers.set(id, mine);
+    }
+    capUpdateManagers(managers);
+    setManagedFields(updated, managers);
+  } catch {
+    delete updated.metadata.managedFields;
+  }
+}
+
+/**
+ * The managers a write starts from: those the request carries (so clients can edit or reset
+ * managedFields), unless it carries none or writes a subresource, then those of the live object.
+ * `[]` or `[{}]` resets.
+ */
+function baseManagers(old: KubeObject | undefined, updated: KubeObject, subresource: string | undefined): Managers {
+  const requested: unknown = updated.metadata.managedFields;
+  if (!subresource) {
+    if (isReset(requested)) return new Map();
+    if (Array.isArray(requested) && requested.length > 0) {
+      try {
+        const m = decodeManagedFields(requested);
+        if (m.size > 0) return m;
+      } catch {
+        // fall back to the live object's, so a client that mangles managedFields can't wipe them
+      }
+    }
+  }
+  return decodeOrEmpty(old?.metadata.managedFields);
+}
+
+function isReset(v: unknown): boolean {
+  if (!Array.isArray(v)) return false;
+  return v.length === 0 || (v.length === 1 && isObject(v[0]) && Object.keys(v[0]).length === 0);
+}
+
+export function withoutManagedFields(obj: KubeObject | undefined): JsonObject | undefined {
+  if (!obj) return undefined;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  void _dropped;
+  return { ...obj, metadata };
+}
+
+/** Folds the oldest Update entries into per-apiVersion "ancient-changes" buckets. */
+export function capUpdateManagers(managers: Managers): void {
+  const updaters = [...managers.entries()].filter(([, m]) => m.operation === 'Update');
+  if (updaters.length <= MAX_UPDATE_MANAGERS) return;
+  const seconds = (m: Manager) => (m.time ? Math.floor(Date.parse(m.time) / 1000) || 0 : 0);
+  updaters.sort(([ia, a], [ib, b]) => seconds(a) - seconds(b) || (ia < ib ? -1 : ia > ib ? 1 : 0));
+  const firstByVersion = new Map<string, string>();
+  let count = updaters.length;
+  for (const [id, m] of updaters) {
+    if (count <= MAX_UPDATE_MANAGERS) break;
+    const version = m.apiVersion ?? '';
+    const bucketId = managerId({ manager: ANCIENT_CHANGES, operation: 'Update', apiVersion: version });
+    const first = firstByVersion.get(version);
+    if (first === undefined) {
+      firstByVersion.set(version, id);
+      continue;
+    }
+    let bucket = managers.get(bucketId);
+    if (!bucket) {
+      const firstEntry = managers.get(first)!;
+      managers.delete(first);
+      bucket = { ...firstEntry, manager: ANCIENT_CHANGES, operation: 'Update' };
+      delete bucket.subresource;
+      managers.set(bucketId, bucket);
+    }
+    bucket.set = m.set.union(bucket.set);
+    if (m.time) bucket.time = m.time;
+    else delete bucket.time;
+    managers.delete(id);
+    count--;
+  }
+}

@@ -1,0 +1,339 @@
+// Serves /api/v1/... and /apis/<group>/<version>/...: every verb and subresource of every resource.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ResourceType } from '../api/resource.js';
+import type { KubeObject } from '../api/types.js';
+import { apiVersionOf, parseApiVersion } from '../api/types.js';
+import { StatusError, badRequest, methodNotAllowed, notFound } from '../api/errors.js';
+import type { Clock } from '../util/clock.js';
+import type { ResourceRequest } from './http/request-info.js';
+import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, type PatchType } from './http/codec.js';
+import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/negotiate.js';
+import { serveWatch } from './http/watch-stream.js';
+import { buildFilter } from './filters.js';
+import { keyPrefix, nowRfc3339, type ObjectStore } from './object-store.js';
+import { boolParam, deleteOptions, dryRunParam, fieldValidationParam, intParam } from './query.js';
+import { managerFromUserAgent, type UserInfo, type WriteContext } from './request-context.js';
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, applyServerSide } from './patch/index.js';
+import { applyScale, scaleOf } from './subresources/scale.js';
+import { bindPod } from './subresources/binding.js';
+import { evictPod } from './subresources/eviction.js';
+
+export interface PodLogStreamer {
+  stream(pod: KubeObject, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+export interface ResourceHandlerDeps {
+  clock: Clock;
+  typeFor(group: string, version: string, resource: string): ResourceType | undefined;
+  storeFor(rt: ResourceType): ObjectStore;
+  storeByResource(group: string, resource: string): ObjectStore;
+  /** Indexed watch fields per resource (pods: spec.nodeName). */
+  indexedFields(rt: ResourceType): string[];
+  podLogs?: PodLogStreamer;
+  watchBookmarkIntervalMs: number;
+  /** Watches without timeoutSeconds last between this and twice this, as upstream's --min-request-timeout. */
+  minRequestTimeoutMs: number;
+}
+
+const NOT_FOUND_PATH = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+
+function includeObjectParam(q: URLSearchParams): IncludeObject | undefined {
+  const v = q.get('includeObject');
+  return v === 'None' || v === 'Metadata' || v === 'Object' ? v : undefined;
+}
+
+
+export class ResourceHandler {
+  constructor(private readonly deps: ResourceHandlerDeps) {}
+
+  async handle(req: IncomingMessage, res: ServerResponse, info: ResourceRequest, query: URLSearchParams, user: UserInfo): Promise<void> {
+    const rt = this.deps.typeFor(info.group, info.version, info.resource);
+    if (!rt) throw NOT_FOUND_PATH();
+    if (rt.namespaced && info.name && info.namespace === undefined) throw NOT_FOUND_PATH();
+    if (!rt.namespaced && info.namespace !== undefined) throw NOT_FOUND_PATH();
+    if (rt.namespaced && info.verb === 'create' && info.namespace === undefined) throw NOT_FOUND_PATH();
+    const store = this.deps.storeFor(rt);
+    const ctx: WriteContext = {
+      user,
+      fieldManager: query.get('fieldManager') || managerFromUserAgent(req.headers['user-agent']),
+      dryRun: dryRunParam(query),
+      fieldValidation: fieldValidationParam(query),
+      warnings: [],
+    };
+    if (ctx.fieldManager.length > 128) throw badRequest('fieldManager: Too long: may not be more than 128 bytes');
+    const accept = req.headers.accept;
+
+    if (info.subresource) return this.subresource(req, res, rt, store, info, query, ctx);
+
+    switch (info.verb) {
+      case 'get': {
+        const obj = await store.get(info.namespace, info.name!);
+        return sendJson(res, 200, shapeObject(rt, obj, negotiate(accept), this.deps.clock.now(), includeObjectParam(query)));
+      }
+      case 'list': {
+        const shape = negotiate(accept);
+        const filter = buildFilter(rt, { namespace: info.namespace, labelSelector: query.get('labelSelector'), fieldSelector: query.get('fieldSelector') }, this.deps.indexedFields(rt));
+        const limit = intParam(query, 'limit');
+        const list = await store.list(info.namespace, {
+          filter,
+          ...(limit !== undefined ? { limit } : {}),
+          ...(query.get('continue') ? { continueToken: query.get('continue')! } : {}),
+          ...(query.get('resourceVersion') !== null ? { resourceVersion: query.get('resourceVersion')! } : {}),
+          ...(query.get('resourceVersionMatch') ? { resourceVersionMatch: query.get('resourceVersionMatch')! } : {}),
+        });
+        return sendJson(res, 200, shapeList(rt, list, shape, this.deps.clock.now(), includeObjectParam(query)));
+      }
+      case 'watch':
+        return this.watch(req, res, rt, store, info, query);
+      case 'create': {
+        const obj = await this.readObject(req, rt, ctx);
+        const created = await store.create(info.namespace, obj, ctx);
+        return sendJson(res, 201, created, { warnings: ctx.warnings });
+      }
+      case 'update': {
+        const obj = await this.readObject(req, rt, ctx);
+        const updated = await store.update(info.namespace, info.name!, () => obj, ctx);
+        return sendJson(res, 200, updated, { warnings: ctx.warnings });
+      }
+      case 'patch':
+        return this.patch(req, res, rt, store, info, query, ctx);
+      case 'delete': {
+        const body = await this.readOptionalJson(req);
+        const opts = deleteOptions(query, body);
+        const result = await store.delete(info.namespace, info.name!, opts, { ...ctx, dryRun: ctx.dryRun || opts.dryRun });
+        return sendJson(res, 200, result.body);
+      }
+      case 'deletecollection': {
+        const body = await this.readOptionalJson(req);
+        const opts = deleteOptions(query, body);
+        const filter = buildFilter(rt, { namespace: info.namespace, labelSelector: query.get('labelSelector'), fieldSelector: query.get('fieldSelector') }, []);
+        const list = await store.list(info.namespace, { filter });
+        const deleted: KubeObject[] = [];
+        for (const item of list.items) {
+          try {
+            const r = await store.delete(item.metadata.namespace, item.metadata.name!, opts, { ...ctx, dryRun: ctx.dryRun || opts.dryRun });
+            deleted.push(r.body as KubeObject);
+          } catch (e) {
+            if (!(e instanceof StatusError && e.code === 404)) throw e;
+          }
+        }
+        return sendJson(res, 200, { apiVersion: apiVersionOf(rt.group, rt.version), kind: rt.listKind, metadata: { resourceVersion: list.metadata.resourceVersion }, items: deleted });
+      }
+    }
+  }
+
+  private async watch(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams): Promise<void> {
+    const filter = buildFilter(
+      rt,
+      { namespace: info.namespace, labelSelector: query.get('labelSelector'), fieldSelector: query.get('fieldSelector'), name: info.name },
+      this.deps.indexedFields(rt),
+    );
+    const rvParam = query.get('resourceVersion');
+    const sendInitial = boolParam(query, 'sendInitialEvents');
+    let fromRv: number | undefined;
+    if (rvParam && rvParam !== '0' && !sendInitial) {
+      fromRv = Number(rvParam);
+      if (!Number.isInteger(fromRv) || fromRv < 0) throw badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`);
+    }
+    await store.cache.whenReady();
+    if (fromRv !== undefined) await store.cache.waitForRevision(fromRv, 3000);
+    if (sendInitial && rvParam) await store.cache.waitForRevision(Number(rvParam) || 0, 3000);
+    const timeoutSeconds = intParam(query, 'timeoutSeconds');
+    serveWatch(req, res, {
+      rt,
+      cache: store.cache,
+      filter,
+      keyPrefix: keyPrefix(rt, info.namespace),
+      fromRv,
+      shape: negotiate(req.headers.accept),
+      ...(includeObjectParam(query) ? { include: includeObjectParam(query)! } : {}),
+      timeoutMs: timeoutSeconds && timeoutSeconds > 0 ? timeoutSeconds * 1000 : this.deps.minRequestTimeoutMs * (1 + Math.random()),
+      bookmarks: boolParam(query, 'allowWatchBookmarks'),
+      bookmarkIntervalMs: this.deps.watchBookmarkIntervalMs,
+      sendInitialEventsEnd: sendInitial && boolParam(query, 'allowWatchBookmarks'),
+      now: () => this.deps.clock.now(),
+    });
+  }
+
+  /** Reads a full object body, checking its kind/apiVersion and (per fieldValidation) its fields. */
+  private async readObject(req: IncomingMessage, rt: ResourceType, ctx: WriteContext): Promise<KubeObject> {
+    const obj = decodeObjectBody(await readBody(req), req.headers['content-type']);
+    this.checkTypeMeta(obj, rt);
+    this.checkFields(obj, rt, ctx);
+    return obj;
+  }
+
+  private checkTypeMeta(obj: KubeObject, rt: ResourceType): void {
+    const expected = apiVersionOf(rt.group, rt.version);
+    if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
+      const { group } = parseApiVersion(String(obj.apiVersion));
+      if (group !== rt.group || obj.kind === undefined || obj.kind === rt.kind) {
+        throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
+      }
+    }
+    if (obj.kind !== undefined && obj.kind !== rt.kind) {
+      throw badRequest(`${String(obj.kind)} in version "${rt.version}" cannot be handled as a ${rt.kind}: the object provided is unrecognized (must be of type ${rt.kind})`);
+    }
+  }
+
+  private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext): void {
+    if (ctx.fieldValidation === 'Ignore') return;
+    const allowed = new Set(['apiVersion', 'kind', 'metadata', ...rt.topLevelFields]);
+    const unknown = Object.keys(obj).filter((k) => !allowed.has(k));
+    if (unknown.length === 0) return;
+    if (ctx.fieldValidation === 'Strict') {
+      const list = unknown.map((f) => `unknown field "${f}"`).join(', ');
+      throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: strict decoding error: ${list}`);
+    }
+    for (const f of unknown) ctx.warnings.push(`unknown field "${f}"`);
+    for (const f of unknown) delete obj[f];
+  }
+
+  private async readOptionalJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
+    const body = await readBody(req);
+    if (body.length === 0) return undefined;
+    return asObject(decodeObjectBody(body, req.headers['content-type'])) as unknown as Record<string, unknown>;
+  }
+
+  private async patch(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams, ctx: WriteContext): Promise<void> {
+    const type = patchTypeOf(req.headers['content-type']);
+    const patchBody = decodePatchBody(await readBody(req), type);
+    const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
+    if (type === 'apply') {
+      const applied = asObject(patchBody);
+      this.checkTypeMeta(applied, rt);
+      if (applied.apiVersion === undefined || applied.kind === undefined) {
+        throw badRequest('apiVersion and kind must be set in the applied configuration');
+      }
+      if (applied.metadata.name !== undefined && applied.metadata.name !== info.name) {
+        throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${info.name})`);
+      }
+      this.checkFields(applied, rt, ctx);
+      if (!query.get('fieldManager')) throw badRequest('PATCH with apply requires a fieldManager parameter');
+      const force = boolParam(query, 'force');
+      const now = nowRfc3339(this.deps.clock);
+      const live = await store.tryGet(info.namespace, info.name!);
+      if (!live && !info.subresource) {
+        const { object } = applyServerSide(undefined, { ...applied, metadata: { ...applied.metadata, name: info.name! } }, { manager: ctx.fieldManager, force, gvk, now });
+        const created = await store.create(info.namespace, object, { ...ctx, managedFieldsSet: true });
+        return sendJson(res, 201, created, { warnings: ctx.warnings });
+      }
+      const updated = await store.update(info.namespace, info.name!, (cur) => applyServerSide(cur, applied, { manager: ctx.fieldManager, force, gvk, now }).object, { ...ctx, managedFieldsSet: true }, {
+        preconditionRv: () => applied.metadata.resourceVersion,
+        ...(info.subresource ? { subresource: info.subresource } : {}),
+      });
+      return sendJson(res, 200, updated, { warnings: ctx.warnings });
+    }
+    const updated = await store.update(info.namespace, info.name!, (cur) => applyPatch(type, cur, patchBody, gvk), ctx, {
+      preconditionRv: () => resourceVersionInPatch(type, patchBody),
+      ...(info.subresource ? { subresource: info.subresource } : {}),
+    });
+    return sendJson(res, 200, updated, { warnings: ctx.warnings });
+  }
+
+  private async subresource(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams, ctx: WriteContext): Promise<void> {
+    const sub = info.subresource!;
+    const supported = rt.subresources.includes(sub as never) || (rt.resource === 'namespaces' && sub === 'finalize');
+    if (!supported || !info.name) throw NOT_FOUND_PATH();
+    const now = this.deps.clock.now();
+    switch (sub) {
+      case 'status':
+      case 'finalize': {
+        if (info.verb === 'get') return sendJson(res, 200, await store.get(info.namespace, info.name));
+        if (info.verb === 'update') {
+          const obj = await this.readObject(req, rt, ctx);
+          if (sub === 'finalize') {
+            const updated = await store.update(info.namespace, info.name, (cur) => ({ ...cur, spec: { ...((cur.spec as object) ?? {}), finalizers: ((obj.spec ?? {}) as { finalizers?: string[] }).finalizers ?? [] } }), ctx, {
+              preconditionRv: () => obj.metadata.resourceVersion,
+            });
+            return sendJson(res, 200, updated);
+          }
+          return sendJson(res, 200, await store.update(info.namespace, info.name, () => obj, ctx, { subresource: 'status' }));
+        }
+        if (info.verb === 'patch' && sub === 'status') return this.patch(req, res, rt, store, info, query, ctx);
+        throw methodNotAllowed();
+      }
+      case 'scale': {
+        if (info.verb === 'get') return sendJson(res, 200, scaleOf(await store.get(info.namespace, info.name)));
+        if (info.verb === 'update') {
+          const body = decodeObjectBody(await readBody(req), req.headers['content-type']);
+          const updated = await store.update(info.namespace, info.name, (cur) => applyScale(cur, body, rt.kind), ctx, {
+            subresource: 'scale',
+            preconditionRv: () => body.metadata.resourceVersion,
+          });
+          return sendJson(res, 200, scaleOf(updated));
+        }
+        if (info.verb === 'patch') {
+          const type = patchTypeOf(req.headers['content-type']);
+          const patchBody = decodePatchBody(await readBody(req), type);
+          const scaleGvk = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
+          const updated = await store.update(
+            info.namespace,
+            info.name,
+            (cur) => {
+              const scale = scaleOf(cur);
+              const patched = type === 'apply' ? applyMergePatch(scale, patchBody) : applyPatch(type, scale, patchBody, scaleGvk);
+              return applyScale(cur, asObject(patched), rt.kind);
+            },
+            ctx,
+            { subresource: 'scale', preconditionRv: () => resourceVersionInPatch(type, patchBody) },
+          );
+          return sendJson(res, 200, scaleOf(updated));
+        }
+        throw methodNotAllowed();
+      }
+      case 'binding': {
+        if (info.verb !== 'create') throw methodNotAllowed();
+        const binding = decodeObjectBody(await readBody(req), req.headers['content-type']);
+        await store.update(info.namespace, info.name, (cur) => bindPod(cur, binding, nowRfc3339(this.deps.clock)), { ...ctx, fieldManager: ctx.fieldManager }, { subresource: 'binding', preconditionRv: () => undefined });
+        return sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+      }
+      case 'eviction': {
+        if (info.verb !== 'create') throw methodNotAllowed();
+        const eviction = decodeObjectBody(await readBody(req), req.headers['content-type']);
+        const result = await evictPod(store, this.deps.storeByResource('policy', 'poddisruptionbudgets'), info.namespace!, info.name, eviction, ctx, () => this.deps.clock.now());
+        return sendJson(res, 201, result);
+      }
+      case 'log': {
+        if (info.verb !== 'get') throw methodNotAllowed();
+        const pod = await store.get(info.namespace, info.name);
+        if (!this.deps.podLogs) throw badRequest('pod logs are not available from this server');
+        return this.deps.podLogs.stream(pod, query, req, res);
+      }
+      default:
+        void now;
+        throw NOT_FOUND_PATH();
+    }
+  }
+}
+
+function applyPatch(type: Exclude<PatchType, 'apply'>, current: KubeObject, patch: unknown, gvk: { group: string; version: string; kind: string }): KubeObject {
+  let out: unknown;
+  switch (type) {
+    case 'json':
+      out = applyJsonPatch(current, patch);
+      break;
+    case 'merge':
+      out = applyMergePatch(current, patch);
+      break;
+    case 'strategic':
+      out = applyStrategicMergePatch(current, patch, gvk);
+      break;
+  }
+  return asObject(out);
+}
+
+/** A patch that names a resourceVersion is a precondition, as upstream treats it. */
+function resourceVersionInPatch(type: PatchType, patch: unknown): string | undefined {
+  if (type === 'json') {
+    if (!Array.isArray(patch)) return undefined;
+    for (const op of patch as { op?: string; path?: string; value?: unknown }[]) {
+      if (op && (op.op === 'replace' || op.op === 'add' || op.op === 'test') && op.path === '/metadata/resourceVersion' && typeof op.value === 'string') return op.value;
+    }
+    return undefined;
+  }
+  const meta = (patch as { metadata?: { resourceVersion?: unknown } } | null)?.metadata;
+  return typeof meta?.resourceVersion === 'string' ? meta.resourceVersion : undefined;
+}
+
+export { notFound };

@@ -1,0 +1,276 @@
+// The API server: HTTPS, authentication, discovery, health, metrics and the resource handler,
+// over one Store with a watch cache per resource.
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ResourceType } from '../api/resource.js';
+import type { KubeObject } from '../api/types.js';
+import { StatusError, forbidden, internalError, isStatusError, unauthorized } from '../api/errors.js';
+import { allResourceTypes, resourceTypeFor } from '../api/registry.js';
+import type { Store } from '../store/store.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer } from './auth.js';
+import { Discovery, SERVED_VERSION } from './discovery.js';
+import { sendJson, sendStatus } from './http/codec.js';
+import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
+import { ApiMetrics } from './metrics.js';
+import { ObjectStore, type NamespaceLookup } from './object-store.js';
+import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
+import { WatchCache } from './watch-cache.js';
+import { defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
+import type { UserInfo } from './request-context.js';
+
+export interface ApiServerOptions {
+  store: Store;
+  log: Logger;
+  clock?: Clock;
+  host: string;
+  port: number;
+  tls: { certPem: string; keyPem: string; caPem: string };
+  authenticator?: Authenticator;
+  authorizer?: Authorizer;
+  admission?: Partial<AdmissionOptions>;
+  podLogs?: PodLogStreamer;
+  watchBookmarkIntervalMs?: number;
+  /** Events each resource's watch cache keeps for resuming watches. */
+  watchCacheSize?: number;
+  /** Watches without timeoutSeconds last between this and twice this (upstream --min-request-timeout). */
+  minRequestTimeoutSeconds?: number;
+  /** The address clients should use (discovery's serverAddressByClientCIDRs). */
+  advertiseAddress?: string;
+}
+
+const INDEXED_FIELDS: Record<string, Record<string, (o: KubeObject) => string | undefined>> = {
+  pods: { 'spec.nodeName': (o) => ((o.spec ?? {}) as { nodeName?: string }).nodeName || undefined },
+};
+
+const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+export class ApiServer {
+  readonly clock: Clock;
+  readonly metrics = new ApiMetrics();
+  private readonly stores = new Map<ResourceType, ObjectStore>();
+  private readonly discovery = new Discovery(allResourceTypes);
+  private readonly handler: ResourceHandler;
+  private readonly authenticator: Authenticator;
+  private readonly authorizer: Authorizer;
+  private server?: https.Server;
+  private readonly log: Logger;
+  private stopping = false;
+
+  constructor(private readonly opts: ApiServerOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.log = opts.log;
+    this.authenticator = opts.authenticator ?? new Authenticator();
+    this.authorizer = opts.authorizer ?? new MastersAuthorizer();
+    const admission: AdmissionOptions = {
+      defaultNotReadyTolerationSeconds: opts.admission?.defaultNotReadyTolerationSeconds ?? 300,
+      defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
+    };
+    const namespaces: NamespaceLookup = { phaseOf: (ns) => this.namespacePhase(ns) };
+    for (const rt of allResourceTypes) {
+      const cache = new WatchCache({
+        store: opts.store,
+        prefix: `/registry/${rt.resource}/`,
+        indexedFields: INDEXED_FIELDS[rt.resource] ?? {},
+        log: this.log,
+        ...(opts.watchCacheSize ? { capacity: opts.watchCacheSize } : {}),
+      });
+      const admit = rt.resource === 'pods' && rt.group === '' ? (op: 'create' | 'update', obj: KubeObject) => op === 'create' && defaultTolerationSeconds(obj, admission) : undefined;
+      this.stores.set(rt, new ObjectStore(rt, opts.store, this.clock, cache, namespaces, admit));
+    }
+    this.handler = new ResourceHandler({
+      clock: this.clock,
+      typeFor: resourceTypeFor,
+      storeFor: (rt) => this.stores.get(rt)!,
+      storeByResource: (group, resource) => this.storeByResource(group, resource),
+      indexedFields: (rt) => Object.keys(INDEXED_FIELDS[rt.resource] ?? {}),
+      ...(opts.podLogs ? { podLogs: opts.podLogs } : {}),
+      watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs ?? 60_000,
+      minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
+    });
+  }
+
+  storeByResource(group: string, resource: string): ObjectStore {
+    for (const [rt, s] of this.stores) if (rt.group === group && rt.resource === resource) return s;
+    throw new Error(`no storage for ${resource}.${group}`);
+  }
+
+  private async namespacePhase(name: string): Promise<'Active' | 'Terminating' | undefined> {
+    const ns = await this.storeByResource('', 'namespaces').tryGet(undefined, name);
+    if (!ns) return undefined;
+    return ns.metadata.deletionTimestamp || ((ns.status ?? {}) as { phase?: string }).phase === 'Terminating' ? 'Terminating' : 'Active';
+  }
+
+  /** Starts caches, creates the default namespaces and listens. Resolves with the bound port. */
+  async start(): Promise<number> {
+    for (const s of this.stores.values()) s.cache.start();
+    await Promise.all([...this.stores.values()].map((s) => s.cache.whenReady()));
+    await this.ensureDefaultNamespaces();
+    const server = https.createServer(
+      { key: this.opts.tls.keyPem, cert: this.opts.tls.certPem, ca: this.opts.tls.caPem, requestCert: true, rejectUnauthorized: false },
+      (req, res) => void this.serve(req, res),
+    );
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 70_000;
+    // Watches and log streams run long; upstream bounds them itself.
+    server.requestTimeout = 0;
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host, () => resolve());
+    });
+    const port = (server.address() as AddressInfo).port;
+    this.log.info({ host: this.opts.host, port }, 'API server listening');
+    return port;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const s of this.stores.values()) s.cache.stop();
+    if (this.server) {
+      const server = this.server;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
+  }
+
+  private async ensureDefaultNamespaces(): Promise<void> {
+    const namespaces = this.storeByResource('', 'namespaces');
+    const system: UserInfo = { name: 'system:apiserver', groups: ['system:masters'] };
+    for (const name of DEFAULT_NAMESPACES) {
+      if (await namespaces.tryGet(undefined, name)) continue;
+      try {
+        await namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { user: system, fieldManager: 'skiff-apiserver', dryRun: false, fieldValidation: 'Ignore', warnings: [] });
+      } catch (e) {
+        // Another member may have created it first.
+        if (!isStatusError(e, 'AlreadyExists')) throw e;
+      }
+    }
+  }
+
+  private isNamespaced = (group: string, version: string, resource: string): boolean => resourceTypeFor(group, version, resource)?.namespaced ?? false;
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    let info: RequestInfo = { kind: 'nonresource', path: url.pathname };
+    try {
+      info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams, this.isNamespaced);
+      if (info.kind === 'nonresource' && isPublicPath(info.path)) return await this.nonResource(req, res, info.path, url);
+      const user = await this.authenticator.authenticate(req);
+      if (!user) throw unauthorized();
+      const denied = await this.authorizer.authorize(user, info);
+      if (denied !== undefined) throw forbidden(forbiddenMessage(user, info), info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? info.name : undefined);
+      if (info.kind === 'resource') await this.handler.handle(req, res, info, url.searchParams, user);
+      else await this.nonResource(req, res, info.path, url);
+    } catch (e) {
+      this.fail(res, e, req);
+    } finally {
+      if (info.kind === 'resource') {
+        this.metrics.requests.inc({ verb: info.verb, group: info.group, resource: info.resource, subresource: info.subresource ?? '', code: String(res.statusCode) });
+        if (info.verb !== 'watch') this.metrics.duration.observe({ verb: info.verb, resource: info.resource }, Number(process.hrtime.bigint() - started) / 1e9);
+      }
+    }
+  }
+
+  private fail(res: ServerResponse, e: unknown, req: IncomingMessage): void {
+    if (e instanceof StatusError) {
+      if (res.headersSent) return void res.end();
+      return sendStatus(res, e.status);
+    }
+    this.log.error({ err: e instanceof Error ? e.stack : String(e), method: req.method, url: req.url }, 'request failed');
+    if (res.headersSent) return void res.end();
+    sendStatus(res, internalError(e instanceof Error ? e.message : String(e)).status);
+  }
+
+  private async nonResource(req: IncomingMessage, res: ServerResponse, path: string, url: URL): Promise<void> {
+    const accept = req.headers.accept ?? '';
+    const p = path.replace(/\/+$/, '') || '/';
+    switch (p) {
+      case '/version':
+        return sendJson(res, 200, {
+          ...SERVED_VERSION,
+          gitCommit: '0000000000000000000000000000000000000000',
+          gitTreeState: 'clean',
+          buildDate: '2026-11-01T00:00:00Z',
+          goVersion: `node${process.versions.node}`,
+          compiler: 'skiff',
+          platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+        });
+      case '/healthz':
+      case '/livez':
+        return this.sendText(res, 200, 'ok');
+      case '/readyz':
+        return this.readyz(res, url);
+      case '/metrics': {
+        for (const [rt, s] of this.stores) {
+          this.metrics.cacheObjects.set({ resource: rt.resource }, s.cache.size);
+          this.metrics.watchers.set({ group: rt.group, resource: rt.resource }, s.cache.watcherCount);
+        }
+        const text = await this.metrics.registry.metrics();
+        res.writeHead(200, { 'Content-Type': this.metrics.registry.contentType });
+        return void res.end(text);
+      }
+      case '/api':
+        if (wantsAggregated(accept)) return this.sendAggregated(res, true, accept);
+        return sendJson(res, 200, this.discovery.apiVersions(this.opts.advertiseAddress ?? `${this.opts.host}:${this.opts.port}`));
+      case '/apis':
+        if (wantsAggregated(accept)) return this.sendAggregated(res, false, accept);
+        return sendJson(res, 200, this.discovery.apiGroupList());
+      case '/openapi/v3':
+        return sendJson(res, 200, this.discovery.openApiIndex());
+    }
+    if (p.startsWith('/openapi/v3/')) {
+      const doc = this.discovery.openApiDocument(p.slice('/openapi/v3/'.length));
+      if (doc) return sendJson(res, 200, doc);
+    }
+    const parts = p.split('/').filter(Boolean);
+    if (parts[0] === 'api' && parts.length === 2) {
+      const list = this.discovery.apiResourceList('', parts[1]!);
+      if (list) return sendJson(res, 200, list);
+    }
+    if (parts[0] === 'apis' && parts.length === 2) {
+      const group = this.discovery.apiGroup(parts[1]!);
+      if (group) return sendJson(res, 200, group);
+    }
+    if (parts[0] === 'apis' && parts.length === 3) {
+      const list = this.discovery.apiResourceList(parts[1]!, parts[2]!);
+      if (list) return sendJson(res, 200, list);
+    }
+    throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+  }
+
+  private sendAggregated(res: ServerResponse, legacy: boolean, accept: string): void {
+    const v2 = /g=apidiscovery\.k8s\.io;\s*v=v2(;|,|$)/.test(accept) || /v=v2;g=apidiscovery/.test(accept);
+    const version = v2 ? 'v2' : 'v2beta1';
+    const text = JSON.stringify(this.discovery.aggregated(legacy, version));
+    res.writeHead(200, { 'Content-Type': `application/json;g=apidiscovery.k8s.io;v=${version};as=APIGroupDiscoveryList`, 'Cache-Control': 'no-cache, private' });
+    res.end(text);
+  }
+
+  private async readyz(res: ServerResponse, url: URL): Promise<void> {
+    const checks: [string, string | undefined][] = [];
+    const health = await this.opts.store.health().catch((e: unknown) => ({ ok: false, reason: String(e) }));
+    checks.push(['etcd', health.ok ? undefined : (health.reason ?? 'storage not ready')]);
+    checks.push(['shutdown', this.stopping ? 'server is shutting down' : undefined]);
+    const failed = checks.filter(([, why]) => why !== undefined);
+    const verbose = url.searchParams.has('verbose') || failed.length > 0;
+    const body = verbose
+      ? checks.map(([name, why]) => (why ? `[-]${name} failed: ${why}` : `[+]${name} ok`)).join('\n') + `\n${failed.length ? 'readyz check failed' : 'readyz check passed'}\n`
+      : 'ok';
+    this.sendText(res, failed.length ? 503 : 200, body);
+  }
+
+  private sendText(res: ServerResponse, code: number, text: string): void {
+    res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache, private' });
+    res.end(text);
+  }
+}
+
+function wantsAggregated(accept: string): boolean {
+  return accept.includes('as=APIGroupDiscoveryList');
+}

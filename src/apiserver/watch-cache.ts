@@ -1,0 +1,373 @@
+// One store watch per resource feeds an in-memory copy of the current objects plus a window of
+// recent events. Every client watch and every cache-served list is answered from here, so
+// thousands of agents watching their own pods cost the store nothing extra.
+import type { KubeObject } from '../api/types.js';
+import { isStoreError, type KeyValue, type Store, type StoreEvent } from '../store/store.js';
+import type { Logger } from '../util/log.js';
+
+export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface CacheEvent {
+  type: CacheEventType;
+  rv: number;
+  key: string;
+  object: KubeObject;
+  /** The object before this event (for MODIFIED and DELETED). */
+  prev?: KubeObject;
+  /** Serialized once and shared by every watcher that sends the object as plain JSON. */
+  json?: string;
+}
+
+export interface WatchFilter {
+  /** Exact values of indexed fields (e.g. spec.nodeName) the watcher requires. */
+  indexed?: { field: string; value: string };
+  matches(obj: KubeObject): boolean;
+}
+
+export interface CacheWatcher {
+  readonly filter: WatchFilter;
+  /** Called for each event the filter lets through, already re-typed for this watcher. */
+  send(type: CacheEventType, ev: CacheEvent): void;
+  /** Called when the cache can no longer serve this watcher (relist, shutdown). */
+  end(reason: 'relist' | 'shutdown'): void;
+}
+
+export class ExpiredError extends Error {
+  constructor(readonly requested: number, readonly oldest: number) {
+    super(`too old resource version: ${requested} (${oldest})`);
+  }
+}
+
+export class TooLargeResourceVersionError extends Error {
+  constructor(readonly requested: number, readonly current: number) {
+    super(`Too large resource version: ${requested}, current: ${current}`);
+  }
+}
+
+interface Entry {
+  object: KubeObject;
+  rv: number;
+}
+
+export interface WatchCacheOptions {
+  store: Store;
+  prefix: string;
+  /** Events kept for resuming watches. */
+  capacity?: number;
+  /** Fields whose exact values index objects and watchers (pods: spec.nodeName). */
+  indexedFields?: Record<string, (obj: KubeObject) => string | undefined>;
+  log: Logger;
+}
+
+function decode(kv: KeyValue, rv: number): KubeObject {
+  const obj = JSON.parse(kv.value) as KubeObject;
+  obj.metadata.resourceVersion = String(rv);
+  return obj;
+}
+
+export class WatchCache {
+  private readonly store: Store;
+  readonly prefix: string;
+  private readonly capacity: number;
+  private readonly log: Logger;
+  private readonly indexedFields: Record<string, (obj: KubeObject) => string | undefined>;
+
+  private objects = new Map<string, Entry>();
+  /** Ring of recent events, oldest first. */
+  private events: CacheEvent[] = [];
+  private eventsStart = 0;
+  /** All events with rv > windowStart are in `events`. */
+  private windowStart = 0;
+  /** The cache reflects the store through this revision. */
+  private currentRv = 0;
+  private readyPromise: Promise<void>;
+  private resolveReady!: () => void;
+  private ready = false;
+  private readonly watchers = new Set<CacheWatcher>();
+  private readonly indexedWatchers = new Map<string, Map<string, Set<CacheWatcher>>>();
+  private readonly objectIndex = new Map<string, Map<string, Set<string>>>();
+  private rvWaiters: { rv: number; resolve: () => void }[] = [];
+  private readonly abort = new AbortController();
+
+  constructor(opts: WatchCacheOptions) {
+    this.store = opts.store;
+    this.prefix = opts.prefix;
+    this.capacity = opts.capacity ?? 10_000;
+    this.log = opts.log;
+    this.indexedFields = opts.indexedFields ?? {};
+    for (const f of Object.keys(this.indexedFields)) {
+      this.indexedWatchers.set(f, new Map());
+      this.objectIndex.set(f, new Map());
+    }
+    this.readyPromise = new Promise((r) => (this.resolveReady = r));
+  }
+
+  get revision(): number {
+    return this.currentRv;
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  whenReady(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.abort.abort();
+    for (const w of [...this.watchers]) this.removeWatcher(w, 'shutdown');
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 100;
+    while (!this.abort.signal.aborted) {
+      try {
+        const rv = await this.relist();
+        backoff = 100;
+        for await (const batch of this.store.watch(this.prefix, rv, this.abort.signal, (p) => this.advance(p))) {
+          for (const ev of batch) this.apply(ev);
+          this.advance(batch[batch.length - 1]!.kv.modRevision);
+        }
+      } catch (e) {
+        if (this.abort.signal.aborted) return;
+        const compacted = isStoreError(e, 'compacted');
+        this.log.warn({ prefix: this.prefix, err: String(e), compacted }, 'watch cache lost its store watch; relisting');
+        if (!compacted) await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
+  }
+
+  private async relist(): Promise<number> {
+    const objects = new Map<string, Entry>();
+    let after: string | undefined;
+    let revision = 0;
+    for (;;) {
+      const page = await this.store.list({ prefix: this.prefix, limit: 1000, ...(after ? { after } : {}), ...(revision ? { revision } : {}) });
+      revision = page.revision;
+      for (const kv of page.items) objects.set(kv.key, { object: decode(kv, kv.modRevision), rv: kv.modRevision });
+      if (!page.more || page.items.length === 0) break;
+      after = page.items[page.items.length - 1]!.key;
+    }
+    if (this.ready) {
+      // Watchers saw a history that is now gone; they resume from their last RV and get 410.
+      for (const w of [...this.watchers]) this.removeWatcher(w, 'relist');
+    }
+    this.objects = objects;
+    for (const idx of this.objectIndex.values()) idx.clear();
+    for (const [key, entry] of objects) this.indexObject(key, entry.object, undefined);
+    this.events = [];
+    this.eventsStart = 0;
+    this.windowStart = revision;
+    this.currentRv = revision;
+    if (!this.ready) {
+      this.ready = true;
+      this.resolveReady();
+    }
+    this.advance(revision);
+    return revision;
+  }
+
+  private indexObject(key: string, obj: KubeObject | undefined, prev: KubeObject | undefined): void {
+    for (const [field, get] of Object.entries(this.indexedFields)) {
+      const idx = this.objectIndex.get(field)!;
+      const before = prev ? get(prev) : undefined;
+      const after = obj ? get(obj) : undefined;
+      if (before === after) continue;
+      if (before !== undefined) {
+        const set = idx.get(before);
+        set?.delete(key);
+        if (set && set.size === 0) idx.delete(before);
+      }
+      if (after !== undefined) {
+        let set = idx.get(after);
+        if (!set) idx.set(after, (set = new Set()));
+        set.add(key);
+      }
+    }
+  }
+
+  private apply(ev: StoreEvent): void {
+    const rv = ev.kv.modRevision;
+    let cacheEvent: CacheEvent;
+    if (ev.type === 'delete') {
+      const prevEntry = this.objects.get(ev.kv.key);
+      const prev = prevEntry?.object ?? decode(ev.prev, ev.prev.modRevision);
+      const object = decode(ev.kv, rv);
+      this.objects.delete(ev.kv.key);
+      this.indexObject(ev.kv.key, undefined, prev);
+      cacheEvent = { type: 'DELETED', rv, key: ev.kv.key, object, prev };
+    } else {
+      const object = decode(ev.kv, rv);
+      const prevEntry = this.objects.get(ev.kv.key);
+      const prev = prevEntry?.object ?? (ev.type === 'update' ? decode(ev.prev, ev.prev.modRevision) : undefined);
+      this.objects.set(ev.kv.key, { object, rv });
+      this.indexObject(ev.kv.key, object, prev);
+      cacheEvent = prev ? { type: 'MODIFIED', rv, key: ev.kv.key, object, prev } : { type: 'ADDED', rv, key: ev.kv.key, object };
+    }
+    this.push(cacheEvent);
+    this.dispatch(cacheEvent);
+  }
+
+  private push(ev: CacheEvent): void {
+    this.events.push(ev);
+    const live = this.events.length - this.eventsStart;
+    if (live > this.capacity) {
+      this.windowStart = this.events[this.eventsStart]!.rv;
+      this.eventsStart++;
+      // Compact the array occasionally instead of shifting on every event.
+      if (this.eventsStart > this.capacity) {
+        this.events = this.events.slice(this.eventsStart);
+        this.eventsStart = 0;
+      }
+    }
+  }
+
+  private advance(rv: number): void {
+    if (rv <= this.currentRv) return;
+    this.currentRv = rv;
+    if (this.rvWaiters.length === 0) return;
+    const still: typeof this.rvWaiters = [];
+    for (const w of this.rvWaiters) (w.rv <= rv ? w.resolve() : still.push(w));
+    this.rvWaiters = still;
+  }
+
+  /** Resolves once the cache has caught up with rv; false after timeoutMs. */
+  async waitForRevision(rv: number, timeoutMs: number): Promise<boolean> {
+    await this.readyPromise;
+    if (this.currentRv >= rv) return true;
+    return new Promise<boolean>((resolve) => {
+      const waiter = { rv, resolve: () => (clearTimeout(t), resolve(true)) };
+      const t = setTimeout(() => {
+        this.rvWaiters = this.rvWaiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.rvWaiters.push(waiter);
+    });
+  }
+
+  private candidates(ev: CacheEvent): Iterable<CacheWatcher> {
+    if (this.indexedWatchers.size === 0) return this.watchers;
+    const out = new Set<CacheWatcher>();
+    for (const w of this.watchers) if (!w.filter.indexed) out.add(w);
+    for (const [field, byValue] of this.indexedWatchers) {
+      if (byValue.size === 0) continue;
+      const get = this.indexedFields[field]!;
+      for (const obj of [ev.object, ev.prev]) {
+        const v = obj ? get(obj) : undefined;
+        if (v === undefined) continue;
+        for (const w of byValue.get(v) ?? []) out.add(w);
+      }
+    }
+    return out;
+  }
+
+  private dispatch(ev: CacheEvent): void {
+    if (this.watchers.size === 0) return;
+    for (const w of this.candidates(ev)) this.deliver(w, ev);
+  }
+
+  private deliver(w: CacheWatcher, ev: CacheEvent): void {
+    const type = retype(ev, w.filter);
+    if (type) w.send(type, ev);
+  }
+
+  /** Current objects passing the filter, in key order, and the revision they reflect. */
+  list(filter: WatchFilter, keyPrefix: string): { items: KubeObject[]; revision: number } {
+    let keys: Iterable<string>;
+    if (filter.indexed) {
+      keys = [...(this.objectIndex.get(filter.indexed.field)?.get(filter.indexed.value) ?? [])].sort();
+    } else {
+      keys = [...this.objects.keys()].sort();
+    }
+    const items: KubeObject[] = [];
+    for (const key of keys) {
+      if (!key.startsWith(keyPrefix)) continue;
+      const e = this.objects.get(key);
+      if (e && filter.matches(e.object)) items.push(e.object);
+    }
+    return { items, revision: this.currentRv };
+  }
+
+  /**
+   * Registers a watcher. fromRv undefined: first an ADDED for every current object (upstream's
+   * rv=0 semantics). Otherwise events strictly after fromRv, replayed from the window.
+   */
+  watch(w: CacheWatcher, fromRv: number | undefined, keyPrefix: string): void {
+    if (fromRv === undefined) {
+      for (const obj of this.list(w.filter, keyPrefix).items) {
+        w.send('ADDED', { type: 'ADDED', rv: Number(obj.metadata.resourceVersion), key: '', object: obj });
+      }
+    } else {
+      if (fromRv < this.windowStart) throw new ExpiredError(fromRv, this.windowStart + 1);
+      if (fromRv > this.currentRv) throw new TooLargeResourceVersionError(fromRv, this.currentRv);
+      // Binary search for the first event after fromRv.
+      let lo = this.eventsStart;
+      let hi = this.events.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (this.events[mid]!.rv <= fromRv) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let i = lo; i < this.events.length; i++) {
+        const ev = this.events[i]!;
+        if (ev.key.startsWith(keyPrefix)) this.deliver(w, ev);
+      }
+    }
+    this.watchers.add(w);
+    if (w.filter.indexed) {
+      const byValue = this.indexedWatchers.get(w.filter.indexed.field);
+      if (byValue) {
+        let set = byValue.get(w.filter.indexed.value);
+        if (!set) byValue.set(w.filter.indexed.value, (set = new Set()));
+        set.add(w);
+      }
+    }
+  }
+
+  removeWatcher(w: CacheWatcher, reason?: 'relist' | 'shutdown'): void {
+    if (!this.watchers.delete(w)) return;
+    if (w.filter.indexed) {
+      const byValue = this.indexedWatchers.get(w.filter.indexed.field);
+      const set = byValue?.get(w.filter.indexed.value);
+      set?.delete(w);
+      if (set && set.size === 0) byValue!.delete(w.filter.indexed.value);
+    }
+    if (reason) w.end(reason);
+  }
+
+  /** Whether the watch filter has an index the cache can use. */
+  isIndexed(field: string): boolean {
+    return field in this.indexedFields;
+  }
+}
+
+/** How an event looks to a filtered watcher: objects entering or leaving the filter become ADDED/DELETED. */
+function retype(ev: CacheEvent, filter: WatchFilter): CacheEventType | undefined {
+  switch (ev.type) {
+    case 'ADDED':
+      return filter.matches(ev.object) ? 'ADDED' : undefined;
+    case 'DELETED':
+      return filter.matches(ev.prev ?? ev.object) ? 'DELETED' : undefined;
+    case 'MODIFIED': {
+      const now = filter.matches(ev.object);
+      const before = ev.prev ? filter.matches(ev.prev) : false;
+      if (now && before) return 'MODIFIED';
+      if (now) return 'ADDED';
+      if (before) return 'DELETED';
+      return undefined;
+    }
+  }
+}
+
+/** A filter that lets everything through. */
+export const alwaysMatch: WatchFilter = { matches: () => true };

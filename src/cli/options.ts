@@ -1,0 +1,57 @@
+// Flag parsing shared by the commands: Go-style durations, host:port, and --config files.
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import YAML from 'yaml';
+import { parseDuration } from '../util/duration.js';
+
+export function durationArg(value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
+export function intArg(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${JSON.stringify(value)} is not a whole number`);
+  return Number(value);
+}
+
+export function boolArg(value: string): boolean {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new InvalidArgumentError(`${JSON.stringify(value)} is not true or false`);
+}
+
+export function listArg(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+}
+
+export function hostPortArg(value: string): { host: string; port: number } {
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(value);
+  if (!m) throw new InvalidArgumentError(`${JSON.stringify(value)} is not HOST:PORT`);
+  return { host: m[1] || '0.0.0.0', port: Number(m[2]) };
+}
+
+/**
+ * `--config FILE`: a YAML map of flag names (as on the command line, without dashes) to values.
+ * Flags given on the command line win over the file.
+ */
+export function addConfigFile(cmd: Command): Command {
+  cmd.option('--config <file>', 'read flags from a YAML file (command-line flags win)');
+  cmd.hook('preAction', (thisCommand) => {
+    const file = thisCommand.opts().config as string | undefined;
+    if (!file) return;
+    const doc = YAML.parse(readFileSync(file, 'utf8')) as Record<string, unknown> | null;
+    for (const [flag, value] of Object.entries(doc ?? {})) {
+      const opt = thisCommand.options.find((o) => o.long === `--${flag}`);
+      if (!opt) throw new InvalidArgumentError(`unknown flag ${JSON.stringify(flag)} in ${file}`);
+      const key = opt.attributeName();
+      if (thisCommand.getOptionValueSource(key) === 'cli') continue;
+      const text = Array.isArray(value) ? value.join(',') : String(value);
+      const parsed = opt.parseArg ? opt.parseArg(text, undefined as never) : text;
+      thisCommand.setOptionValueWithSource(key, parsed, 'config');
+    }
+  });
+  return cmd;
+}

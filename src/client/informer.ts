@@ -1,0 +1,150 @@
+// A shared informer: list, then watch from the list's resourceVersion, keeping a local cache and
+// telling handlers about adds, updates and deletes. Relists on 410, re-watches when a stream ends,
+// backs off on errors. Level-triggered controllers read its cache; they never trust one event.
+import type { KubeList, KubeObject } from '../api/types.js';
+import { isStatusError } from '../api/errors.js';
+import type { Clock } from '../util/clock.js';
+import { systemClock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import type { ApiClient } from './rest.js';
+
+export interface InformerHandlers<T extends KubeObject> {
+  add?(obj: T): void;
+  update?(oldObj: T, newObj: T): void;
+  delete?(obj: T): void;
+}
+
+export interface InformerOptions {
+  /** Collection path, e.g. /api/v1/pods or /apis/apps/v1/namespaces/default/deployments. */
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  clock?: Clock;
+  log?: Logger;
+  /** Watch request lifetime; the informer re-watches after it. */
+  watchTimeoutSeconds?: number;
+}
+
+export function objectKeyOf(obj: KubeObject): string {
+  return obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name!;
+}
+
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private resourceVersion = '';
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private readonly clock: Clock;
+
+  constructor(private readonly client: ApiClient, private readonly opts: InformerOptions) {
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  addHandlers(h: InformerHandlers<T>): void {
+    this.handlers.push(h);
+    // Late handlers still see what is already known, as client-go's shared informers do.
+    if (this.synced) for (const obj of this.cache.values()) h.add?.(obj);
+  }
+
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  get lastResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((r) => this.syncWaiters.push(r));
+  }
+
+  /** Runs until the signal aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    let backoff = 200;
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.relist(signal);
+          needList = false;
+        }
+        await this.watchOnce(signal);
+        backoff = 200;
+      } catch (e) {
+        if (signal.aborted) return;
+        if (isStatusError(e) && (e.code === 410 || e.reason === 'Expired' || e.reason === 'Gone')) {
+          needList = true;
+          continue;
+        }
+        this.opts.log?.debug({ path: this.opts.path, err: (e as Error).message }, 'informer watch failed; retrying');
+        await this.clock.sleep(backoff, signal).catch(() => {});
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
+  }
+
+  private query(): Record<string, string> {
+    const q: Record<string, string> = {};
+    if (this.opts.labelSelector) q.labelSelector = this.opts.labelSelector;
+    if (this.opts.fieldSelector) q.fieldSelector = this.opts.fieldSelector;
+    return q;
+  }
+
+  private async relist(signal: AbortSignal): Promise<void> {
+    const list = await this.client.get<KubeList<T>>(this.opts.path, { query: { ...this.query(), resourceVersion: '0' }, signal });
+    const fresh = new Map<string, T>();
+    for (const item of list.items) fresh.set(objectKeyOf(item), item);
+    for (const [key, old] of this.cache) {
+      if (!fresh.has(key)) {
+        this.cache.delete(key);
+        for (const h of this.handlers) h.delete?.(old);
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.cache.get(key);
+      this.cache.set(key, obj);
+      if (!old) for (const h of this.handlers) h.add?.(obj);
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) for (const h of this.handlers) h.update?.(old, obj);
+    }
+    this.resourceVersion = list.metadata.resourceVersion ?? '';
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters) w();
+      this.syncWaiters = [];
+    }
+  }
+
+  private async watchOnce(signal: AbortSignal): Promise<void> {
+    const timeout = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
+    const query = { ...this.query(), resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeout) };
+    for await (const ev of this.client.watch<T>(this.opts.path, query, signal)) {
+      const obj = ev.object;
+      const rv = obj.metadata?.resourceVersion;
+      if (ev.type === 'BOOKMARK') {
+        if (rv) this.resourceVersion = rv;
+        continue;
+      }
+      const key = objectKeyOf(obj);
+      const old = this.cache.get(key);
+      if (ev.type === 'DELETED') {
+        this.cache.delete(key);
+        for (const h of this.handlers) h.delete?.(old ?? obj);
+      } else {
+        this.cache.set(key, obj);
+        if (old) for (const h of this.handlers) h.update?.(old, obj);
+        else for (const h of this.handlers) h.add?.(obj);
+      }
+      if (rv) this.resourceVersion = rv;
+    }
+  }
+}

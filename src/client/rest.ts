@@ -1,0 +1,236 @@
+// The one client every skiff component uses: typed JSON requests and watch streams against a
+// *list* of API servers, failing over between them on connection errors.
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { StatusError } from '../api/errors.js';
+import type { KubeObject, Status, WatchEvent } from '../api/types.js';
+import { parseKubeconfig } from '../pki/kubeconfig.js';
+
+export interface ClientCredentials {
+  caPem: string;
+  clientCertPem?: string;
+  clientKeyPem?: string;
+  token?: string;
+}
+
+export interface ClientOptions extends ClientCredentials {
+  servers: string[];
+  /** Per-request timeout for non-watch requests. */
+  timeoutMs?: number;
+  userAgent?: string;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** The server could not be reached (as opposed to answering with an error). */
+export class ConnectionError extends Error {
+  constructor(readonly server: string, cause: unknown) {
+    super(`cannot reach ${server}: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+function buildPath(path: string, query?: RequestOptions['query']): string {
+  if (!query) return path;
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+function statusFrom(code: number, body: string): StatusError {
+  try {
+    const parsed = JSON.parse(body) as Partial<Status>;
+    if (parsed.kind === 'Status') {
+      const err = new StatusError(parsed.code ?? code, parsed.reason ?? '', parsed.message ?? '', parsed.details);
+      return err;
+    }
+  } catch {
+    /* not a Status */
+  }
+  return new StatusError(code, code >= 500 ? 'InternalError' : '', body.slice(0, 500) || `HTTP ${code}`);
+}
+
+export class ApiClient {
+  private servers: string[];
+  private current = 0;
+  private readonly agent: https.Agent;
+  private readonly opts: ClientOptions;
+  private listeners: ((server: string) => void)[] = [];
+
+  constructor(opts: ClientOptions) {
+    if (opts.servers.length === 0) throw new Error('ApiClient needs at least one server');
+    this.opts = opts;
+    this.servers = [...opts.servers];
+    this.agent = new https.Agent({
+      keepAlive: true,
+      maxSockets: 64,
+      ca: opts.caPem,
+      ...(opts.clientCertPem ? { cert: opts.clientCertPem } : {}),
+      ...(opts.clientKeyPem ? { key: opts.clientKeyPem } : {}),
+    });
+  }
+
+  static fromKubeconfig(path: string, extra: Partial<ClientOptions> = {}): ApiClient {
+    const kc = parseKubeconfig(readFileSync(path, 'utf8'), (p) => readFileSync(p, 'utf8'));
+    if (!kc.caPem) throw new Error(`${path}: no certificate-authority data`);
+    return new ApiClient({
+      servers: [kc.server],
+      caPem: kc.caPem,
+      ...(kc.clientCertPem ? { clientCertPem: kc.clientCertPem } : {}),
+      ...(kc.clientKeyPem ? { clientKeyPem: kc.clientKeyPem } : {}),
+      ...(kc.token ? { token: kc.token } : {}),
+      ...extra,
+    });
+  }
+
+  get server(): string {
+    return this.servers[this.current]!;
+  }
+
+  get serverList(): readonly string[] {
+    return this.servers;
+  }
+
+  /** Replaces the server list (e.g. from discovered endpoints), keeping the current one if still listed. */
+  setServers(servers: string[]): void {
+    if (servers.length === 0) return;
+    const cur = this.server;
+    this.servers = [...servers];
+    const idx = this.servers.indexOf(cur);
+    this.current = idx >= 0 ? idx : 0;
+  }
+
+  onFailover(fn: (server: string) => void): void {
+    this.listeners.push(fn);
+  }
+
+  private failover(from: number): void {
+    if (this.current !== from || this.servers.length < 2) return;
+    this.current = (from + 1) % this.servers.length;
+    for (const l of this.listeners) l(this.server);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private send(server: string, method: string, path: string, o: RequestOptions, body: string | Buffer | undefined): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const url = new URL(path, server);
+      const headers: Record<string, string> = { Accept: o.accept ?? 'application/json', 'User-Agent': this.opts.userAgent ?? 'skiff/0.1.0' };
+      if (this.opts.token) headers.Authorization = `Bearer ${this.opts.token}`;
+      if (body !== undefined) {
+        headers['Content-Type'] = o.contentType ?? 'application/json';
+        headers['Content-Length'] = String(Buffer.byteLength(body));
+      }
+      const req = https.request(url, { method, headers, agent: this.agent, ...(o.signal ? { signal: o.signal } : {}) }, resolve);
+      const timeoutMs = o.timeoutMs ?? this.opts.timeoutMs;
+      if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /** Sends to the current server; on a connection error tries each other server once. */
+  private async sendWithFailover(method: string, path: string, o: RequestOptions): Promise<IncomingMessage> {
+    const body = o.body === undefined ? undefined : typeof o.body === 'string' || Buffer.isBuffer(o.body) ? o.body : JSON.stringify(o.body);
+    let lastError: unknown;
+    for (let i = 0; i < this.servers.length; i++) {
+      const idx = this.current;
+      const server = this.servers[idx]!;
+      try {
+        const res = await this.send(server, method, path, o, body);
+        // A server that is shutting down or has lost its store answers 503: another may not have.
+        if (res.statusCode === 503 && this.servers.length > 1 && i < this.servers.length - 1) {
+          res.resume();
+          this.failover(idx);
+          continue;
+        }
+        return res;
+      } catch (e) {
+        if (o.signal?.aborted) throw e;
+        lastError = new ConnectionError(server, e);
+        this.failover(idx);
+      }
+    }
+    throw lastError;
+  }
+
+  async request<T = unknown>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+    const res = await this.sendWithFailover(method, buildPath(path, o.query), o);
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const code = res.statusCode ?? 0;
+    if (code < 200 || code >= 300) throw statusFrom(code, text);
+    if (!text) return undefined as T;
+    const type = res.headers['content-type'] ?? '';
+    return (type.includes('json') ? JSON.parse(text) : text) as T;
+  }
+
+  get<T = KubeObject>(path: string, o?: RequestOptions): Promise<T> {
+    return this.request<T>('GET', path, o);
+  }
+  create<T = KubeObject>(path: string, body: unknown, o: RequestOptions = {}): Promise<T> {
+    return this.request<T>('POST', path, { ...o, body });
+  }
+  replace<T = KubeObject>(path: string, body: unknown, o: RequestOptions = {}): Promise<T> {
+    return this.request<T>('PUT', path, { ...o, body });
+  }
+  patch<T = KubeObject>(path: string, body: unknown, type: 'merge' | 'strategic' | 'json' | 'apply' = 'merge', o: RequestOptions = {}): Promise<T> {
+    const contentType = {
+      merge: 'application/merge-patch+json',
+      strategic: 'application/strategic-merge-patch+json',
+      json: 'application/json-patch+json',
+      apply: 'application/apply-patch+yaml',
+    }[type];
+    return this.request<T>('PATCH', path, { ...o, body, contentType });
+  }
+  delete<T = unknown>(path: string, body?: unknown, o: RequestOptions = {}): Promise<T> {
+    return this.request<T>('DELETE', path, { ...o, ...(body !== undefined ? { body } : {}) });
+  }
+
+  /**
+   * Streams watch events until the server ends the stream or the signal aborts. A 410 (on the
+   * request or as an ERROR event) surfaces as a StatusError with code 410 so callers relist.
+   */
+  async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
+    const res = await this.sendWithFailover('GET', buildPath(path, { ...query, watch: 'true' }), { signal });
+    if ((res.statusCode ?? 0) !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      throw statusFrom(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
+    }
+    let buf = '';
+    try {
+      for await (const chunk of res) {
+        buf += (chunk as Buffer).toString('utf8');
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (!line.trim()) continue;
+          const ev = JSON.parse(line) as WatchEvent<T>;
+          if (ev.type === 'ERROR') {
+            const st = ev.object as unknown as Status;
+            throw new StatusError(st.code ?? 500, st.reason ?? '', st.message ?? 'watch error', st.details);
+          }
+          yield ev;
+        }
+      }
+    } catch (e) {
+      if (signal.aborted) return;
+      throw e;
+    } finally {
+      res.destroy();
+    }
+  }
+}

@@ -1,0 +1,131 @@
+// The cluster CA and the certificates it signs. ECDSA P-256 keys, PEM on disk, made with
+// @peculiar/x509 over Node's WebCrypto so no openssl binary is needed.
+import { webcrypto, randomBytes, X509Certificate as NodeX509 } from 'node:crypto';
+import { isIP } from 'node:net';
+// @peculiar/x509 resolves its ASN.1 services through tsyringe, which needs the Reflect metadata API.
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+
+const crypto = webcrypto;
+type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
+x509.cryptoProvider.set(crypto as never);
+
+const KEY_ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
+const SIGN_ALG = { name: 'ECDSA', hash: 'SHA-256' } as const;
+const DAY = 86_400_000;
+
+export interface CertificateAuthority {
+  certPem: string;
+  keyPem: string;
+}
+
+export interface IssuedCertificate {
+  certPem: string;
+  keyPem: string;
+}
+
+export interface CertificateRequest {
+  commonName: string;
+  organizations?: string[];
+  /** DNS names and IP addresses for the subjectAltName (servers). */
+  hosts?: string[];
+  usage: 'server' | 'client' | 'server-and-client';
+  validDays?: number;
+}
+
+function toPem(der: ArrayBuffer, label: string): string {
+  const b64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
+}
+
+function fromPem(pem: string): ArrayBuffer {
+  const b64 = pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
+  const buf = Buffer.from(b64, 'base64');
+  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
+}
+
+async function newKeyPair(): Promise<CryptoKeyPair> {
+  return (await crypto.subtle.generateKey(KEY_ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+}
+
+async function exportKey(key: CryptoKey): Promise<string> {
+  return toPem(await crypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+}
+
+function serial(): string {
+  // Positive, 16 random bytes: unique without keeping a counter on disk.
+  const b = randomBytes(16);
+  b[0] = b[0]! & 0x7f;
+  return b.toString('hex');
+}
+
+function escapeDn(value: string): string {
+  return value.replace(/([,+"\\<>;=])/g, '\\$1');
+}
+
+export async function createCertificateAuthority(commonName: string, validDays = 3650): Promise<CertificateAuthority> {
+  const keys = await newKeyPair();
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: `CN=${escapeDn(commonName)}`,
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + validDays * DAY),
+    keys: keys as never,
+    signingAlgorithm: SIGN_ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey as never),
+    ],
+  });
+  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKey(keys.privateKey) };
+}
+
+export async function issueCertificate(ca: CertificateAuthority, req: CertificateRequest): Promise<IssuedCertificate> {
+  const caCert = new x509.X509Certificate(ca.certPem);
+  const caKey = await crypto.subtle.importKey('pkcs8', fromPem(ca.keyPem), KEY_ALG, false, ['sign']);
+  const keys = await newKeyPair();
+  const now = Date.now();
+  const subject = [`CN=${escapeDn(req.commonName)}`, ...(req.organizations ?? []).map((o) => `O=${escapeDn(o)}`)].join(', ');
+  const usages: string[] = [];
+  if (req.usage !== 'client') usages.push(x509.ExtendedKeyUsage.serverAuth);
+  if (req.usage !== 'server') usages.push(x509.ExtendedKeyUsage.clientAuth);
+  const extensions: x509.Extension[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.ExtendedKeyUsageExtension(usages, false),
+    await x509.AuthorityKeyIdentifierExtension.create(caCert, false),
+  ];
+  if (req.hosts && req.hosts.length > 0) {
+    extensions.push(
+      new x509.SubjectAlternativeNameExtension(
+        req.hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })),
+        false,
+      ),
+    );
+  }
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject,
+    issuer: caCert.subject,
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + (req.validDays ?? 365) * DAY),
+    publicKey: keys.publicKey as never,
+    signingKey: caKey as never,
+    signingAlgorithm: SIGN_ALG,
+    extensions,
+  });
+  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKey(keys.privateKey) };
+}
+
+/** The SANs (DNS names and IPs) a PEM certificate carries, and when it expires. */
+export function describeCertificate(certPem: string): { hosts: string[]; notAfter: number; subject: string } {
+  const cert = new NodeX509(certPem);
+  const hosts = (cert.subjectAltName ?? '')
+    .split(/,\s*/)
+    .filter(Boolean)
+    .map((entry) => entry.replace(/^(DNS|IP Address):/, ''));
+  return { hosts, notAfter: Date.parse(cert.validTo), subject: cert.subject };
+}

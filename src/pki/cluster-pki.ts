@@ -1,0 +1,74 @@
+// The certificates a server keeps in <data-dir>/tls, created on first start and reused after.
+import { mkdirSync, readFileSync, writeFileSync, existsSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  createCertificateAuthority,
+  describeCertificate,
+  issueCertificate,
+  type CertificateAuthority,
+  type IssuedCertificate,
+} from './certificates.js';
+
+export interface ClusterPki {
+  ca: CertificateAuthority;
+  server: IssuedCertificate;
+  admin: IssuedCertificate;
+}
+
+/** Writes via a temp file and rename so a crash never leaves half a key on disk. */
+export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, data, { mode });
+  renameSync(tmp, path);
+}
+
+function readPair(dir: string, name: string): IssuedCertificate | undefined {
+  const crt = join(dir, `${name}.crt`);
+  const key = join(dir, `${name}.key`);
+  if (!existsSync(crt) || !existsSync(key)) return undefined;
+  return { certPem: readFileSync(crt, 'utf8'), keyPem: readFileSync(key, 'utf8') };
+}
+
+function writePair(dir: string, name: string, pair: IssuedCertificate): void {
+  writeFileAtomic(join(dir, `${name}.key`), pair.keyPem);
+  writeFileAtomic(join(dir, `${name}.crt`), pair.certPem, 0o644);
+}
+
+const RENEW_BEFORE_MS = 30 * 86_400_000;
+
+function stillGood(pair: IssuedCertificate | undefined, hosts: string[]): pair is IssuedCertificate {
+  if (!pair) return false;
+  const info = describeCertificate(pair.certPem);
+  return info.notAfter - Date.now() > RENEW_BEFORE_MS && hosts.every((h) => info.hosts.includes(h));
+}
+
+/**
+ * Loads or creates the cluster CA (unless one is given, e.g. from the shared datastore), a serving
+ * certificate valid for `hosts`, and the admin client certificate (system:masters).
+ */
+export async function ensureClusterPki(dataDir: string, hosts: string[], sharedCa?: CertificateAuthority): Promise<ClusterPki> {
+  const dir = join(dataDir, 'tls');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let ca = sharedCa ?? (readPair(dir, 'ca') as CertificateAuthority | undefined);
+  let caChanged = false;
+  if (!ca) {
+    ca = await createCertificateAuthority(`skiff-ca@${Math.floor(Date.now() / 1000)}`);
+    caChanged = true;
+  } else if (sharedCa) {
+    const onDisk = readPair(dir, 'ca');
+    caChanged = onDisk?.certPem !== sharedCa.certPem;
+  }
+  if (caChanged) writePair(dir, 'ca', ca);
+
+  let server = readPair(dir, 'server');
+  if (caChanged || !stillGood(server, hosts)) {
+    server = await issueCertificate(ca, { commonName: 'skiff-apiserver', hosts, usage: 'server' });
+    writePair(dir, 'server', server);
+  }
+  let admin = readPair(dir, 'admin');
+  if (caChanged || !stillGood(admin, [])) {
+    admin = await issueCertificate(ca, { commonName: 'skiff-admin', organizations: ['system:masters'], usage: 'client' });
+    writePair(dir, 'admin', admin);
+  }
+  return { ca, server, admin };
+}

@@ -1,0 +1,92 @@
+// Runs one `skiff server`: store, certificates, API server, compaction, admin kubeconfig.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { ensureClusterPki, writeFileAtomic } from '../pki/cluster-pki.js';
+import { renderKubeconfig } from '../pki/kubeconfig.js';
+import { ApiServer } from '../apiserver/server.js';
+import { openSqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/store.js';
+import type { Logger } from '../util/log.js';
+
+export interface ServerConfig {
+  dataDir: string;
+  listenHost: string;
+  port: number;
+  advertiseAddress?: string;
+  controlPlaneEndpoint?: string;
+  storage: 'sqlite' | 'etcd';
+  etcdEndpoints: string[];
+  compactIntervalMs: number;
+  compactMinRetain: number;
+  defaultNotReadyTolerationSeconds: number;
+  defaultUnreachableTolerationSeconds: number;
+  watchCacheSize: number;
+  minRequestTimeoutSeconds: number;
+}
+
+export interface RunningServer {
+  api: ApiServer;
+  store: Store;
+  port: number;
+  kubeconfigPath: string;
+  stop(): Promise<void>;
+}
+
+function splitHostPort(hp: string): { host: string; port?: number } {
+  const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(hp);
+  if (!m) return { host: hp };
+  return m[2] ? { host: m[1]!, port: Number(m[2]) } : { host: m[1]! };
+}
+
+export async function runServer(cfg: ServerConfig, log: Logger): Promise<RunningServer> {
+  mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+  if (cfg.storage !== 'sqlite') throw new Error('--storage etcd is not available yet in this build; use --storage sqlite');
+  mkdirSync(join(cfg.dataDir, 'db'), { recursive: true, mode: 0o700 });
+  // The store compacts history (keeping compactMinRetain revisions) and checkpoints its WAL itself.
+  const store = await openSqliteStore({ path: join(cfg.dataDir, 'db', 'state.db'), compactMinRetain: cfg.compactMinRetain, maintenanceIntervalMs: cfg.compactIntervalMs });
+
+  const advertise = cfg.advertiseAddress ?? (cfg.listenHost === '0.0.0.0' || cfg.listenHost === '::' ? '127.0.0.1' : cfg.listenHost);
+  const endpoint = cfg.controlPlaneEndpoint ? splitHostPort(cfg.controlPlaneEndpoint) : undefined;
+  const hosts = [...new Set(['127.0.0.1', 'localhost', hostname(), cfg.listenHost, advertise, ...(endpoint ? [endpoint.host] : []), 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'])].filter(
+    (h) => h && h !== '0.0.0.0' && h !== '::',
+  );
+  const pki = await ensureClusterPki(cfg.dataDir, hosts);
+
+  const api = new ApiServer({
+    store,
+    log,
+    host: cfg.listenHost,
+    port: cfg.port,
+    tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, caPem: pki.ca.certPem },
+    advertiseAddress: `${advertise}:${cfg.port}`,
+    watchCacheSize: cfg.watchCacheSize,
+    minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
+    admission: { defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds },
+  });
+  const port = await api.start();
+
+  const serverUrl = endpoint ? `https://${endpoint.host}:${endpoint.port ?? port}` : `https://${advertise.includes(':') ? `[${advertise}]` : advertise}:${port}`;
+  const kubeconfigPath = join(cfg.dataDir, 'kubeconfig');
+  writeFileAtomic(
+    kubeconfigPath,
+    renderKubeconfig({ clusterName: 'skiff', server: serverUrl, caPem: pki.ca.certPem, user: 'admin', clientCertPem: pki.admin.certPem, clientKeyPem: pki.admin.keyPem }),
+  );
+  log.info({ kubeconfig: kubeconfigPath, server: serverUrl }, 'admin kubeconfig written');
+
+
+  return {
+    api,
+    store,
+    port,
+    kubeconfigPath,
+    async stop() {
+      await api.stop();
+      await store.close();
+    },
+  };
+}
+
+export function readKubeconfigFile(path: string): string {
+  return readFileSync(path, 'utf8');
+}
