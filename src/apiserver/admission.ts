@@ -31,3 +31,51 @@ export function defaultTolerationSeconds(pod: KubeObject, opts: AdmissionOptions
   if (!covers(UNREACHABLE)) add.push({ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: opts.defaultUnreachableTolerationSeconds });
   if (add.length > 0) spec.tolerations = [...tolerations, ...add];
 }
+
+export interface ServiceAddressesInUse {
+  clusterIPs: Set<string>;
+  nodePorts: Set<number>;
+}
+
+/** The service CIDR (k3s' default) and NodePort range; ClusterIPs are bookkeeping only in skiff. */
+const SERVICE_CIDR_BASE = [10, 43];
+const NODE_PORT_RANGE = [30000, 32767] as const;
+
+/**
+ * Assigns a ClusterIP (and NodePorts) to a new Service that did not ask for specific ones, as
+ * upstream's service IP allocator does. The first address of the range is kept for `kubernetes`.
+ */
+export function allocateServiceAddresses(svc: KubeObject, inUse: ServiceAddressesInUse, reserved?: string): void {
+  const spec = (svc.spec ??= {}) as { type?: string; clusterIP?: string; clusterIPs?: string[]; ports?: { nodePort?: number }[] };
+  const type = spec.type ?? 'ClusterIP';
+  if (type !== 'ExternalName' && !spec.clusterIP) {
+    let ip = reserved;
+    for (let attempt = 0; !ip && attempt < 65_000; attempt++) {
+      const n = 2 + Math.floor(Math.random() * 65_000);
+      const candidate = `${SERVICE_CIDR_BASE[0]}.${SERVICE_CIDR_BASE[1]}.${n >> 8}.${n & 255}`;
+      if (!inUse.clusterIPs.has(candidate)) ip = candidate;
+    }
+    if (ip) {
+      spec.clusterIP = ip;
+      spec.clusterIPs = [ip];
+    }
+  } else if (spec.clusterIP && !spec.clusterIPs) {
+    spec.clusterIPs = [spec.clusterIP];
+  }
+  if (type === 'NodePort' || type === 'LoadBalancer') {
+    for (const port of spec.ports ?? []) {
+      if (port.nodePort) continue;
+      for (let attempt = 0; attempt < 10_000; attempt++) {
+        const p = NODE_PORT_RANGE[0] + Math.floor(Math.random() * (NODE_PORT_RANGE[1] - NODE_PORT_RANGE[0] + 1));
+        if (!inUse.nodePorts.has(p)) {
+          port.nodePort = p;
+          inUse.nodePorts.add(p);
+          break;
+        }
+      }
+    }
+  }
+}
+
+/** The ClusterIP of `default/kubernetes`: the first usable address of the service range. */
+export const KUBERNETES_SERVICE_IP = `${SERVICE_CIDR_BASE[0]}.${SERVICE_CIDR_BASE[1]}.0.1`;

@@ -262,6 +262,7 @@ export class ObjectStore {
     // Nodes may set status on create (kubelets register with it); other kinds start with none.
     if (this.rt.hasStatus && this.rt.kind !== 'Node') delete obj.status;
     this.rt.defaults(obj);
+    this.rt.prepareForCreate?.(obj);
     this.admit('create', obj, undefined);
     const causes = this.rt.validate(obj, undefined);
     if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, meta.name ?? '', causes);
@@ -350,6 +351,9 @@ export class ObjectStore {
       // Status writers (kubelets, controllers) change status only; labels and the rest stay.
       next = { ...structuredClone(old), status: input.status };
       if (input.status === undefined) delete next.status;
+    } else if (subresource === 'binding') {
+      // The binding computed spec.nodeName and the PodScheduled condition itself.
+      next = input;
     } else {
       next = input;
       if (this.rt.hasStatus) {
@@ -383,9 +387,15 @@ export class ObjectStore {
     } else {
       delete meta.generation;
     }
-    if (subresource !== 'status') this.admit('update', next, old);
-    const causes = this.rt.validate(next, old);
-    if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
+    if (subresource === undefined || subresource === 'scale') {
+      this.rt.prepareForUpdate?.(next, old);
+      this.admit('update', next, old);
+    }
+    // A binding is the one write allowed to set a pod's nodeName; upstream skips update validation for it.
+    if (subresource !== 'binding') {
+      const causes = this.rt.validate(next, old);
+      if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
+    }
     if (ctx.managedFieldsSet) return next;
     meta.managedFields = old.metadata.managedFields;
     updateManagedFields(old, next, {

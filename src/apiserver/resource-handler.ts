@@ -218,7 +218,8 @@ export class ResourceHandler {
         const created = await store.create(info.namespace, object, { ...ctx, managedFieldsSet: true });
         return sendJson(res, 201, created, { warnings: ctx.warnings });
       }
-      const updated = await store.update(info.namespace, info.name!, (cur) => applyServerSide(cur, applied, { manager: ctx.fieldManager, force, gvk, now }).object, { ...ctx, managedFieldsSet: true }, {
+      const sub = info.subresource ? { subresource: info.subresource } : {};
+      const updated = await store.update(info.namespace, info.name!, (cur) => applyServerSide(cur, applied, { manager: ctx.fieldManager, force, gvk, now, ...sub }).object, { ...ctx, managedFieldsSet: true }, {
         preconditionRv: () => applied.metadata.resourceVersion,
         ...(info.subresource ? { subresource: info.subresource } : {}),
       });

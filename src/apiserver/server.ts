@@ -18,7 +18,8 @@ import { ApiMetrics } from './metrics.js';
 import { ObjectStore, type NamespaceLookup } from './object-store.js';
 import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
 import { WatchCache } from './watch-cache.js';
-import { defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
+import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
+import { alwaysMatch } from './watch-cache.js';
 import type { UserInfo } from './request-context.js';
 
 export interface ApiServerOptions {
@@ -77,7 +78,7 @@ export class ApiServer {
         log: this.log,
         ...(opts.watchCacheSize ? { capacity: opts.watchCacheSize } : {}),
       });
-      const admit = rt.resource === 'pods' && rt.group === '' ? (op: 'create' | 'update', obj: KubeObject) => op === 'create' && defaultTolerationSeconds(obj, admission) : undefined;
+      const admit = this.admissionFor(rt, admission);
       this.stores.set(rt, new ObjectStore(rt, opts.store, this.clock, cache, namespaces, admit));
     }
     this.handler = new ResourceHandler({
@@ -90,6 +91,26 @@ export class ApiServer {
       watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs ?? 60_000,
       minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
     });
+  }
+
+  /** Admission plugins by resource: DefaultTolerationSeconds for pods, address allocation for services. */
+  private admissionFor(rt: ResourceType, admission: AdmissionOptions): ((op: 'create' | 'update', obj: KubeObject) => void) | undefined {
+    if (rt.group !== '') return undefined;
+    if (rt.resource === 'pods') return (op, obj) => void (op === 'create' && defaultTolerationSeconds(obj, admission));
+    if (rt.resource === 'services') {
+      return (op, obj) => {
+        if (op !== 'create') return;
+        const inUse = { clusterIPs: new Set<string>([KUBERNETES_SERVICE_IP]), nodePorts: new Set<number>() };
+        for (const svc of this.storeByResource('', 'services').cache.list(alwaysMatch, '/registry/services/').items) {
+          const spec = (svc.spec ?? {}) as { clusterIP?: string; ports?: { nodePort?: number }[] };
+          if (spec.clusterIP) inUse.clusterIPs.add(spec.clusterIP);
+          for (const p of spec.ports ?? []) if (p.nodePort) inUse.nodePorts.add(p.nodePort);
+        }
+        const isKubernetes = obj.metadata.namespace === 'default' && obj.metadata.name === 'kubernetes';
+        allocateServiceAddresses(obj, inUse, isKubernetes ? KUBERNETES_SERVICE_IP : undefined);
+      };
+    }
+    return undefined;
   }
 
   storeByResource(group: string, resource: string): ObjectStore {
