@@ -16,7 +16,7 @@ export interface Authorizer {
 }
 
 /** Paths anyone may read, as upstream's system:public-info-viewer role allows (load balancer health checks). */
-const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/skiff/v1/ca']);
 
 export function isPublicPath(path: string): boolean {
   return PUBLIC_PATHS.has(path) || path.startsWith('/healthz/') || path.startsWith('/livez/') || path.startsWith('/readyz/');

@@ -23,6 +23,7 @@ import type { Clock } from '../util/clock.js';
 import { WatchCache, type WatchFilter } from './watch-cache.js';
 import type { WriteContext } from './request-context.js';
 import { updateManagedFields } from './patch/index.js';
+import { nodeRestriction } from './node-authorizer.js';
 
 export interface ListOptions {
   filter: WatchFilter;
@@ -261,6 +262,8 @@ export class ObjectStore {
     else delete meta.generation;
     // Nodes may set status on create (kubelets register with it); other kinds start with none.
     if (this.rt.hasStatus && this.rt.kind !== 'Node') delete obj.status;
+    const restricted = nodeRestriction(ctx.user, this.rt.resource, obj);
+    if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, meta.name);
     this.rt.defaults(obj);
     this.rt.prepareForCreate?.(obj);
     this.admit('create', obj, undefined);

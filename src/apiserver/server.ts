@@ -20,7 +20,12 @@ import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
 import { WatchCache } from './watch-cache.js';
 import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
 import { alwaysMatch } from './watch-cache.js';
-import type { UserInfo } from './request-context.js';
+import type { UserInfo, WriteContext } from './request-context.js';
+import type { CertificateAuthority } from '../pki/certificates.js';
+import { NodeAuthorizer } from './node-authorizer.js';
+import { AgentLogProxy } from './pod-logs.js';
+import { BootstrapAuthorizer, CA_PATH, JOIN_PATH, serveJoin } from './join.js';
+import { parseToken, tokenMatches, tokenSecret, tokenSecretName, TOKEN_NAMESPACE } from '../auth/bootstrap-token.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -29,6 +34,12 @@ export interface ApiServerOptions {
   host: string;
   port: number;
   tls: { certPem: string; keyPem: string; caPem: string };
+  /** The cluster CA, for signing node credentials at join. */
+  ca: CertificateAuthority;
+  /** Client certificate presented to agents when fetching pod logs. */
+  kubeletClient?: { certPem: string; keyPem: string };
+  /** Bootstrap tokens to make valid at start (`skiff server --token`). */
+  bootstrapTokens?: string[];
   authenticator?: Authenticator;
   authorizer?: Authorizer;
   admission?: Partial<AdmissionOptions>;
@@ -48,6 +59,11 @@ const INDEXED_FIELDS: Record<string, Record<string, (o: KubeObject) => string | 
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
+/** The API server's own writes (default namespaces, tokens from flags). */
+function SYSTEM_CONTEXT(): WriteContext {
+  return { user: { name: 'system:apiserver', groups: ['system:masters'] }, fieldManager: 'skiff-apiserver', dryRun: false, fieldValidation: 'Ignore', warnings: [] };
+}
+
 export class ApiServer {
   readonly clock: Clock;
   readonly metrics = new ApiMetrics();
@@ -63,8 +79,10 @@ export class ApiServer {
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
-    this.authenticator = opts.authenticator ?? new Authenticator();
-    this.authorizer = opts.authorizer ?? new MastersAuthorizer();
+    this.authenticator = opts.authenticator ?? new Authenticator([{ authenticate: (t) => this.authenticateBootstrapToken(t) }]);
+    this.authorizer =
+      opts.authorizer ??
+      new MastersAuthorizer(new NodeAuthorizer((ns, name) => this.storeByResource('', 'pods').tryGet(ns, name), new BootstrapAuthorizer()));
     const admission: AdmissionOptions = {
       defaultNotReadyTolerationSeconds: opts.admission?.defaultNotReadyTolerationSeconds ?? 300,
       defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
@@ -87,7 +105,11 @@ export class ApiServer {
       storeFor: (rt) => this.stores.get(rt)!,
       storeByResource: (group, resource) => this.storeByResource(group, resource),
       indexedFields: (rt) => Object.keys(INDEXED_FIELDS[rt.resource] ?? {}),
-      ...(opts.podLogs ? { podLogs: opts.podLogs } : {}),
+      ...(opts.podLogs
+        ? { podLogs: opts.podLogs }
+        : opts.kubeletClient
+          ? { podLogs: new AgentLogProxy((name) => this.storeByResource('', 'nodes').tryGet(undefined, name), opts.kubeletClient) }
+          : {}),
       watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs ?? 60_000,
       minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
     });
@@ -118,6 +140,32 @@ export class ApiServer {
     throw new Error(`no storage for ${resource}.${group}`);
   }
 
+  private async authenticateBootstrapToken(token: string): Promise<UserInfo | undefined> {
+    const parsed = parseToken(token);
+    if (!parsed) return undefined;
+    const secret = await this.storeByResource('', 'secrets').tryGet(TOKEN_NAMESPACE, tokenSecretName(parsed.id));
+    if (!secret || !tokenMatches(secret, parsed, this.clock.now())) return undefined;
+    return { name: `system:bootstrap:${parsed.id}`, groups: ['system:bootstrappers', 'system:bootstrappers:skiff:default-node-token'] };
+  }
+
+  /** Makes the tokens given on the command line valid (without expiry), creating their Secrets. */
+  private async ensureBootstrapTokens(): Promise<void> {
+    const secrets = this.storeByResource('', 'secrets');
+    for (const token of this.opts.bootstrapTokens ?? []) {
+      const parsed = parseToken(token);
+      if (!parsed) throw new Error('--token must look like abcdef.0123456789abcdef ([a-z0-9]{6}.[a-z0-9]{16})');
+      const existing = await secrets.tryGet(TOKEN_NAMESPACE, tokenSecretName(parsed.id));
+      if (existing && tokenMatches(existing, parsed, this.clock.now())) continue;
+      const body = tokenSecret(parsed, { now: this.clock.now(), description: 'skiff server --token' });
+      try {
+        if (existing) await secrets.update(TOKEN_NAMESPACE, tokenSecretName(parsed.id), () => ({ ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata.resourceVersion } }), SYSTEM_CONTEXT());
+        else await secrets.create(TOKEN_NAMESPACE, body, SYSTEM_CONTEXT());
+      } catch (e) {
+        if (!isStatusError(e, 'AlreadyExists') && !isStatusError(e, 'Conflict')) throw e;
+      }
+    }
+  }
+
   private async namespacePhase(name: string): Promise<'Active' | 'Terminating' | undefined> {
     const ns = await this.storeByResource('', 'namespaces').tryGet(undefined, name);
     if (!ns) return undefined;
@@ -129,6 +177,7 @@ export class ApiServer {
     for (const s of this.stores.values()) s.cache.start();
     await Promise.all([...this.stores.values()].map((s) => s.cache.whenReady()));
     await this.ensureDefaultNamespaces();
+    await this.ensureBootstrapTokens();
     const server = https.createServer(
       { key: this.opts.tls.keyPem, cert: this.opts.tls.certPem, ca: this.opts.tls.caPem, requestCert: true, rejectUnauthorized: false },
       (req, res) => void this.serve(req, res),
@@ -161,11 +210,10 @@ export class ApiServer {
 
   private async ensureDefaultNamespaces(): Promise<void> {
     const namespaces = this.storeByResource('', 'namespaces');
-    const system: UserInfo = { name: 'system:apiserver', groups: ['system:masters'] };
     for (const name of DEFAULT_NAMESPACES) {
       if (await namespaces.tryGet(undefined, name)) continue;
       try {
-        await namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { user: system, fieldManager: 'skiff-apiserver', dryRun: false, fieldValidation: 'Ignore', warnings: [] });
+        await namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, SYSTEM_CONTEXT());
       } catch (e) {
         // Another member may have created it first.
         if (!isStatusError(e, 'AlreadyExists')) throw e;
@@ -187,7 +235,7 @@ export class ApiServer {
       const denied = await this.authorizer.authorize(user, info);
       if (denied !== undefined) throw forbidden(forbiddenMessage(user, info), info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? info.name : undefined);
       if (info.kind === 'resource') await this.handler.handle(req, res, info, url.searchParams, user);
-      else await this.nonResource(req, res, info.path, url);
+      else await this.nonResource(req, res, info.path, url, user);
     } catch (e) {
       this.fail(res, e, req);
     } finally {
@@ -208,7 +256,7 @@ export class ApiServer {
     sendStatus(res, internalError(e instanceof Error ? e.message : String(e)).status);
   }
 
-  private async nonResource(req: IncomingMessage, res: ServerResponse, path: string, url: URL): Promise<void> {
+  private async nonResource(req: IncomingMessage, res: ServerResponse, path: string, url: URL, user?: UserInfo): Promise<void> {
     const accept = req.headers.accept ?? '';
     const p = path.replace(/\/+$/, '') || '/';
     switch (p) {
@@ -242,6 +290,11 @@ export class ApiServer {
       case '/apis':
         if (wantsAggregated(accept)) return this.sendAggregated(res, false, accept);
         return sendJson(res, 200, this.discovery.apiGroupList());
+      case CA_PATH:
+        return sendJson(res, 200, { caPem: this.opts.ca.certPem });
+      case JOIN_PATH:
+        if (!user) throw unauthorized();
+        return serveJoin(req, res, user, this.opts.ca);
       case '/openapi/v3':
         return sendJson(res, 200, this.discovery.openApiIndex());
     }

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { serverCommand } from './server.js';
 import { kubectlCommand } from './kubectl.js';
 import { upCommand } from './up.js';
+import { tokenCommand } from './token.js';
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('skiff')
@@ -11,5 +12,6 @@ export async function main(argv: string[]): Promise<void> {
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
   program.addCommand(kubectlCommand());
+  program.addCommand(tokenCommand());
   await program.parseAsync(argv);
 }

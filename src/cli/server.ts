@@ -13,7 +13,7 @@ export function serverCommand(): Command {
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--etcd-endpoints <urls>', 'etcd client URLs, comma-separated', listArg, [])
     .option('--control-plane-endpoint <host:port>', 'shared endpoint (load balancer) put into certificates and kubeconfigs')
-    .option('--token <token>', 'cluster join token')
+    .option('--token <token>', 'a bootstrap token (abcdef.0123456789abcdef) agents may join with')
     .option('--compact-interval <duration>', 'how often old store history is compacted', durationArg, 300_000)
     .option('--compact-min-retain <revisions>', 'revisions of history always kept', intArg, 1000)
     .option('--default-not-ready-toleration-seconds <n>', 'toleration added to pods for the not-ready taint', intArg, 300)
@@ -39,6 +39,7 @@ export function serverCommand(): Command {
         defaultUnreachableTolerationSeconds: o.defaultUnreachableTolerationSeconds as number,
         watchCacheSize: o.watchCacheSize as number,
         minRequestTimeoutSeconds: o.minRequestTimeoutSeconds as number,
+        ...(o.token ? { token: o.token as string } : {}),
       },
       log,
     );

@@ -1,6 +1,6 @@
 // The cluster CA and the certificates it signs. ECDSA P-256 keys, PEM on disk, made with
 // @peculiar/x509 over Node's WebCrypto so no openssl binary is needed.
-import { webcrypto, randomBytes, X509Certificate as NodeX509 } from 'node:crypto';
+import { createHash, webcrypto, randomBytes, X509Certificate as NodeX509 } from 'node:crypto';
 import { isIP } from 'node:net';
 // @peculiar/x509 resolves its ASN.1 services through tsyringe, which needs the Reflect metadata API.
 import 'reflect-metadata';
@@ -84,9 +84,30 @@ export async function createCertificateAuthority(commonName: string, validDays =
 }
 
 export async function issueCertificate(ca: CertificateAuthority, req: CertificateRequest): Promise<IssuedCertificate> {
+  const keys = await newKeyPair();
+  const certPem = await signCertificate(ca, keys.publicKey, req);
+  return { certPem, keyPem: await exportKey(keys.privateKey) };
+}
+
+/**
+ * Signs a PKCS#10 request: the requester keeps its private key. The request's own subject is
+ * ignored; the caller decides the identity (e.g. system:node:<name>).
+ */
+export async function signCertificateRequest(ca: CertificateAuthority, csrPem: string, req: CertificateRequest): Promise<string> {
+  let csr: x509.Pkcs10CertificateRequest;
+  try {
+    csr = new x509.Pkcs10CertificateRequest(csrPem);
+  } catch (e) {
+    throw new Error(`not a PEM certificate request: ${(e as Error).message}`);
+  }
+  if (!(await csr.verify())) throw new Error('the certificate request signature does not verify');
+  const publicKey = await csr.publicKey.export();
+  return signCertificate(ca, publicKey as unknown as CryptoKey, req);
+}
+
+async function signCertificate(ca: CertificateAuthority, publicKey: CryptoKey, req: CertificateRequest): Promise<string> {
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await crypto.subtle.importKey('pkcs8', fromPem(ca.keyPem), KEY_ALG, false, ['sign']);
-  const keys = await newKeyPair();
   const now = Date.now();
   const subject = [`CN=${escapeDn(req.commonName)}`, ...(req.organizations ?? []).map((o) => `O=${escapeDn(o)}`)].join(', ');
   const usages: string[] = [];
@@ -112,12 +133,17 @@ export async function issueCertificate(ca: CertificateAuthority, req: Certificat
     issuer: caCert.subject,
     notBefore: new Date(now - 60_000),
     notAfter: new Date(now + (req.validDays ?? 365) * DAY),
-    publicKey: keys.publicKey as never,
+    publicKey: publicKey as never,
     signingKey: caKey as never,
     signingAlgorithm: SIGN_ALG,
     extensions,
   });
-  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKey(keys.privateKey) };
+  return cert.toString('pem') + '\n';
+}
+
+/** sha256 of the certificate's DER, as kubeadm's discovery-token-ca-cert-hash ("sha256:<hex>"). */
+export function certificateHash(certPem: string): string {
+  return `sha256:${createHash('sha256').update(new NodeX509(certPem).raw).digest('hex')}`;
 }
 
 /** The SANs (DNS names and IPs) a PEM certificate carries, and when it expires. */

@@ -13,6 +13,8 @@ export interface ClusterPki {
   ca: CertificateAuthority;
   server: IssuedCertificate;
   admin: IssuedCertificate;
+  /** What the API server presents to agents when it fetches logs. */
+  kubeletClient: IssuedCertificate;
 }
 
 /** Writes via a temp file and rename so a crash never leaves half a key on disk. */
@@ -70,5 +72,10 @@ export async function ensureClusterPki(dataDir: string, hosts: string[], sharedC
     admin = await issueCertificate(ca, { commonName: 'skiff-admin', organizations: ['system:masters'], usage: 'client' });
     writePair(dir, 'admin', admin);
   }
-  return { ca, server, admin };
+  let kubeletClient = readPair(dir, 'kubelet-client');
+  if (caChanged || !stillGood(kubeletClient, [])) {
+    kubeletClient = await issueCertificate(ca, { commonName: 'skiff-apiserver-kubelet-client', organizations: ['system:masters'], usage: 'client' });
+    writePair(dir, 'kubelet-client', kubeletClient);
+  }
+  return { ca, server, admin, kubeletClient };
 }

@@ -23,6 +23,8 @@ export interface ServerConfig {
   defaultUnreachableTolerationSeconds: number;
   watchCacheSize: number;
   minRequestTimeoutSeconds: number;
+  /** A bootstrap token agents may join with (`--token`). */
+  token?: string;
 }
 
 export interface RunningServer {
@@ -59,6 +61,9 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     host: cfg.listenHost,
     port: cfg.port,
     tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, caPem: pki.ca.certPem },
+    ca: pki.ca,
+    kubeletClient: pki.kubeletClient,
+    ...(cfg.token ? { bootstrapTokens: [cfg.token] } : {}),
     advertiseAddress: `${advertise}:${cfg.port}`,
     watchCacheSize: cfg.watchCacheSize,
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,

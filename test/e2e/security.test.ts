@@ -1,0 +1,119 @@
+// Bootstrap tokens, joining with a certificate request, and what a node credential may do.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+import { TestServer, SKIFF_BIN } from '../support/cluster.js';
+import { ApiClient } from '../../src/client/rest.js';
+import { isStatusError } from '../../src/api/errors.js';
+import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
+import { certificateHash } from '../../src/pki/certificates.js';
+
+x509.cryptoProvider.set(webcrypto as never);
+
+function skiff(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [SKIFF_BIN, ...args], (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr }));
+  });
+}
+
+async function csrFor(name: string): Promise<{ csrPem: string; keyPem: string }> {
+  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+  const keys = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']);
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: `CN=${name}`, keys: keys as never, signingAlgorithm: alg });
+  const der = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
+  const keyPem = `-----BEGIN PRIVATE KEY-----\n${Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END PRIVATE KEY-----\n`;
+  return { csrPem: csr.toString('pem'), keyPem };
+}
+
+describe('tokens, join and node credentials', () => {
+  const s = new TestServer('security');
+  const flagToken = 'abcdef.0123456789abcdef';
+  let server = '';
+  let caPem = '';
+  before(async () => {
+    await s.start(['--token', flagToken]);
+    const kc = parseKubeconfig(readFileSync(s.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
+    server = kc.server;
+    caPem = kc.caPem!;
+  });
+  after(async () => {
+    await s.stop();
+    s.cleanup();
+  });
+
+  const join = async (token: string, nodeName: string) => {
+    const { csrPem, keyPem } = await csrFor('ignored');
+    const anon = new ApiClient({ servers: [server], caPem, token });
+    try {
+      const res = await anon.request<{ certificatePem: string; caPem: string }>('POST', '/skiff/v1/join', { body: { nodeName, csrPem } });
+      return new ApiClient({ servers: [server], caPem: res.caPem, clientCertPem: res.certificatePem, clientKeyPem: keyPem });
+    } finally {
+      anon.close();
+    }
+  };
+
+  it('serves the CA publicly so agents can pin it by hash', async () => {
+    const anon = new ApiClient({ servers: [server], caPem });
+    const res = await anon.get<{ caPem: string }>('/skiff/v1/ca');
+    assert.equal(certificateHash(res.caPem), certificateHash(caPem));
+    anon.close();
+  });
+
+  it('creates, lists and revokes tokens', async () => {
+    const created = await skiff(['token', 'create', '--kubeconfig', s.kubeconfig, '--ttl', '1h', '--description', 'ci']);
+    assert.equal(created.code, 0, created.stderr);
+    const token = created.stdout.trim();
+    assert.match(token, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    const listed = await skiff(['token', 'list', '--kubeconfig', s.kubeconfig]);
+    assert.match(listed.stdout, new RegExp(`^${token.split('.')[0]}\\s`, 'm'));
+    assert.match(listed.stdout, /^abcdef\s+<forever>/m);
+    const node = await join(token, 'joined-1');
+    node.close();
+    const deleted = await skiff(['token', 'delete', token.split('.')[0]!, '--kubeconfig', s.kubeconfig]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    await assert.rejects(join(token, 'joined-2'), (e) => isStatusError(e) && e.code === 401);
+  });
+
+  it('refuses a wrong token and a malformed request', async () => {
+    await assert.rejects(join('abcdef.ffffffffffffffff', 'n'), (e) => isStatusError(e) && e.code === 401);
+    const anon = new ApiClient({ servers: [server], caPem, token: flagToken });
+    await assert.rejects(anon.request('POST', '/skiff/v1/join', { body: { nodeName: 'Bad_Name', csrPem: 'x' } }), (e) => isStatusError(e) && e.code === 400);
+    await assert.rejects(anon.request('POST', '/skiff/v1/join', { body: { nodeName: 'ok', csrPem: 'not a csr' } }), (e) => isStatusError(e) && e.code === 400);
+    // A bootstrap token grants nothing but joining.
+    await assert.rejects(anon.get('/api/v1/namespaces/kube-system/secrets'), (e) => isStatusError(e) && e.code === 403);
+    anon.close();
+  });
+
+  it('lets a node write only its own Node, Lease and pods', async () => {
+    const node = await join(flagToken, 'worker-a');
+    const admin = s.client();
+    try {
+      await node.create('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-a' } });
+      await assert.rejects(node.create('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-b' } }), (e) => isStatusError(e) && e.code === 403);
+      await admin.create('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-b' } });
+      await node.patch('/api/v1/nodes/worker-a/status', { status: { conditions: [{ type: 'Ready', status: 'True' }] } }, 'strategic');
+      await assert.rejects(node.patch('/api/v1/nodes/worker-b', { metadata: { labels: { x: 'y' } } }), (e) => isStatusError(e) && e.code === 403);
+      await node.create('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', { metadata: { name: 'worker-a' }, spec: { holderIdentity: 'worker-a' } });
+      await assert.rejects(
+        node.create('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', { metadata: { name: 'worker-b' }, spec: {} }),
+        (e) => isStatusError(e) && e.code === 403,
+      );
+      const pod = (name: string, nodeName: string) => ({ metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'i' }] } });
+      await admin.create('/api/v1/namespaces/default/pods', pod('mine', 'worker-a'));
+      await admin.create('/api/v1/namespaces/default/pods', pod('theirs', 'worker-b'));
+      await node.patch('/api/v1/namespaces/default/pods/mine/status', { status: { phase: 'Running' } }, 'strategic');
+      await assert.rejects(node.patch('/api/v1/namespaces/default/pods/theirs/status', { status: { phase: 'Running' } }, 'strategic'), (e) => isStatusError(e) && e.code === 403);
+      const pods = await node.get<{ items: unknown[] }>('/api/v1/pods', { query: { fieldSelector: 'spec.nodeName=worker-a' } });
+      assert.equal(pods.items.length, 1);
+      await assert.rejects(node.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'nope' } }), (e) => isStatusError(e) && e.code === 403);
+      await node.delete('/api/v1/namespaces/default/pods/mine', { gracePeriodSeconds: 0 });
+    } finally {
+      node.close();
+      admin.close();
+    }
+  });
+});
