@@ -245,6 +245,7 @@ export class ResourceHandler {
           const obj = await this.readObject(req, rt, ctx);
           if (sub === 'finalize') {
             const updated = await store.update(info.namespace, info.name, (cur) => ({ ...cur, spec: { ...((cur.spec as object) ?? {}), finalizers: ((obj.spec ?? {}) as { finalizers?: string[] }).finalizers ?? [] } }), ctx, {
+              subresource: 'finalize',
               preconditionRv: () => obj.metadata.resourceVersion,
             });
             return sendJson(res, 200, updated);

@@ -19,7 +19,20 @@ export function serverCommand(): Command {
     .option('--default-not-ready-toleration-seconds <n>', 'toleration added to pods for the not-ready taint', intArg, 300)
     .option('--default-unreachable-toleration-seconds <n>', 'toleration added to pods for the unreachable taint', intArg, 300)
     .option('--watch-cache-size <events>', 'events each resource keeps for resuming watches', intArg, 10_000)
-    .option('--min-request-timeout <seconds>', 'watches without timeoutSeconds last between this and twice this', intArg, 1800);
+    .option('--min-request-timeout <seconds>', 'watches without timeoutSeconds last between this and twice this', intArg, 1800)
+    .option('--leader-elect-lease-duration <duration>', 'how long a controller-manager lease is valid', durationArg, 15_000)
+    .option('--leader-elect-renew-deadline <duration>', 'how long the leader keeps trying to renew before stepping down', durationArg, 10_000)
+    .option('--leader-elect-retry-period <duration>', 'how often candidates try to acquire and leaders renew', durationArg, 2_000)
+    .option('--node-monitor-period <duration>', 'how often node health is checked', durationArg, 5_000)
+    .option('--node-monitor-grace-period <duration>', 'lease age after which a node is Unknown (NotReady)', durationArg, 50_000)
+    .option('--node-startup-grace-period <duration>', 'grace for a node that has never reported Ready', durationArg, 60_000)
+    .option('--pod-gc-orphan-quarantine <duration>', 'how long a pod of a missing node waits before deletion', durationArg, 40_000)
+    .option('--node-gc-timeout <duration>', 'lost contact after which a Node object is deleted', durationArg, 3_600_000)
+    .option('--terminated-pod-gc-threshold <n>', 'terminated pods kept before the oldest are deleted (0: off)', intArg, 12_500)
+    .option('--large-cluster-size-threshold <n>', 'zone size above which eviction slows in partial disruption', intArg, 50)
+    .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes that makes a zone unhealthy', Number, 0.55)
+    .option('--node-eviction-rate <perSecond>', 'nodes per second whose pods may be evicted in a healthy zone', Number, 0.1)
+    .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01);
   addConfigFile(cmd);
   cmd.action(async (o: Record<string, unknown>) => {
     const log = createLogger('skiff-server');
@@ -40,6 +53,23 @@ export function serverCommand(): Command {
         watchCacheSize: o.watchCacheSize as number,
         minRequestTimeoutSeconds: o.minRequestTimeoutSeconds as number,
         ...(o.token ? { token: o.token as string } : {}),
+        controllers: {
+          nodeMonitorPeriodMs: o.nodeMonitorPeriod as number,
+          nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,
+          nodeStartupGracePeriodMs: o.nodeStartupGracePeriod as number,
+          podGcOrphanQuarantineMs: o.podGcOrphanQuarantine as number,
+          nodeGcTimeoutMs: o.nodeGcTimeout as number,
+          terminatedPodGcThreshold: o.terminatedPodGcThreshold as number,
+          largeClusterSizeThreshold: o.largeClusterSizeThreshold as number,
+          unhealthyZoneThreshold: o.unhealthyZoneThreshold as number,
+          nodeEvictionRate: o.nodeEvictionRate as number,
+          secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
+        },
+        leaderElection: {
+          leaseDurationMs: o.leaderElectLeaseDuration as number,
+          renewDeadlineMs: o.leaderElectRenewDeadline as number,
+          retryPeriodMs: o.leaderElectRetryPeriod as number,
+        },
       },
       log,
     );

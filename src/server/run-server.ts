@@ -8,6 +8,10 @@ import { ApiServer } from '../apiserver/server.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../util/log.js';
+import { ApiClient } from '../client/rest.js';
+import { ControllerManager, type ControllerOptions, type LeaderElectionTimings } from '../controllers/manager.js';
+import { allControllers } from '../controllers/index.js';
+import { systemClock } from '../util/clock.js';
 
 export interface ServerConfig {
   dataDir: string;
@@ -25,6 +29,8 @@ export interface ServerConfig {
   minRequestTimeoutSeconds: number;
   /** A bootstrap token agents may join with (`--token`). */
   token?: string;
+  controllers: ControllerOptions;
+  leaderElection: LeaderElectionTimings;
 }
 
 export interface RunningServer {
@@ -32,6 +38,7 @@ export interface RunningServer {
   store: Store;
   port: number;
   kubeconfigPath: string;
+  manager: ControllerManager;
   stop(): Promise<void>;
 }
 
@@ -80,12 +87,30 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   log.info({ kubeconfig: kubeconfigPath, server: serverUrl }, 'admin kubeconfig written');
 
 
+  // Controllers talk to their own server over loopback HTTPS, exactly as they would to another member.
+  const loopbackHost = cfg.listenHost === '0.0.0.0' ? '127.0.0.1' : cfg.listenHost === '::' ? '::1' : cfg.listenHost;
+  const controllerClient = new ApiClient({
+    servers: [`https://${loopbackHost.includes(':') ? `[${loopbackHost}]` : loopbackHost}:${port}`],
+    caPem: pki.ca.certPem,
+    clientCertPem: pki.admin.certPem,
+    clientKeyPem: pki.admin.keyPem,
+    timeoutMs: 30_000,
+    userAgent: 'skiff-controller-manager/0.1.0',
+  });
+  const manager = new ControllerManager(controllerClient, allControllers(), systemClock, log, cfg.controllers, cfg.leaderElection);
+  const stopControllers = new AbortController();
+  const managerDone = manager.run(stopControllers.signal);
+
   return {
     api,
     store,
     port,
     kubeconfigPath,
+    manager,
     async stop() {
+      stopControllers.abort();
+      await managerDone.catch(() => {});
+      controllerClient.close();
       await api.stop();
       await store.close();
     },

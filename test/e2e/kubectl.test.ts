@@ -180,6 +180,15 @@ describe('kubectl against skiff server', () => {
     assert.ok(chunked.trim().split('\n').length >= 4);
   });
 
+  it('deletes a namespace and everything in it', async () => {
+    await s.k(['create', 'namespace', 'doomed']);
+    await s.k(['-n', 'doomed', 'create', 'configmap', 'c1', '--from-literal=a=b']);
+    await s.k(['-n', 'doomed', 'create', 'deployment', 'd1', '--image=nginx', '--replicas=0']);
+    assert.match(await s.k(['delete', 'namespace', 'doomed', '--wait=false']), /namespace "doomed" deleted/);
+    await eventually(async () => (await s.kubectl(['get', 'namespace', 'doomed'])).stderr.includes('NotFound'), 15_000, 'namespace gone');
+    assert.match((await s.kubectl(['-n', 'doomed', 'get', 'configmap', 'c1'])).stderr, /NotFound/);
+  });
+
   it('streams live changes with get -w', async () => {
     const child = spawn(kubectlBinary(), ['--kubeconfig', s.kubeconfig, '--cache-dir', s.cacheDir, 'get', 'cm', '-w', '--output-watch-events'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -1,0 +1,114 @@
+// Runs the controllers of one `skiff server` while it holds the controller-manager Lease, so
+// several servers can run them safely: only the leader acts, and a new leader starts fresh.
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { ApiClient } from '../client/rest.js';
+import { LeaderElector } from '../client/leader-election.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import { EventRecorder } from './events.js';
+import { SharedInformers } from './informers.js';
+
+export interface ControllerOptions {
+  nodeMonitorPeriodMs: number;
+  nodeMonitorGracePeriodMs: number;
+  nodeStartupGracePeriodMs: number;
+  podGcOrphanQuarantineMs: number;
+  nodeGcTimeoutMs: number;
+  terminatedPodGcThreshold: number;
+  largeClusterSizeThreshold: number;
+  unhealthyZoneThreshold: number;
+  nodeEvictionRate: number;
+  secondaryNodeEvictionRate: number;
+}
+
+export const DEFAULT_CONTROLLER_OPTIONS: ControllerOptions = {
+  nodeMonitorPeriodMs: 5_000,
+  nodeMonitorGracePeriodMs: 50_000,
+  nodeStartupGracePeriodMs: 60_000,
+  podGcOrphanQuarantineMs: 40_000,
+  nodeGcTimeoutMs: 3_600_000,
+  terminatedPodGcThreshold: 12_500,
+  largeClusterSizeThreshold: 50,
+  unhealthyZoneThreshold: 0.55,
+  nodeEvictionRate: 0.1,
+  secondaryNodeEvictionRate: 0.01,
+};
+
+export interface ControllerContext {
+  client: ApiClient;
+  informers: SharedInformers;
+  clock: Clock;
+  log: Logger;
+  options: ControllerOptions;
+  /** An event recorder reporting as `component` (e.g. "node-controller", "default-scheduler"). */
+  recorder(component: string): EventRecorder;
+}
+
+export interface Controller {
+  readonly name: string;
+  /** Registers informer handlers and starts its loops; everything stops when signal aborts. */
+  start(ctx: ControllerContext, signal: AbortSignal): void;
+}
+
+export interface LeaderElectionTimings {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+export class ControllerManager {
+  readonly identity = `${hostname()}_${randomUUID()}`;
+  private elector?: LeaderElector;
+
+  constructor(
+    private readonly client: ApiClient,
+    private readonly controllers: Controller[],
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: ControllerOptions,
+    private readonly election: LeaderElectionTimings,
+  ) {}
+
+  get isLeader(): boolean {
+    return this.elector?.isLeader ?? false;
+  }
+
+  run(signal: AbortSignal): Promise<void> {
+    this.elector = new LeaderElector({
+      client: this.client,
+      namespace: 'kube-system',
+      name: 'skiff-controller-manager',
+      identity: this.identity,
+      ...this.election,
+      clock: this.clock,
+      log: this.log,
+      onStartedLeading: (leading) => this.startControllers(leading),
+      onNewLeader: (id) => id !== this.identity && this.log.info({ leader: id }, 'another server leads the controllers'),
+    });
+    return this.elector.run(signal);
+  }
+
+  private startControllers(signal: AbortSignal): void {
+    // Fresh caches per term: a new leader must not act on what an old term saw.
+    const informers = new SharedInformers(this.client, this.clock, this.log);
+    const recorders = new Map<string, EventRecorder>();
+    const ctx: ControllerContext = {
+      client: this.client,
+      informers,
+      clock: this.clock,
+      log: this.log,
+      options: this.options,
+      recorder: (component) => {
+        let r = recorders.get(component);
+        if (!r) recorders.set(component, (r = new EventRecorder(this.client, { component, host: hostname() }, this.clock, this.log)));
+        return r;
+      },
+    };
+    for (const c of this.controllers) {
+      c.start(ctx, signal);
+      this.log.info({ controller: c.name }, 'controller started');
+    }
+    informers.start(signal);
+  }
+}
