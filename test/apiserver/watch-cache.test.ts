@@ -1,0 +1,114 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import type { Store } from '../../src/store/store.js';
+import { ExpiredError, WatchCache, type CacheEventType, type CacheWatcher, type WatchFilter } from '../../src/apiserver/watch-cache.js';
+import type { KubeObject } from '../../src/api/types.js';
+import { silentLogger } from '../../src/util/log.js';
+import { eventually } from '../support/cluster.js';
+
+const pod = (name: string, nodeName: string | undefined, labels: Record<string, string> = {}) =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels }, spec: nodeName ? { nodeName } : {} });
+
+function recorder(filter: WatchFilter) {
+  const events: { type: CacheEventType; name: string; rv: number }[] = [];
+  let ended = '';
+  const w: CacheWatcher = {
+    filter,
+    send: (type, ev) => events.push({ type, name: ev.object.metadata.name!, rv: ev.rv }),
+    end: (reason) => (ended = reason),
+  };
+  return { w, events, ended: () => ended };
+}
+
+const nodeName = (o: KubeObject) => ((o.spec ?? {}) as { nodeName?: string }).nodeName || undefined;
+
+describe('watch cache', () => {
+  let dir: string;
+  let store: Store;
+  let cache: WatchCache;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'wc-'));
+    store = await openSqliteStore({ path: join(dir, 'db'), maintenanceIntervalMs: 0 });
+    cache = new WatchCache({ store, prefix: '/registry/pods/', capacity: 50, indexedFields: { 'spec.nodeName': nodeName }, log: silentLogger() });
+    cache.start();
+    await cache.whenReady();
+  });
+  after(async () => {
+    cache.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lists current objects and catches up with the store revision', async () => {
+    await store.create('/registry/pods/default/a', pod('a', 'n1'));
+    const rev = await store.currentRevision();
+    assert.ok(await cache.waitForRevision(rev, 2000));
+    const { items } = cache.list({ matches: () => true }, '/registry/pods/');
+    assert.deepEqual(items.map((o) => o.metadata.name), ['a']);
+    assert.equal(items[0]!.metadata.resourceVersion, String(rev));
+  });
+
+  it('replays from a resourceVersion, then streams live, without gaps or duplicates', async () => {
+    const from = await store.currentRevision();
+    await store.create('/registry/pods/default/b', pod('b', 'n1'));
+    await store.create('/registry/pods/default/c', pod('c', 'n2'));
+    await cache.waitForRevision(await store.currentRevision(), 2000);
+    const r = recorder({ matches: () => true });
+    cache.watch(r.w, from, '/registry/pods/');
+    const kv = await store.create('/registry/pods/default/d', pod('d', 'n1'));
+    await store.delete('/registry/pods/default/b');
+    await eventually(() => r.events.length === 4, 2000, 'four events');
+    assert.deepEqual(r.events.map((e) => `${e.type}:${e.name}`), ['ADDED:b', 'ADDED:c', 'ADDED:d', 'DELETED:b']);
+    assert.ok(r.events.every((e, i) => i === 0 || e.rv > r.events[i - 1]!.rv));
+    assert.equal(r.events[2]!.rv, kv.modRevision);
+    cache.removeWatcher(r.w);
+  });
+
+  it('turns objects entering or leaving a filter into ADDED and DELETED', async () => {
+    const key = '/registry/pods/default/mover';
+    const created = await store.create(key, pod('mover', 'n1', { tier: 'web' }));
+    await cache.waitForRevision(created.modRevision, 2000);
+    const r = recorder({ matches: (o) => o.metadata.labels?.tier === 'db' });
+    cache.watch(r.w, created.modRevision, '/registry/pods/');
+    const u1 = await store.update(key, pod('mover', 'n1', { tier: 'db' }), created.modRevision);
+    const u2 = await store.update(key, pod('mover', 'n1', { tier: 'db', x: 'y' }), u1.modRevision);
+    await store.update(key, pod('mover', 'n1', { tier: 'web' }), u2.modRevision);
+    await eventually(() => r.events.length === 3, 2000, 'three events');
+    assert.deepEqual(r.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+    cache.removeWatcher(r.w);
+  });
+
+  it('sends an indexed watcher only the events of its value', async () => {
+    const r = recorder({ matches: (o) => nodeName(o) === 'n9', indexed: { field: 'spec.nodeName', value: 'n9' } });
+    cache.watch(r.w, await store.currentRevision(), '/registry/pods/');
+    await store.create('/registry/pods/default/other', pod('other', 'n8'));
+    const mine = await store.create('/registry/pods/default/mine', pod('mine', 'n9'));
+    await eventually(() => r.events.length === 1, 2000, 'one event');
+    assert.equal(r.events[0]!.name, 'mine');
+    // Moving away from the node reaches the watcher as DELETED (found through the old value).
+    await store.update('/registry/pods/default/mine', pod('mine', 'n7'), mine.modRevision);
+    await eventually(() => r.events.length === 2, 2000, 'moved away');
+    assert.equal(r.events[1]!.type, 'DELETED');
+    assert.deepEqual(cache.list({ matches: () => true, indexed: { field: 'spec.nodeName', value: 'n9' } }, '/registry/pods/').items, []);
+    cache.removeWatcher(r.w);
+  });
+
+  it('answers a resourceVersion older than its window with Expired', async () => {
+    const old = await store.currentRevision();
+    for (let i = 0; i < 60; i++) await store.create(`/registry/pods/default/f${i}`, pod(`f${i}`, 'n1'));
+    await cache.waitForRevision(await store.currentRevision(), 2000);
+    const r = recorder({ matches: () => true });
+    assert.throws(() => cache.watch(r.w, old, '/registry/pods/'), ExpiredError);
+  });
+
+  it('starts with the current state when no resourceVersion is given', async () => {
+    const r = recorder({ matches: (o) => o.metadata.name === 'a' });
+    cache.watch(r.w, undefined, '/registry/pods/');
+    assert.deepEqual(r.events.map((e) => `${e.type}:${e.name}`), ['ADDED:a']);
+    cache.removeWatcher(r.w);
+  });
+});
