@@ -1,0 +1,63 @@
+// Watch over HTTP: bookmarks, resume from a resourceVersion, label-filtered streams; plus health and metrics.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject, WatchEvent } from '../../src/api/types.js';
+import type { ApiClient } from '../../src/client/rest.js';
+import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
+
+describe('watch over HTTP', () => {
+  let srv: InProcessServer;
+  let c: ApiClient;
+  const CM = '/api/v1/namespaces/default/configmaps';
+  before(async () => {
+    srv = await startInProcessServer({ watchBookmarkIntervalMs: 100 });
+    c = srv.client();
+  });
+  after(async () => srv.stop());
+
+  async function collect(query: Record<string, string>, until: (evs: WatchEvent<KubeObject>[]) => boolean): Promise<WatchEvent<KubeObject>[]> {
+    const stop = new AbortController();
+    const events: WatchEvent<KubeObject>[] = [];
+    const timer = setTimeout(() => stop.abort(), 5000);
+    try {
+      for await (const ev of c.watch<KubeObject>(CM, query, stop.signal)) {
+        events.push(ev);
+        if (until(events)) break;
+      }
+    } finally {
+      clearTimeout(timer);
+      stop.abort();
+    }
+    return events;
+  }
+
+  it('resumes from a resourceVersion and sends bookmarks when asked', async () => {
+    const first = await c.create(CM, { metadata: { name: 'one', labels: { w: 'x' } } });
+    await c.create(CM, { metadata: { name: 'two', labels: { w: 'y' } } });
+    const events = await collect({ resourceVersion: first.metadata.resourceVersion!, allowWatchBookmarks: 'true' }, (evs) => evs.some((e) => e.type === 'BOOKMARK'));
+    assert.equal(events[0]!.type, 'ADDED');
+    assert.equal(events[0]!.object.metadata.name, 'two');
+    const bookmark = events.find((e) => e.type === 'BOOKMARK')!;
+    assert.ok(Number(bookmark.object.metadata.resourceVersion) >= Number(events[0]!.object.metadata.resourceVersion));
+  });
+
+  it('filters by label and sends the current state for resourceVersion 0', async () => {
+    const events = await collect({ resourceVersion: '0', labelSelector: 'w=x' }, (evs) => evs.length >= 1);
+    assert.deepEqual(events.map((e) => `${e.type}:${e.object.metadata.name}`), ['ADDED:one']);
+  });
+
+  it('ends the initial events of a WatchList with an annotated bookmark', async () => {
+    const events = await collect({ sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: 'true' }, (evs) => evs.some((e) => e.type === 'BOOKMARK'));
+    const names = events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name).sort();
+    assert.deepEqual(names, ['one', 'two']);
+    assert.equal(events.at(-1)!.object.metadata.annotations?.['k8s.io/initial-events-end'], 'true');
+  });
+
+  it('serves health and Prometheus metrics', async () => {
+    assert.equal(String(await c.get('/readyz')).trim(), 'ok');
+    assert.match(String(await c.get('/readyz', { query: { verbose: 'true' } })), /\[\+\]etcd ok/);
+    const metrics = String(await c.get('/metrics', { accept: 'text/plain' }));
+    assert.match(metrics, /apiserver_request_total\{verb="create",group="",resource="configmaps",subresource="",code="201"\} \d+/);
+    assert.match(metrics, /apiserver_watch_cache_objects\{resource="configmaps"\} 2/);
+  });
+});
