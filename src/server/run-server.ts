@@ -12,6 +12,7 @@ import { ApiClient } from '../client/rest.js';
 import { ControllerManager, type ControllerOptions, type LeaderElectionTimings } from '../controllers/manager.js';
 import { allControllers } from '../controllers/index.js';
 import { systemClock } from '../util/clock.js';
+import { EndpointReconciler } from './endpoint-reconciler.js';
 
 export interface ServerConfig {
   dataDir: string;
@@ -100,6 +101,8 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   const manager = new ControllerManager(controllerClient, allControllers(), systemClock, log, cfg.controllers, cfg.leaderElection);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
+  const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });
+  const endpointsDone = endpoints.run(stopControllers.signal);
 
   return {
     api,
@@ -109,7 +112,8 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     manager,
     async stop() {
       stopControllers.abort();
-      await managerDone.catch(() => {});
+      await Promise.all([managerDone.catch(() => {}), endpointsDone.catch(() => {})]);
+      await endpoints.removeSelf();
       controllerClient.close();
       await api.stop();
       await store.close();

@@ -180,6 +180,12 @@ describe('kubectl against skiff server', () => {
     assert.ok(chunked.trim().split('\n').length >= 4);
   });
 
+  it('publishes itself in the kubernetes Service and Endpoints', async () => {
+    const port = new URL((await s.k(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']))).port;
+    await eventually(async () => (await s.k(['get', 'endpoints', 'kubernetes'])).includes(`127.0.0.1:${port}`), 15_000, 'endpoints');
+    assert.match(await s.k(['get', 'svc', 'kubernetes']), /^kubernetes\s+ClusterIP\s+10\.43\.0\.1\s+<none>\s+443\/TCP/m);
+  });
+
   it('deletes a namespace and everything in it', async () => {
     await s.k(['create', 'namespace', 'doomed']);
     await s.k(['-n', 'doomed', 'create', 'configmap', 'c1', '--from-literal=a=b']);

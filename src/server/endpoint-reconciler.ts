@@ -1,0 +1,140 @@
+// Every API server keeps its advertise address in `default/kubernetes` Endpoints, backed by a
+// Lease it renews (upstream's lease endpoint reconciler: 10 s interval, 15 s TTL). Agents read
+// these Endpoints to learn all members and fail over among them.
+import { createHash } from 'node:crypto';
+import type { KubeList, KubeObject } from '../api/types.js';
+import { isStatusError } from '../api/errors.js';
+import type { ApiClient } from '../client/rest.js';
+import { microTime } from '../client/leader-election.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+
+export const APISERVER_LEASE_LABEL = 'skiff.dev/apiserver-endpoint';
+const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
+const ENDPOINTS = '/api/v1/namespaces/default/endpoints';
+const SERVICES = '/api/v1/namespaces/default/services';
+
+export interface EndpointReconcilerOptions {
+  client: ApiClient;
+  clock: Clock;
+  log: Logger;
+  /** This member's address as agents should reach it. */
+  host: string;
+  port: number;
+  intervalMs?: number;
+  ttlMs?: number;
+}
+
+interface Member {
+  host: string;
+  port: number;
+}
+
+export class EndpointReconciler {
+  private readonly leaseName: string;
+  private readonly interval: number;
+  private readonly ttl: number;
+
+  constructor(private readonly o: EndpointReconcilerOptions) {
+    this.leaseName = `skiff-apiserver-${createHash('sha256').update(`${o.host}:${o.port}`).digest('hex').slice(0, 12)}`;
+    this.interval = o.intervalMs ?? 10_000;
+    this.ttl = o.ttlMs ?? 15_000;
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    let failing = false;
+    while (!signal.aborted) {
+      try {
+        await this.renewOwnLease();
+        await this.reconcile();
+        if (failing) this.o.log.info({}, 'endpoint reconciler recovered');
+        failing = false;
+      } catch (e) {
+        if (signal.aborted) break;
+        if (!failing) this.o.log.warn({ err: (e as Error).message }, 'could not update default/kubernetes endpoints; retrying');
+        failing = true;
+      }
+      await this.o.clock.sleep(failing ? Math.min(this.interval, 2000) : this.interval, signal).catch(() => {});
+    }
+  }
+
+  /** Removes this member at once (graceful exit), so agents stop trying it. */
+  async removeSelf(): Promise<void> {
+    try {
+      await this.o.client.delete(`${LEASES}/${this.leaseName}`, undefined, { timeoutMs: 3000 });
+    } catch (e) {
+      if (!isStatusError(e, 'NotFound')) return;
+    }
+    await this.reconcile().catch(() => {});
+  }
+
+  private async renewOwnLease(): Promise<void> {
+    const now = microTime(this.o.clock.now());
+    const spec = { holderIdentity: `${this.o.host}:${this.o.port}`, leaseDurationSeconds: Math.ceil(this.ttl / 1000), renewTime: now };
+    try {
+      const lease = await this.o.client.get<KubeObject>(`${LEASES}/${this.leaseName}`);
+      await this.o.client.replace(`${LEASES}/${this.leaseName}`, { ...lease, spec: { ...(lease.spec as object), ...spec } });
+    } catch (e) {
+      if (!isStatusError(e, 'NotFound')) throw e;
+      await this.o.client.create(LEASES, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: this.leaseName, labels: { [APISERVER_LEASE_LABEL]: 'true' } },
+        spec: { ...spec, acquireTime: now },
+      });
+    }
+  }
+
+  private async liveMembers(): Promise<Member[]> {
+    const leases = await this.o.client.get<KubeList>(LEASES, { query: { labelSelector: `${APISERVER_LEASE_LABEL}=true` } });
+    const now = this.o.clock.now();
+    const members: Member[] = [];
+    for (const l of leases.items) {
+      const spec = (l.spec ?? {}) as { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
+      const renewed = Date.parse(spec.renewTime ?? '');
+      if (!spec.holderIdentity || !(renewed + (spec.leaseDurationSeconds ?? 15) * 1000 > now)) continue;
+      const m = /^\[?(.+?)\]?:(\d+)$/.exec(spec.holderIdentity);
+      if (m) members.push({ host: m[1]!, port: Number(m[2]) });
+    }
+    return members.sort((a, b) => `${a.host}:${a.port}`.localeCompare(`${b.host}:${b.port}`));
+  }
+
+  async reconcile(): Promise<void> {
+    const members = await this.liveMembers();
+    const byPort = new Map<number, string[]>();
+    for (const m of members) byPort.set(m.port, [...(byPort.get(m.port) ?? []), m.host]);
+    const subsets = [...byPort].map(([port, hosts]) => ({ addresses: hosts.map((ip) => ({ ip })), ports: [{ name: 'https', port, protocol: 'TCP' }] }));
+    await this.ensureService(members[0]?.port ?? this.o.port);
+    let current: KubeObject | undefined;
+    try {
+      current = await this.o.client.get<KubeObject>(`${ENDPOINTS}/kubernetes`);
+    } catch (e) {
+      if (!isStatusError(e, 'NotFound')) throw e;
+    }
+    if (!current) {
+      await this.o.client.create(ENDPOINTS, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', labels: { endpointslice: 'skiff' } }, subsets });
+      return;
+    }
+    if (JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets)) return;
+    await this.o.client.replace(`${ENDPOINTS}/kubernetes`, { ...current, subsets });
+    this.o.log.info({ members: members.map((m) => `${m.host}:${m.port}`) }, 'default/kubernetes endpoints updated');
+  }
+
+  private async ensureService(targetPort: number): Promise<void> {
+    try {
+      await this.o.client.get(`${SERVICES}/kubernetes`);
+    } catch (e) {
+      if (!isStatusError(e, 'NotFound')) throw e;
+      try {
+        await this.o.client.create(SERVICES, {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+          spec: { type: 'ClusterIP', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort }] },
+        });
+      } catch (err) {
+        if (!isStatusError(err, 'AlreadyExists')) throw err;
+      }
+    }
+  }
+}
