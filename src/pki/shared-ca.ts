@@ -1,0 +1,56 @@
+// With a shared datastore (etcd), the first member creates the cluster CA and stores it there,
+// encrypted with a key derived from the cluster token, so every member serves certificates from
+// one CA and one admin kubeconfig works against any member.
+import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
+import { isStoreError, type Store } from '../store/store.js';
+import { createCertificateAuthority, type CertificateAuthority } from './certificates.js';
+
+export const SHARED_CA_KEY = '/skiff/pki/ca';
+
+interface Sealed {
+  v: 1;
+  salt: string;
+  iv: string;
+  tag: string;
+  data: string;
+}
+
+function key(token: string, salt: Buffer): Buffer {
+  return scryptSync(token, salt, 32, { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+}
+
+export function seal(plain: string, token: string): string {
+  const salt = randomBytes(16);
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key(token, salt), iv);
+  const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  const sealed: Sealed = { v: 1, salt: salt.toString('base64'), iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
+  return JSON.stringify(sealed);
+}
+
+export function unseal(text: string, token: string): string {
+  const s = JSON.parse(text) as Sealed;
+  const decipher = createDecipheriv('aes-256-gcm', key(token, Buffer.from(s.salt, 'base64')), Buffer.from(s.iv, 'base64'));
+  decipher.setAuthTag(Buffer.from(s.tag, 'base64'));
+  try {
+    return Buffer.concat([decipher.update(Buffer.from(s.data, 'base64')), decipher.final()]).toString('utf8');
+  } catch {
+    throw new Error('the cluster CA in the datastore was sealed with a different --token; every server must use the same token');
+  }
+}
+
+export async function loadOrCreateSharedCa(store: Store, token: string): Promise<CertificateAuthority> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const existing = await store.get(SHARED_CA_KEY);
+    if (existing) return JSON.parse(unseal(existing.value, token)) as CertificateAuthority;
+    const ca = await createCertificateAuthority(`skiff-ca@${Math.floor(Date.now() / 1000)}`);
+    try {
+      await store.create(SHARED_CA_KEY, seal(JSON.stringify(ca), token));
+      return ca;
+    } catch (e) {
+      // Another member started at the same moment and won; use its CA.
+      if (!isStoreError(e, 'exists')) throw e;
+    }
+  }
+  throw new Error('could not read or create the shared cluster CA');
+}
