@@ -1,5 +1,6 @@
 // Runs the controllers of one `skiff server` while it holds the controller-manager Lease, so
 // several servers can run them safely: only the leader acts, and a new leader starts fresh.
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../client/rest.js';
@@ -90,6 +91,8 @@ export class ControllerManager {
   }
 
   private startControllers(signal: AbortSignal): void {
+    // Every in-flight request of every controller listens on this one signal.
+    setMaxListeners(0, signal);
     // Fresh caches per term: a new leader must not act on what an old term saw.
     const informers = new SharedInformers(this.client, this.clock, this.log);
     const recorders = new Map<string, EventRecorder>();

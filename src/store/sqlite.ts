@@ -494,8 +494,12 @@ export class SqliteStore implements Store {
           continue;
         }
         const batch = w.take();
-        if (batch) yield batch;
-        else await w.idle();
+        if (batch) {
+          yield batch;
+          // Resumed: the consumer has applied the batch, so commits for other keys that arrived
+          // meanwhile can be reported as progress now (the watch cache waits on it for fresh lists).
+          w.caughtUp();
+        } else await w.idle();
       }
     } finally {
       this.watchers.delete(w);
@@ -678,6 +682,13 @@ class Watcher {
     this.queued -= batch.events.length;
     this.position = batch.revision;
     return batch.events;
+  }
+
+  /** With nothing queued, everything up to floor has been handed out: report it. */
+  caughtUp(): void {
+    if (this.replaying || this.queued > 0 || this.floor <= this.position) return;
+    this.position = this.floor;
+    this.progress(this.floor);
   }
 
   idle(): Promise<void> {

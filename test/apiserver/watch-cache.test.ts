@@ -52,6 +52,23 @@ describe('watch cache', () => {
     assert.equal(items[0]!.metadata.resourceVersion, String(rev));
   });
 
+  it('reports progress past commits to other keys that arrived while its own events were queued', async () => {
+    const stop = new AbortController();
+    let progress = 0;
+    const start = await store.currentRevision();
+    const iter = store.watch('/registry/secrets/', start, stop.signal, (r) => (progress = r))[Symbol.asyncIterator]();
+    const first = iter.next();
+    await store.create('/registry/secrets/default/s1', '{"metadata":{}}');
+    await first; // the consumer holds batch 1 ...
+    await store.create('/registry/secrets/default/s2', '{"metadata":{}}'); // ... so this one queues
+    const other = await store.create('/registry/configmaps/default/while-queued', '{"metadata":{}}');
+    assert.equal(((await iter.next()).value as { kv: { key: string } }[])[0]!.kv.key, '/registry/secrets/default/s2');
+    const idle = iter.next(); // done with s2: nothing left but the other key's commit
+    await eventually(() => progress >= other.modRevision, 1000, 'progress past the other commit');
+    stop.abort();
+    await idle;
+  });
+
   it('replays from a resourceVersion, then streams live, without gaps or duplicates', async () => {
     const from = await store.currentRevision();
     await store.create('/registry/pods/default/b', pod('b', 'n1'));
