@@ -6,6 +6,9 @@ import { ensureClusterPki, writeFileAtomic } from '../pki/cluster-pki.js';
 import { renderKubeconfig } from '../pki/kubeconfig.js';
 import { ApiServer } from '../apiserver/server.js';
 import { openSqliteStore } from '../store/sqlite.js';
+import { openEtcdStore } from '../store/etcd.js';
+import { loadOrCreateSharedCa } from '../pki/shared-ca.js';
+import type { CertificateAuthority } from '../pki/certificates.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../util/log.js';
 import { ApiClient } from '../client/rest.js';
@@ -51,17 +54,25 @@ function splitHostPort(hp: string): { host: string; port?: number } {
 
 export async function runServer(cfg: ServerConfig, log: Logger): Promise<RunningServer> {
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
-  if (cfg.storage !== 'sqlite') throw new Error('--storage etcd is not available yet in this build; use --storage sqlite');
-  mkdirSync(join(cfg.dataDir, 'db'), { recursive: true, mode: 0o700 });
-  // The store compacts history (keeping compactMinRetain revisions) and checkpoints its WAL itself.
-  const store = await openSqliteStore({ path: join(cfg.dataDir, 'db', 'state.db'), compactMinRetain: cfg.compactMinRetain, maintenanceIntervalMs: cfg.compactIntervalMs });
+  let store: Store;
+  let sharedCa: CertificateAuthority | undefined;
+  if (cfg.storage === 'etcd') {
+    if (cfg.etcdEndpoints.length === 0) throw new Error('--storage etcd needs --etcd-endpoints URL[,URL...]');
+    if (!cfg.token) throw new Error('--storage etcd needs --token: it seals the cluster CA that all servers share');
+    store = await openEtcdStore({ endpoints: cfg.etcdEndpoints, compactMinRetain: cfg.compactMinRetain, compactIntervalMs: cfg.compactIntervalMs, log });
+    sharedCa = await loadOrCreateSharedCa(store, cfg.token);
+  } else {
+    mkdirSync(join(cfg.dataDir, 'db'), { recursive: true, mode: 0o700 });
+    // The store compacts history (keeping compactMinRetain revisions) and checkpoints its WAL itself.
+    store = await openSqliteStore({ path: join(cfg.dataDir, 'db', 'state.db'), compactMinRetain: cfg.compactMinRetain, maintenanceIntervalMs: cfg.compactIntervalMs });
+  }
 
   const advertise = cfg.advertiseAddress ?? (cfg.listenHost === '0.0.0.0' || cfg.listenHost === '::' ? '127.0.0.1' : cfg.listenHost);
   const endpoint = cfg.controlPlaneEndpoint ? splitHostPort(cfg.controlPlaneEndpoint) : undefined;
   const hosts = [...new Set(['127.0.0.1', 'localhost', hostname(), cfg.listenHost, advertise, ...(endpoint ? [endpoint.host] : []), 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'])].filter(
     (h) => h && h !== '0.0.0.0' && h !== '::',
   );
-  const pki = await ensureClusterPki(cfg.dataDir, hosts);
+  const pki = await ensureClusterPki(cfg.dataDir, hosts, sharedCa);
 
   const api = new ApiServer({
     store,
