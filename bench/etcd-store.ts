@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Etcd3 } from 'etcd3';
 import { openEtcdStore } from '../src/store/etcd.js';
-import { startEtcd } from '../test/support/etcd.js';
+import { startEtcd } from '../src/etcd/local-cluster.js';
 
 export interface EtcdBenchResult {
   writesPerSec: number;
