@@ -50,7 +50,8 @@ export interface NamespaceLookup {
   phaseOf(namespace: string): Promise<'Active' | 'Terminating' | undefined>;
 }
 
-const MAX_RETRIES = 16;
+// Unconditional writes retry until they win, as upstream's GuaranteedUpdate: each round one contender succeeds.
+const MAX_RETRIES = 1000;
 /** Kinds whose DELETE returns the object rather than a Status, as upstream's registries do. */
 const RETURNS_DELETED_OBJECT = new Set(['pods', 'services', 'namespaces', 'nodes']);
 

@@ -1,0 +1,370 @@
+// ReplicaSet controller (upstream pkg/controller/replicaset): keeps spec.replicas active pods
+// matching the selector, adopting orphans and releasing pods that stopped matching, and reports
+// replicas / fullyLabeledReplicas / readyReplicas / availableReplicas / observedGeneration.
+import { isStatusError } from '../api/errors.js';
+import { selectorFromSet } from '../api/labels.js';
+import { semanticEqual } from '../api/kinds/json.js';
+import type { Pod } from '../api/kinds/pod.js';
+import { type ReplicaSet, type ReplicaSetStatus, workloadSelector } from '../api/kinds/replicaset.js';
+import type { Informer } from '../client/informer.js';
+import { objectKeyOf } from '../client/informer.js';
+import { PATHS } from './informers.js';
+import type { Controller, ControllerContext } from './manager.js';
+import {
+  allowManyRequests,
+  BURST_REPLICAS,
+  claimObjects,
+  conflictsRequeue,
+  controllerOf,
+  controllerRefTo,
+  creationMs,
+  Expectations,
+  isPodActive,
+  isPodAvailable,
+  isPodReady,
+  msUntilAvailable,
+  objectPath,
+  OwnerIndex,
+  PodControl,
+  podReadySince,
+  slowStartBatch,
+} from './pod-control.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import type { EventRecorder } from './events.js';
+
+const RS_API = '/apis/apps/v1';
+
+export class ReplicaSetController implements Controller {
+  readonly name = 'replicaset';
+
+  start(ctx: ControllerContext, signal: AbortSignal): void {
+    allowManyRequests(signal);
+    const rsInformer = ctx.informers.for<ReplicaSet>(PATHS.replicasets);
+    const podInformer = ctx.informers.for<Pod>(PATHS.pods);
+    const pods = new OwnerIndex(podInformer);
+    const expectations = new Expectations(ctx.clock);
+    const reconciler = new ReplicaSetReconciler(ctx, rsInformer, pods, expectations);
+    const loop = new ReconcileLoop(reconciler, ctx.clock, ctx.log, 2);
+    const enqueue = (rs: ReplicaSet) => loop.enqueue(objectKeyOf(rs));
+
+    rsInformer.addHandlers({
+      add: enqueue,
+      update: (_o, n) => enqueue(n),
+      delete: (rs) => {
+        expectations.forget(objectKeyOf(rs));
+        enqueue(rs);
+      },
+    });
+
+    // The RS that controls a pod, if it is still the same object (uid) in the cache.
+    const ownerOf = (pod: Pod): ReplicaSet | undefined => {
+      const ref = controllerOf(pod);
+      if (ref?.kind !== 'ReplicaSet') return undefined;
+      const rs = rsInformer.get(`${pod.metadata.namespace}/${ref.name}`);
+      return rs?.metadata.uid === ref.uid ? rs : undefined;
+    };
+    // Orphans wake every RS whose selector matches, so one of them can adopt.
+    const enqueueMatching = (pod: Pod) => {
+      for (const rs of rsInformer.list()) {
+        if (rs.metadata.namespace !== pod.metadata.namespace) continue;
+        if (workloadSelector(rs.spec?.selector)?.matches(pod.metadata.labels)) enqueue(rs);
+      }
+    };
+    const podDeleted = (pod: Pod) => {
+      const rs = ownerOf(pod);
+      if (!rs) return;
+      expectations.deletionObserved(objectKeyOf(rs), objectKeyOf(pod));
+      enqueue(rs);
+    };
+    podInformer.addHandlers({
+      add: (pod) => {
+        if (pod.metadata.deletionTimestamp) return podDeleted(pod);
+        const rs = ownerOf(pod);
+        if (rs) {
+          expectations.creationObserved(objectKeyOf(rs));
+          enqueue(rs);
+        } else if (!controllerOf(pod)) {
+          enqueueMatching(pod);
+        }
+      },
+      update: (old, cur) => {
+        if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+        const labelsChanged = !semanticEqual(old.metadata.labels, cur.metadata.labels);
+        if (cur.metadata.deletionTimestamp) {
+          podDeleted(cur);
+          if (labelsChanged) podDeleted(old);
+          return;
+        }
+        const oldRef = controllerOf(old);
+        const curRef = controllerOf(cur);
+        const refChanged = oldRef?.uid !== curRef?.uid;
+        if (refChanged && oldRef) {
+          const prev = ownerOf(old);
+          if (prev) enqueue(prev);
+        }
+        const rs = ownerOf(cur);
+        if (rs) {
+          enqueue(rs);
+          // A pod that just became Ready turns available minReadySeconds later: look again then.
+          const mrs = rs.spec?.minReadySeconds ?? 0;
+          if (mrs > 0 && !isPodReady(old) && isPodReady(cur)) loop.queue.addAfter(objectKeyOf(rs), mrs * 1000 + 1);
+        } else if (!curRef && (labelsChanged || refChanged)) {
+          enqueueMatching(cur);
+        }
+      },
+      delete: podDeleted,
+    });
+
+    void Promise.all([rsInformer.waitForSync(), podInformer.waitForSync()]).then(() => loop.run(signal));
+  }
+}
+
+class ReplicaSetReconciler implements Reconciler {
+  readonly name = 'replicaset';
+  private readonly recorder: EventRecorder;
+  private readonly pods: PodControl;
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly rsInformer: Informer<ReplicaSet>,
+    private readonly podIndex: OwnerIndex<Pod>,
+    private readonly expectations: Expectations,
+  ) {
+    this.recorder = ctx.recorder('replicaset-controller');
+    this.pods = new PodControl(ctx.client, this.recorder, ctx.log);
+  }
+
+  reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
+    return conflictsRequeue(signal, () => this.sync(key, signal));
+  }
+
+  private async sync(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
+    const rs = this.rsInformer.get(key);
+    if (!rs) {
+      this.expectations.forget(key);
+      return;
+    }
+    const selector = workloadSelector(rs.spec?.selector);
+    if (!selector) {
+      this.recorder.event(rs, 'Warning', 'InvalidSelector', 'the replica set has an invalid label selector');
+      return;
+    }
+    // Decide before reading the cache: a pod observed after this point only makes us more careful.
+    const needsSync = this.expectations.satisfied(key);
+    const ns = rs.metadata.namespace!;
+    const candidates = [...this.podIndex.owned(rs.metadata.uid), ...this.podIndex.orphansIn(ns)].filter(isPodActive);
+    const claim = await claimObjects<Pod>({
+      client: this.ctx.client,
+      owner: rs,
+      ownerRef: controllerRefTo(rs, 'apps/v1', 'ReplicaSet'),
+      selector,
+      prefix: '/api/v1',
+      resource: 'pods',
+      candidates,
+      canAdopt: () => this.stillExists(rs, signal),
+      log: this.ctx.log,
+      signal,
+    });
+    const pods = claim.claimed;
+
+    let manageError: unknown;
+    if (needsSync && !rs.metadata.deletionTimestamp) {
+      try {
+        await this.manageReplicas(rs, pods, signal);
+      } catch (e) {
+        if (signal.aborted) throw e;
+        manageError = e;
+      }
+    }
+    const requeue = await this.updateStatus(rs, pods, manageError, signal);
+    if (manageError) throw manageError;
+    if (claim.errors.length > 0) throw claim.errors[0];
+    return requeue;
+  }
+
+  /** Upstream RecheckDeletionTimestamp: an uncached read before adopting anything. */
+  private async stillExists(rs: ReplicaSet, signal: AbortSignal): Promise<boolean> {
+    try {
+      const fresh = await this.ctx.client.get<ReplicaSet>(objectPath(RS_API, 'replicasets', rs.metadata.namespace!, rs.metadata.name!), { signal });
+      return fresh.metadata.uid === rs.metadata.uid && !fresh.metadata.deletionTimestamp;
+    } catch (e) {
+      if (isStatusError(e, 'NotFound')) return false;
+      throw e;
+    }
+  }
+
+  private async manageReplicas(rs: ReplicaSet, pods: Pod[], signal: AbortSignal): Promise<void> {
+    const key = objectKeyOf(rs);
+    const want = rs.spec?.replicas ?? 1;
+    const diff = pods.length - want;
+    if (diff < 0) {
+      const count = Math.min(-diff, BURST_REPLICAS);
+      this.expectations.expect(key, count);
+      const ref = controllerRefTo(rs, 'apps/v1', 'ReplicaSet');
+      const { successes, error } = await slowStartBatch(count, 1, async () => {
+        await this.pods.createPod(rs, rs.spec?.template, ref, {}, signal);
+      });
+      // Pods never attempted will not show up in the cache; stop waiting for them.
+      for (let i = successes; i < count; i++) this.expectations.creationObserved(key);
+      if (error) throw error;
+      this.ctx.log.debug({ replicaset: key, created: successes }, 'too few replicas');
+    } else if (diff > 0) {
+      const count = Math.min(diff, BURST_REPLICAS);
+      const victims = podsToDelete(pods, this.relatedPods(rs), count, this.ctx.clock.now());
+      this.expectations.expect(key, 0, victims.map(objectKeyOf));
+      const results = await Promise.allSettled(victims.map((p) => this.pods.deletePod(rs, p.metadata.namespace!, p.metadata.name!, signal)));
+      let firstError: unknown;
+      results.forEach((r, i) => {
+        if (r.status === 'fulfilled' && r.value) return;
+        // Not deleted by us (already gone, or failed): no deletion event is coming for it.
+        this.expectations.deletionObserved(key, objectKeyOf(victims[i]!));
+        if (r.status === 'rejected') firstError ??= r.reason;
+      });
+      if (firstError) throw firstError;
+      this.ctx.log.debug({ replicaset: key, deleted: count }, 'too many replicas');
+    }
+  }
+
+  /**
+   * Pods of this RS and of its siblings (RSs with the same controller, i.e. one Deployment's):
+   * scale-down prefers pods doubled up on a node with related pods (upstream getIndirectlyRelatedPods).
+   */
+  private relatedPods(rs: ReplicaSet): Pod[] {
+    const owner = controllerOf(rs);
+    const siblings = owner
+      ? this.rsInformer.list().filter((o) => o.metadata.namespace === rs.metadata.namespace && controllerOf(o)?.uid === owner.uid)
+      : [rs];
+    return siblings.flatMap((s) => this.podIndex.owned(s.metadata.uid));
+  }
+
+  private async updateStatus(rs: ReplicaSet, pods: Pod[], manageError: unknown, signal: AbortSignal): Promise<ReconcileResult | void> {
+    const now = this.ctx.clock.now();
+    const minReady = rs.spec?.minReadySeconds ?? 0;
+    const templateLabels = selectorFromSet(rs.spec?.template?.metadata?.labels);
+    let fullyLabeled = 0;
+    let ready = 0;
+    let available = 0;
+    let nextAvailableIn: number | undefined;
+    for (const p of pods) {
+      if (templateLabels.matches(p.metadata.labels)) fullyLabeled++;
+      if (!isPodReady(p)) continue;
+      ready++;
+      if (isPodAvailable(p, minReady, now)) available++;
+      else {
+        const wait = msUntilAvailable(p, minReady, now);
+        if (wait !== undefined) nextAvailableIn = Math.min(nextAvailableIn ?? wait, wait);
+      }
+    }
+    const old = rs.status ?? { replicas: 0 };
+    const status: ReplicaSetStatus = {
+      ...old,
+      replicas: pods.length,
+      fullyLabeledReplicas: fullyLabeled,
+      readyReplicas: ready,
+      availableReplicas: available,
+      observedGeneration: rs.metadata.generation ?? 0,
+    };
+    const conditions = (old.conditions ?? []).filter((c) => c.type !== 'ReplicaFailure');
+    const failure = (old.conditions ?? []).find((c) => c.type === 'ReplicaFailure');
+    if (manageError && !failure) {
+      const want = rs.spec?.replicas ?? 1;
+      const reason = pods.length < want ? 'FailedCreate' : pods.length > want ? 'FailedDelete' : '';
+      conditions.push({
+        type: 'ReplicaFailure',
+        status: 'True',
+        reason,
+        message: manageError instanceof Error ? manageError.message : String(manageError),
+        lastTransitionTime: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      });
+    } else if (manageError && failure) {
+      conditions.push(failure);
+    }
+    if (conditions.length > 0) status.conditions = conditions;
+    else delete status.conditions;
+    if (!semanticEqual(status, old)) {
+      const path = objectPath(RS_API, 'replicasets', rs.metadata.namespace!, rs.metadata.name!);
+      try {
+        await this.ctx.client.patch(`${path}/status`, { status: { ...status, conditions: status.conditions ?? null } }, 'merge', { signal });
+      } catch (e) {
+        if (!isStatusError(e, 'NotFound')) throw e;
+      }
+    }
+    // Available comes with time, not with an event: look again when the next pod gets there.
+    if (nextAvailableIn !== undefined) return { requeueAfterMs: nextAvailableIn };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which pods go first on scale-down (upstream ActivePodsWithRanks with LogarithmicScaleDown).
+
+const PHASE_ORDINAL: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
+
+function maxRestarts(p: Pod): number {
+  return Math.max(0, ...(p.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0));
+}
+
+function deletionCost(p: Pod): number {
+  const v = Number(p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost']);
+  return Number.isInteger(v) ? v : 0;
+}
+
+/** floor(log2(age in ns)): pods of similar age rank the same, so ties fall to a random-ish uid order. */
+function logRank(t: number, now: number): number {
+  const d = (now - t) * 1e6;
+  return d > 0 ? Math.floor(Math.log2(d)) : -1;
+}
+
+/** Negative when a should be deleted before b. */
+export function compareForDeletion(a: Pod, b: Pod, rankA: number, rankB: number, now: number): number {
+  const na = a.spec?.nodeName ?? '';
+  const nb = b.spec?.nodeName ?? '';
+  // 1. Unassigned before assigned.
+  if (na !== nb && (!na || !nb)) return !na ? -1 : 1;
+  // 2. Pending < Unknown < Running.
+  const pa = PHASE_ORDINAL[a.status?.phase ?? ''] ?? 0;
+  const pb = PHASE_ORDINAL[b.status?.phase ?? ''] ?? 0;
+  if (pa !== pb) return pa - pb;
+  // 3. Not ready before ready.
+  const ra = isPodReady(a);
+  const rb = isPodReady(b);
+  if (ra !== rb) return ra ? 1 : -1;
+  // 4. Lower pod-deletion-cost first.
+  const ca = deletionCost(a);
+  const cb = deletionCost(b);
+  if (ca !== cb) return ca - cb;
+  // 5. Doubled up (more related pods on the same node) first.
+  if (rankA !== rankB) return rankB - rankA;
+  const uidOrder = (a.metadata.uid ?? '') < (b.metadata.uid ?? '') ? -1 : (a.metadata.uid ?? '') > (b.metadata.uid ?? '') ? 1 : 0;
+  // 6. Ready for less time first (by log2 buckets).
+  if (ra && rb) {
+    const ta = podReadySince(a);
+    const tb = podReadySince(b);
+    if (ta !== tb) {
+      if (ta === undefined || tb === undefined) return ta === undefined ? -1 : 1;
+      const diff = logRank(ta, now) - logRank(tb, now);
+      return diff !== 0 ? diff : uidOrder;
+    }
+  }
+  // 7. More container restarts first.
+  const xa = maxRestarts(a);
+  const xb = maxRestarts(b);
+  if (xa !== xb) return xb - xa;
+  // 8. Newer first.
+  const ta = creationMs(a);
+  const tb = creationMs(b);
+  if (ta !== tb) {
+    if (!ta || !tb) return !ta ? -1 : 1;
+    const diff = logRank(ta, now) - logRank(tb, now);
+    return diff !== 0 ? diff : uidOrder;
+  }
+  return 0;
+}
+
+export function podsToDelete(pods: Pod[], related: Pod[], count: number, now: number): Pod[] {
+  if (count >= pods.length) return pods.slice(0, count);
+  const onNode = new Map<string, number>();
+  for (const p of related) if (isPodActive(p)) onNode.set(p.spec?.nodeName ?? '', (onNode.get(p.spec?.nodeName ?? '') ?? 0) + 1);
+  const ranked = pods.map((p) => ({ p, rank: onNode.get(p.spec?.nodeName ?? '') ?? 0 }));
+  ranked.sort((x, y) => compareForDeletion(x.p, y.p, x.rank, y.rank, now));
+  return ranked.slice(0, count).map((r) => r.p);
+}
