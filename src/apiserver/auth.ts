@@ -25,18 +25,30 @@ export function isPublicPath(path: string): boolean {
 export class Authenticator {
   constructor(private readonly tokens: TokenAuthenticator[] = []) {}
 
-  async authenticate(req: IncomingMessage): Promise<UserInfo | undefined> {
-    const socket = req.socket as TLSSocket;
-    if (socket.authorized) {
-      const cert = socket.getPeerCertificate();
-      const subject = cert?.subject as Record<string, string | string[]> | undefined;
-      const cn = subject?.CN;
-      if (typeof cn === 'string' && cn.length > 0) {
-        const o = subject?.O;
-        const groups = Array.isArray(o) ? o : o ? [o] : [];
-        return { name: cn, groups: [...groups, 'system:authenticated'] };
+  /** A connection's certificate never changes: decode it once per socket, not per request. */
+  private readonly byConnection = new WeakMap<TLSSocket, UserInfo | null>();
+
+  private certificateUser(socket: TLSSocket): UserInfo | undefined {
+    let user = this.byConnection.get(socket);
+    if (user === undefined) {
+      user = null;
+      if (socket.authorized) {
+        const subject = socket.getPeerCertificate()?.subject as Record<string, string | string[]> | undefined;
+        const cn = subject?.CN;
+        if (typeof cn === 'string' && cn.length > 0) {
+          const o = subject?.O;
+          const groups = Array.isArray(o) ? o : o ? [o] : [];
+          user = { name: cn, groups: [...groups, 'system:authenticated'] };
+        }
       }
+      this.byConnection.set(socket, user);
     }
+    return user ?? undefined;
+  }
+
+  async authenticate(req: IncomingMessage): Promise<UserInfo | undefined> {
+    const fromCert = this.certificateUser(req.socket as TLSSocket);
+    if (fromCert) return fromCert;
     const header = req.headers.authorization;
     if (header && /^bearer\s+/i.test(header)) {
       const token = header.replace(/^bearer\s+/i, '').trim();

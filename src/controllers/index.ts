@@ -1,7 +1,25 @@
 // Every controller `skiff server` runs (while it leads), in start order.
 import type { Controller } from './manager.js';
 import { NamespaceController } from './namespace.js';
+import { ReplicaSetController } from './replicaset.js';
+import { DeploymentController } from './deployment.js';
+import { DaemonSetController } from './daemonset.js';
+import { NodeLifecycleController } from './node-lifecycle.js';
+import { TaintEvictionController } from './taint-eviction.js';
+import { PodGCController } from './pod-gc.js';
+import { GarbageCollectorController } from './garbage-collector.js';
+import { SchedulerController } from '../scheduler/scheduler.js';
 
 export function allControllers(): Controller[] {
-  return [new NamespaceController()];
+  return [
+    new NamespaceController(),
+    new ReplicaSetController(),
+    new DeploymentController(),
+    new DaemonSetController(),
+    new NodeLifecycleController(),
+    new TaintEvictionController(),
+    new PodGCController(),
+    new GarbageCollectorController(),
+    new SchedulerController(),
+  ];
 }
