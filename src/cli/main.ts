@@ -1,17 +1,32 @@
 // The `skiff` command line.
 import { Command } from 'commander';
-import { serverCommand } from './server.js';
-import { kubectlCommand } from './kubectl.js';
-import { upCommand } from './up.js';
-import { tokenCommand } from './token.js';
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('skiff')
     .description('A small Kubernetes-API-compatible cluster: API server, controllers, scheduler and self-healing node agents')
     .version('0.1.0');
+  // `skiff agent` runs on every node, where memory counts: it loads only its own code, not the API
+  // server's (SQLite, protobuf, …). Every other command line loads every command.
+  if (argv[2] === 'agent') {
+    program.addCommand((await import('./agent.js')).agentCommand());
+    await program.parseAsync(argv);
+    return;
+  }
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }] = await Promise.all([
+    import('./up.js'),
+    import('./server.js'),
+    import('./kubectl.js'),
+    import('./token.js'),
+    import('./agent.js'),
+    import('./node.js'),
+    import('./haproxy-config.js'),
+  ]);
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
   program.addCommand(kubectlCommand());
   program.addCommand(tokenCommand());
+  program.addCommand(agentCommand());
+  program.addCommand(nodeCommand());
+  program.addCommand(haproxyConfigCommand());
   await program.parseAsync(argv);
 }

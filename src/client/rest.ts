@@ -203,7 +203,8 @@ export class ApiClient {
    * request or as an ERROR event) surfaces as a StatusError with code 410 so callers relist.
    */
   async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
-    const res = await this.sendWithFailover('GET', buildPath(path, { ...query, watch: 'true' }), { signal });
+    // The per-request timeout is for non-watch requests: a quiet watch is not a stalled one.
+    const res = await this.sendWithFailover('GET', buildPath(path, { ...query, watch: 'true' }), { signal, timeoutMs: 0 });
     if ((res.statusCode ?? 0) !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);

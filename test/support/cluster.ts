@@ -1,12 +1,13 @@
 // End-to-end harness: real `skiff` processes on loopback, real kubectl, bounded polling.
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { waitForReady } from '../../src/client/wait.js';
 import { ApiClient } from '../../src/client/rest.js';
+import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 
 export const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 
@@ -114,4 +115,109 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** A bootstrap token for test servers (`skiff server --token`) that test agents join with. */
+export const TEST_JOIN_TOKEN = 'abcdef.0123456789abcdef';
+
+/** Short timings so the lifecycle runs in seconds. */
+export const FAST_AGENT_FLAGS = ['--node-lease-duration-seconds', '4', '--node-status-update-frequency', '1s', '--node-status-report-frequency', '5s', '--kubelet-port', '0', '--restart-backoff-base', '200ms', '--restart-backoff-max', '2s'];
+
+/** A real `skiff agent` process joined to a TestServer (started with --token TEST_JOIN_TOKEN). */
+export class TestAgent {
+  readonly dataDir: string;
+  proc?: ManagedProcess;
+  private runs = 0;
+  constructor(readonly server: TestServer, readonly nodeName: string, dataDir?: string) {
+    this.dataDir = dataDir ?? join(server.dataDir, 'agents', nodeName);
+  }
+
+  get logFile(): string {
+    return join(this.server.dataDir, `agent-${this.nodeName}.log`);
+  }
+
+  get serverUrl(): string {
+    return parseKubeconfig(readFileSync(this.server.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8')).server;
+  }
+
+  /** Starts the agent; by default waits until its Node is Ready. */
+  async start(extraArgs: string[] = [], opts: { waitReady?: boolean; servers?: string[] } = {}): Promise<void> {
+    this.runs++;
+    const servers = (opts.servers ?? [this.serverUrl]).flatMap((u) => ['--server', u]);
+    this.proc = startProcess({
+      name: `agent-${this.nodeName}`,
+      command: process.execPath,
+      args: [
+        SKIFF_BIN, 'agent',
+        ...servers,
+        '--token', TEST_JOIN_TOKEN,
+        '--ca-file', join(this.server.dataDir, 'tls', 'ca.crt'),
+        '--data-dir', this.dataDir,
+        '--node-name', this.nodeName,
+        ...FAST_AGENT_FLAGS,
+        ...extraArgs,
+      ],
+      output: this.logFile,
+    });
+    if (opts.waitReady === false) return;
+    const client = this.server.client();
+    try {
+      const early = this.proc.exited.then(({ code, signal }) => {
+        throw new Error(`agent ${this.nodeName} exited early (code ${code}, signal ${signal}):\n${this.logs().slice(-3000)}`);
+      });
+      early.catch(() => {});
+      await Promise.race([
+        eventually(async () => {
+          const n = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(`/api/v1/nodes/${this.nodeName}`);
+          return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        }, 20_000, `node ${this.nodeName} Ready`),
+        early,
+      ]);
+    } finally {
+      client.close();
+    }
+  }
+
+  logs(): string {
+    return existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : '';
+  }
+
+  /** Log lines (JSON) whose msg equals `msg`. */
+  logLines(msg: string): Record<string, unknown>[] {
+    return this.logs()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === msg);
+  }
+
+  kill(sig: NodeJS.Signals = 'SIGKILL'): void {
+    this.proc?.signal(sig);
+  }
+
+  async stop(): Promise<void> {
+    await this.proc?.stop(20_000);
+  }
+
+  async exitCode(): Promise<number | null> {
+    const r = await this.proc!.exited;
+    return r.code;
+  }
+}
+
+/** Host processes started for a pod by the process runtime (found through their environment). */
+export function containerPids(podUid: string): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const env = readFileSync(`/proc/${p}/environ`, 'latin1').split('\0');
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (env.includes(`SKIFF_POD_UID=${podUid}`) && state !== 'Z') out.push(Number(p));
+    } catch {
+      /* gone or not ours */
+    }
+  }
+  return out.sort((a, b) => a - b);
 }

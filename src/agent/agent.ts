@@ -1,0 +1,380 @@
+// `skiff agent`: one node. Wires the pieces — credentials, runtime, pod sync (recovering what an
+// earlier agent left), log server, registration, node keeper (self-heal), Lease renewer, status
+// reporter, informers — and owns the two ways of leaving: graceful exit (N6) and retirement (N5).
+import { hostname } from 'node:os';
+import type { Node } from '../api/kinds/node.js';
+import type { Pod } from '../api/kinds/pod.js';
+import { ApiClient } from '../client/rest.js';
+import { Informer, objectKeyOf } from '../client/informer.js';
+import { parseKubeconfig } from '../pki/kubeconfig.js';
+import { readFileSync } from 'node:fs';
+import { systemClock, type Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import { type AgentApi, errorText, rfc3339 } from './api.js';
+import { cordon, deleteNode, evictAll, withinDeadline } from './drain.js';
+import { EventRecorder } from './events.js';
+import { JoinError, ensureNodeCredential } from './join.js';
+import { Backoff } from './wake.js';
+import { LeaseRenewer } from './lease-renewer.js';
+import { LogServer } from './log-server.js';
+import { NodeKeeper } from './node-keeper.js';
+import { currentConditions, hostCapacity, nodeStatus, READY, withTimes, type NodeConfig, type Readiness } from './node-object.js';
+import { PodSync, SHUTDOWN_OVERRIDE } from './pod-sync.js';
+import { ProcessRuntime } from './runtimes/process.js';
+import type { Runtime } from './runtimes/runtime.js';
+import { SimulatedRuntime } from './runtimes/simulated.js';
+import { AgentStateDir } from './state-dir.js';
+import { StatusReporter } from './status-reporter.js';
+import { ensureServingCert } from './tls.js';
+import type { Taint } from '../api/kinds/node.js';
+
+export type Credentials =
+  | { kind: 'kubeconfig'; path: string }
+  | { kind: 'token'; token?: string; caFile?: string; caCertHash?: string; insecureSkipCaVerification?: boolean };
+
+export interface AgentConfig {
+  dataDir: string;
+  nodeName?: string;
+  nodeIP: string;
+  servers: string[];
+  credentials: Credentials;
+  runtime: 'process' | 'simulated';
+  labels: Record<string, string>;
+  taints: Taint[];
+  reregister: boolean;
+  endpointDiscovery: boolean;
+  rejoin: boolean;
+  leaseDurationSeconds: number;
+  statusUpdateFrequencyMs: number;
+  statusReportFrequencyMs: number;
+  kubeletPort: number;
+  maxPods: number;
+  /** Simulated capacity (the process runtime reports the host's). */
+  cpu?: string;
+  memory?: string;
+  simPodStartDelayMs: number;
+  simPodStopDelayMs: number;
+  restartBackoffBaseMs: number;
+  restartBackoffMaxMs: number;
+  /** Upper bound on a graceful exit once pods are stopped (API calls to cordon and remove). */
+  shutdownTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+/** The node was retired; starting again needs --rejoin or a fresh data dir. */
+export class RetiredError extends Error {}
+
+export type AgentEnd = 'stopped' | 'retired';
+
+export class Agent {
+  readonly state: AgentStateDir;
+  readonly nodeName: string;
+  private readonly clock: Clock;
+  private readonly abort = new AbortController();
+  private client?: ApiClient;
+  private runtime?: Runtime;
+  private podSync?: PodSync;
+  private logServer?: LogServer;
+  private keeper?: NodeKeeper;
+  private lease?: LeaseRenewer;
+  private status?: StatusReporter;
+  private podInformer?: Informer<Pod>;
+  private readiness: Readiness = READY;
+  private leaving?: Promise<void>;
+  private loops: Promise<unknown>[] = [];
+  private endResolve!: (e: AgentEnd) => void;
+  /** Resolves when the agent has left: after a graceful exit or a retirement. */
+  readonly ended: Promise<AgentEnd> = new Promise((r) => (this.endResolve = r));
+  nodeConfig?: NodeConfig;
+
+  constructor(private readonly cfg: AgentConfig, private readonly log: Logger, clock: Clock = systemClock) {
+    this.clock = clock;
+    this.state = new AgentStateDir(cfg.dataDir);
+    this.nodeName = (cfg.nodeName ?? hostname()).toLowerCase();
+  }
+
+  get api(): AgentApi | undefined {
+    return this.client;
+  }
+
+  get nodeKeeper(): NodeKeeper | undefined {
+    return this.keeper;
+  }
+
+  private async makeClient(): Promise<{ client: ApiClient; caPem: string }> {
+    const persisted = this.state.readServers();
+    const c = this.cfg.credentials;
+    if (c.kind === 'kubeconfig') {
+      const kc = parseKubeconfig(readFileSync(c.path, 'utf8'), (p) => readFileSync(p, 'utf8'));
+      if (!kc.caPem) throw new Error(`${c.path}: no certificate-authority data`);
+      const servers = dedupe([...this.cfg.servers, ...(this.cfg.servers.length === 0 ? [kc.server] : []), ...persisted]);
+      const client = new ApiClient({
+        servers,
+        caPem: kc.caPem,
+        ...(kc.clientCertPem ? { clientCertPem: kc.clientCertPem } : {}),
+        ...(kc.clientKeyPem ? { clientKeyPem: kc.clientKeyPem } : {}),
+        ...(kc.token ? { token: kc.token } : {}),
+        timeoutMs: this.cfg.requestTimeoutMs,
+        userAgent: `skiff-agent/0.1.0 (${this.nodeName})`,
+      });
+      return { client, caPem: kc.caPem };
+    }
+    const servers = dedupe([...this.cfg.servers, ...persisted]);
+    if (servers.length === 0) throw new Error('no API server: pass --server URL');
+    const cred = await this.retryJoin(() => ensureNodeCredential(
+      this.state,
+      {
+        servers,
+        nodeName: this.nodeName,
+        ...(c.token ? { token: c.token } : {}),
+        ...(c.caFile ? { caFile: c.caFile } : {}),
+        ...(c.caCertHash ? { caCertHash: c.caCertHash } : {}),
+        ...(c.insecureSkipCaVerification ? { insecureSkipCaVerification: true } : {}),
+      },
+      this.log,
+    ));
+    const client = new ApiClient({
+      servers,
+      caPem: cred.caPem,
+      clientCertPem: cred.certPem,
+      clientKeyPem: cred.keyPem,
+      timeoutMs: this.cfg.requestTimeoutMs,
+      userAgent: `skiff-agent/0.1.0 (${this.nodeName})`,
+    });
+    return { client, caPem: cred.caPem };
+  }
+
+  /** Joining retries with back-off while no server answers (it may still be starting); refusals end it. */
+  private async retryJoin<T>(fn: () => Promise<T>): Promise<T> {
+    const backoff = new Backoff(500, 10_000);
+    let logged = false;
+    for (;;) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (!(e instanceof JoinError) || e.fatal || this.abort.signal.aborted) throw e;
+        if (!logged) {
+          logged = true;
+          this.log.warn({ err: e.message }, 'cannot join yet; retrying with back-off');
+        }
+        await this.clock.sleep(backoff.next(), this.abort.signal).catch(() => {});
+      }
+    }
+  }
+
+  private buildStatus = (prevConditions: Parameters<typeof withTimes>[1], now: number) =>
+    nodeStatus(this.nodeConfig!, withTimes(currentConditions(this.readiness), prevConditions, now));
+
+  /** Everything up to a registered Node and running loops. Throws on N4 refusal or retirement. */
+  async start(): Promise<void> {
+    const cfg = this.cfg;
+    const retiredAt = this.state.retiredAt();
+    if (retiredAt) {
+      if (!cfg.rejoin) {
+        throw new RetiredError(
+          `node "${this.nodeName}" was retired at ${retiredAt} (data dir ${this.state.root}); it stays out of the cluster. ` +
+            'Start the agent with --rejoin to join again, or use a fresh --data-dir.',
+        );
+      }
+      this.state.clearRetired();
+      this.log.info({ node: this.nodeName }, 'rejoining after retirement');
+    }
+    const machineId = this.state.machineId();
+    const { client, caPem } = await this.makeClient();
+    this.client = client;
+    this.state.writeServers(client.serverList);
+    client.onFailover((server) => this.log.warn({ server }, 'API server failover'));
+
+    this.runtime =
+      cfg.runtime === 'simulated'
+        ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs })
+        : new ProcessRuntime({ clock: this.clock, log: this.log, tag: machineId });
+    const events = new EventRecorder(client, this.clock, this.log, this.nodeName);
+    this.podSync = new PodSync({
+      api: client,
+      clock: this.clock,
+      log: this.log,
+      nodeName: this.nodeName,
+      nodeIP: cfg.nodeIP,
+      runtime: this.runtime,
+      state: this.state,
+      events,
+      backoffBaseMs: cfg.restartBackoffBaseMs,
+      backoffMaxMs: cfg.restartBackoffMaxMs,
+    });
+    // Before anything talks to the API: containers an earlier agent started are adopted, orphans killed.
+    await this.podSync.recover();
+
+    const serving = await ensureServingCert(this.state.path('tls'), this.nodeName, dedupe([cfg.nodeIP, this.nodeName, 'localhost']));
+    this.logServer = new LogServer({
+      host: cfg.nodeIP,
+      port: cfg.kubeletPort,
+      certPem: serving.certPem,
+      keyPem: serving.keyPem,
+      caPem,
+      log: this.log,
+      lookup: (ns, name) => this.podSync?.workerFor(ns, name),
+    });
+    const kubeletPort = await this.logServer.start();
+
+    const capacity =
+      cfg.runtime === 'simulated'
+        ? { cpu: cfg.cpu ?? '32', memory: cfg.memory ?? '256Gi', pods: String(cfg.maxPods), 'ephemeral-storage': '1Ti' }
+        : hostCapacity(this.state.root, cfg.maxPods);
+    if (cfg.runtime === 'process') {
+      if (cfg.cpu) capacity.cpu = cfg.cpu;
+      if (cfg.memory) capacity.memory = cfg.memory;
+    }
+    this.nodeConfig = { nodeName: this.nodeName, machineId, nodeIP: cfg.nodeIP, runtime: cfg.runtime, labels: cfg.labels, taints: cfg.taints, capacity, kubeletPort };
+
+    const signal = this.abort.signal;
+    this.keeper = new NodeKeeper({
+      api: client,
+      clock: this.clock,
+      log: this.log,
+      cfg: this.nodeConfig,
+      state: this.state,
+      events,
+      reregister: cfg.reregister,
+      initialStatus: (now) => this.buildStatus(undefined, now),
+      onNodeChanged: () => {
+        this.lease?.kick();
+        this.status?.kick();
+      },
+      onRetire: () => void this.retire(),
+    });
+    this.lease = new LeaseRenewer({
+      api: client,
+      clock: this.clock,
+      log: this.log,
+      nodeName: this.nodeName,
+      machineId,
+      leaseDurationSeconds: cfg.leaseDurationSeconds,
+      nodeUid: () => this.keeper?.uid,
+      onNodeMissing: (source) => void this.keeper?.check(source),
+      classic: !cfg.reregister,
+    });
+    this.status = new StatusReporter({
+      api: client,
+      clock: this.clock,
+      log: this.log,
+      nodeName: this.nodeName,
+      updateFrequencyMs: cfg.statusUpdateFrequencyMs,
+      reportFrequencyMs: cfg.statusReportFrequencyMs,
+      buildStatus: (prev, now) => this.buildStatus(prev?.conditions, now),
+      onNodeMissing: (source) => void this.keeper?.check(source),
+      classic: !cfg.reregister,
+    });
+
+    // Pods are watched from the start: with the API down the agent still restarts crashed containers.
+    const pods = new Informer<Pod>(client, { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.nodeName}`, clock: this.clock, log: this.log });
+    this.podInformer = pods;
+    this.podSync.setDesired(
+      (key) => pods.get(key),
+      () => pods.list().map(objectKeyOf),
+    );
+    pods.addHandlers({
+      add: (p) => this.podSync?.podChanged(p),
+      update: (_o, p) => this.podSync?.podChanged(p),
+      delete: (p) => this.podSync?.podDeleted(p),
+    });
+    this.loops.push(pods.run(signal), this.podSync.run(signal));
+    void pods.waitForSync().then(() => this.podSync?.markSynced());
+
+    await this.keeper.register(signal);
+    // The Lease first, then the first (fast) status report: a node shown Ready always has its Lease.
+    await this.lease.sync().catch(() => false);
+
+    const nodes = new Informer<Node>(client, { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.nodeName}`, clock: this.clock, log: this.log });
+    nodes.addHandlers({
+      add: (n) => this.keeper?.observedNode(n),
+      update: (_o, n) => this.keeper?.observedNode(n),
+      delete: (n) => this.keeper?.deletedNode(n),
+    });
+    this.loops.push(nodes.run(signal), this.lease.run(signal), this.status.run(signal));
+    this.log.info(
+      { node: this.nodeName, runtime: cfg.runtime, kubeletPort, servers: client.serverList, reregister: cfg.reregister, machineId },
+      'agent started',
+    );
+  }
+
+  private async removeNodeAndLease(deadline: number): Promise<void> {
+    const api = this.client!;
+    const uid = this.keeper?.current?.metadata.uid;
+    // Only a Node this agent registered or adopted is removed (never one it refused to adopt, N4).
+    if (!uid) return;
+    const leaseGone = await withinDeadline(this.clock, deadline, () => this.lease!.remove());
+    const nodeGone = await withinDeadline(this.clock, deadline, () => deleteNode(api, this.nodeName, uid));
+    if (!leaseGone || !nodeGone) this.log.error({ node: this.nodeName }, 'could not remove the node and its lease from the API before the deadline');
+  }
+
+  private async stopLoops(): Promise<void> {
+    this.lease?.stop();
+    this.status?.stop();
+    this.abort.abort();
+    await Promise.race([Promise.allSettled(this.loops), this.clock.sleep(2000)]);
+    await this.logServer?.stop().catch(() => {});
+    this.runtime?.close();
+    this.client?.close();
+  }
+
+  /** N6: cordon, stop pods within their grace periods, delete Lease and Node. */
+  shutdown(reason: string): Promise<void> {
+    if (this.leaving) return this.leaving;
+    this.leaving = (async () => {
+      this.log.info({ node: this.nodeName, reason }, 'shutting down: cordoning, stopping pods, removing the node');
+      const started = this.keeper !== undefined && this.client !== undefined && this.lease !== undefined;
+      // A Node that is gone (classic mode after a deletion) is not cordoned or reported on.
+      const registered = started && this.keeper!.uid !== undefined;
+      this.keeper?.leave();
+      this.podSync?.stopAdmitting();
+      if (registered) {
+        const apiDeadline = this.clock.now() + this.cfg.shutdownTimeoutMs;
+        this.readiness = { ready: false, reason: 'KubeletNotReady', message: 'node is shutting down' };
+        await withinDeadline(this.clock, apiDeadline, () => cordon(this.client!, this.nodeName));
+        await withinDeadline(this.clock, apiDeadline, async () => {
+          if (!(await this.status!.sync())) throw new Error('status not reported');
+        });
+      }
+      // Pods get their full grace periods; the API calls after that get the shutdown timeout again.
+      await this.podSync?.terminateAll(SHUTDOWN_OVERRIDE, this.clock.now() + this.cfg.shutdownTimeoutMs + 60_000);
+      if (started) await this.removeNodeAndLease(this.clock.now() + this.cfg.shutdownTimeoutMs);
+      await this.stopLoops();
+      this.log.info({ node: this.nodeName }, 'agent stopped');
+      this.endResolve('stopped');
+    })();
+    return this.leaving;
+  }
+
+  /** N5: the Node carries skiff.dev/retire=true. Drain, remove, and stay out. */
+  retire(): Promise<void> {
+    if (this.leaving) return this.leaving;
+    this.leaving = (async () => {
+      this.log.warn({ node: this.nodeName }, 'retire requested; draining the node, then removing it');
+      this.state.markRetired(rfc3339(this.clock.now()));
+      this.keeper!.leave();
+      const api = this.client!;
+      const deadline = () => this.clock.now() + this.cfg.shutdownTimeoutMs;
+      await withinDeadline(this.clock, deadline(), () => cordon(api, this.nodeName));
+      await evictAll({ api, clock: this.clock, log: this.log, pods: () => this.podInformer?.list() ?? [], signal: this.abort.signal });
+      // What eviction leaves (DaemonSet pods, finished pods) is stopped in place.
+      this.podSync!.stopAdmitting();
+      await this.podSync!.terminateAll(
+        { ...SHUTDOWN_OVERRIDE, message: 'Pod was terminated because its node was retired.', condition: { ...SHUTDOWN_OVERRIDE.condition!, message: 'Pod was terminated because its node was retired.' } },
+        deadline() + 60_000,
+      );
+      await this.removeNodeAndLease(deadline());
+      this.log.warn({ node: this.nodeName }, 'node retired; not re-registering (start the agent with --rejoin or a fresh data dir to join again)');
+      await this.stopLoops();
+      this.endResolve('retired');
+    })().catch((e: unknown) => {
+      this.log.error({ err: errorText(e) }, 'retirement failed');
+      this.endResolve('retired');
+    });
+    return this.leaving;
+  }
+}
+
+function dedupe(xs: string[]): string[] {
+  return [...new Set(xs.filter(Boolean))];
+}

@@ -1,0 +1,53 @@
+// The slice of ApiClient the agent's loops use. Narrow on purpose: unit tests hand the loops an
+// in-memory fake with the same five methods and drive them with a FakeClock.
+import { isStatusError } from '../api/errors.js';
+import type { ApiClient } from '../client/rest.js';
+
+export type AgentApi = Pick<ApiClient, 'get' | 'create' | 'replace' | 'patch' | 'delete'>;
+
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+export const MACHINE_ID_ANNOTATION = 'skiff.dev/machine-id';
+export const RETIRE_ANNOTATION = 'skiff.dev/retire';
+
+export function nodePath(name: string): string {
+  return `/api/v1/nodes/${encodeURIComponent(name)}`;
+}
+
+export function leasePath(name: string): string {
+  return `/apis/coordination.k8s.io/v1/namespaces/${NODE_LEASE_NAMESPACE}/leases/${encodeURIComponent(name)}`;
+}
+
+export function leasesPath(): string {
+  return `/apis/coordination.k8s.io/v1/namespaces/${NODE_LEASE_NAMESPACE}/leases`;
+}
+
+export function podPath(namespace: string, name: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+}
+
+/** The API answered 404: the object does not exist (as opposed to: the API could not be asked). */
+export function isNotFound(e: unknown): boolean {
+  return isStatusError(e) && e.code === 404;
+}
+
+export function isConflict(e: unknown): boolean {
+  return isStatusError(e) && e.code === 409 && e.reason === 'Conflict';
+}
+
+export function isAlreadyExists(e: unknown): boolean {
+  return isStatusError(e) && e.code === 409 && e.reason === 'AlreadyExists';
+}
+
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** RFC 3339 with seconds, as metav1.Time is written. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** RFC 3339 with microseconds, as metav1.MicroTime (Lease renewTime) is written. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}

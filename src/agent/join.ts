@@ -1,0 +1,118 @@
+// Joining a cluster with a bootstrap token: fetch the cluster CA (GET /skiff/v1/ca), check it
+// against --ca-file or --ca-cert-hash (sha256 of the CA certificate's DER), then POST a CSR for
+// CN=system:node:<name>, O=system:nodes to /skiff/v1/join and keep the issued credential in the
+// data dir. Later starts reuse the credential and need no token.
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import type { Logger } from '../util/log.js';
+import type { AgentStateDir, NodeCredential } from './state-dir.js';
+import { certificateCommonName, certificateHash, nodeKeyAndCsr } from './tls.js';
+
+export interface JoinOptions {
+  servers: string[];
+  token?: string;
+  caFile?: string;
+  caCertHash?: string;
+  insecureSkipCaVerification?: boolean;
+  nodeName: string;
+  timeoutMs?: number;
+}
+
+export class JoinError extends Error {
+  /** True when retrying cannot help (refused token, CA mismatch, missing flags). */
+  constructor(message: string, readonly fatal = true) {
+    super(message);
+  }
+}
+
+function request(url: string, method: string, opts: { ca?: string; token?: string; body?: string; verify: boolean; timeoutMs: number }): Promise<{ code: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'skiff-agent/0.1.0' };
+    if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+    if (opts.body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(opts.body));
+    }
+    const req = https.request(url, { method, headers, rejectUnauthorized: opts.verify, ...(opts.ca ? { ca: opts.ca } : {}) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`timed out after ${opts.timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+function message(body: string): string {
+  try {
+    const j = JSON.parse(body) as { message?: string };
+    if (j.message) return j.message;
+  } catch {
+    /* not JSON */
+  }
+  return body.slice(0, 300);
+}
+
+/** Checks the fetched CA against what the operator trusts; throws a clear JoinError otherwise. */
+export function verifyCa(caPem: string, o: Pick<JoinOptions, 'caFile' | 'caCertHash' | 'insecureSkipCaVerification'>): void {
+  if (o.caFile) {
+    const want = new X509Certificate(readFileSync(o.caFile, 'utf8')).raw;
+    if (!new X509Certificate(caPem).raw.equals(want)) throw new JoinError(`the cluster CA served by the API server does not match ${o.caFile}; refusing to join`);
+    return;
+  }
+  if (o.caCertHash) {
+    const got = certificateHash(caPem);
+    if (got.toLowerCase() !== o.caCertHash.toLowerCase()) throw new JoinError(`the cluster CA's hash is ${got}, not the expected ${o.caCertHash}; refusing to join`);
+    return;
+  }
+  if (!o.insecureSkipCaVerification) {
+    throw new JoinError('cannot verify the cluster CA: pass --ca-file PATH or --ca-cert-hash sha256:HEX (or, unsafely, --insecure-skip-ca-verification)');
+  }
+}
+
+/** The node credential: from the data dir, or by joining with the bootstrap token. */
+export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions, log: Logger): Promise<NodeCredential> {
+  const existing = state.readCredential();
+  if (existing && certificateCommonName(existing.certPem) === `system:node:${o.nodeName}`) return existing;
+  if (!o.token) throw new JoinError(`no node credential in ${state.path('credential')} yet: pass --token to join (or --kubeconfig)`);
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  let lastError = 'no server to join';
+  for (const server of o.servers) {
+    try {
+      let caPem: string;
+      if (o.caFile && !o.caCertHash) {
+        caPem = readFileSync(o.caFile, 'utf8');
+      } else {
+        // The CA is fetched without verification and then checked by hash (as kubeadm's discovery).
+        const r = await request(new URL('/skiff/v1/ca', server).href, 'GET', { verify: false, timeoutMs });
+        if (r.code !== 200) throw new JoinError(`GET /skiff/v1/ca answered ${r.code}: ${message(r.body)}`);
+        caPem = (JSON.parse(r.body) as { caPem?: string }).caPem ?? '';
+        verifyCa(caPem, o);
+      }
+      const { keyPem, csrPem } = await nodeKeyAndCsr(o.nodeName);
+      const r = await request(new URL('/skiff/v1/join', server).href, 'POST', {
+        ca: caPem,
+        verify: true,
+        token: o.token,
+        body: JSON.stringify({ nodeName: o.nodeName, csrPem }),
+        timeoutMs,
+      });
+      if (r.code === 401 || r.code === 403) throw new JoinError(`the join token was refused by ${server}: ${message(r.body)}`);
+      if (r.code !== 200 && r.code !== 201) throw new JoinError(`POST /skiff/v1/join answered ${r.code}: ${message(r.body)}`);
+      const issued = JSON.parse(r.body) as { certificatePem?: string; caPem?: string };
+      if (!issued.certificatePem) throw new JoinError('the join answer has no certificate');
+      const cred: NodeCredential = { keyPem, certPem: issued.certificatePem, caPem: issued.caPem ?? caPem };
+      state.writeCredential(cred);
+      log.info({ server, node: o.nodeName }, 'joined the cluster; node credential stored');
+      return cred;
+    } catch (e) {
+      if (e instanceof JoinError && /refus|does not match|hash is|cannot verify/.test(e.message)) throw e;
+      if (e instanceof JoinError && /answered 4\d\d/.test(e.message)) throw e;
+      lastError = `${server}: ${(e as Error).message}`;
+    }
+  }
+  throw new JoinError(`could not join: ${lastError}`, false);
+}

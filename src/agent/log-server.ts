@@ -1,0 +1,187 @@
+// The agent's kubelet-style HTTPS endpoint for container logs, which the API server proxies
+// `kubectl logs` to: GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=
+// &limitBytes=&sinceSeconds=. Clients must present a certificate signed by the cluster CA.
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import type { Logger } from '../util/log.js';
+import type { PodWorker } from './pod-worker.js';
+
+export interface LogServerOptions {
+  host: string;
+  port: number;
+  certPem: string;
+  keyPem: string;
+  /** Client certificates must chain to this CA. */
+  caPem: string;
+  log: Logger;
+  lookup(namespace: string, pod: string): PodWorker | undefined;
+  /** How often a followed log is checked for new output. */
+  pollMs?: number;
+}
+
+const ALLOWED_CN = 'skiff-apiserver-kubelet-client';
+
+function send(res: ServerResponse, code: number, text: string): void {
+  res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Byte offset where the last `lines` lines of the file start. */
+export function tailOffset(path: string, lines: number): number {
+  const size = statSync(path).size;
+  if (lines <= 0) return size;
+  const fd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.alloc(64 * 1024);
+    let pos = size;
+    let seen = 0;
+    // A trailing newline ends the last line; it does not start another.
+    let skipTrailing = true;
+    while (pos > 0) {
+      const len = Math.min(chunk.length, pos);
+      pos -= len;
+      readSync(fd, chunk, 0, len, pos);
+      for (let i = len - 1; i >= 0; i--) {
+        if (chunk[i] !== 0x0a) {
+          skipTrailing = false;
+          continue;
+        }
+        if (skipTrailing) {
+          skipTrailing = false;
+          continue;
+        }
+        if (++seen === lines) return pos + i + 1;
+      }
+    }
+    return 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class LogServer {
+  private server?: https.Server;
+  private readonly open = new Set<ServerResponse>();
+
+  constructor(private readonly o: LogServerOptions) {}
+
+  async start(): Promise<number> {
+    const server = https.createServer(
+      { cert: this.o.certPem, key: this.o.keyPem, ca: this.o.caPem, requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        try {
+          this.handle(req, res);
+        } catch (e) {
+          if (!res.headersSent) send(res, 500, `internal error: ${(e as Error).message}`);
+          else res.destroy();
+        }
+      },
+    );
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.o.port, this.o.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address();
+    return typeof addr === 'object' && addr ? addr.port : this.o.port;
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.open) r.destroy();
+    this.open.clear();
+    const s = this.server;
+    if (!s) return;
+    s.closeAllConnections?.();
+    await new Promise<void>((r) => s.close(() => r()));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket as TLSSocket;
+    if (!socket.authorized) return send(res, 401, 'Unauthorized');
+    const subject = socket.getPeerCertificate()?.subject as Record<string, string | string[]> | undefined;
+    const cn = typeof subject?.CN === 'string' ? subject.CN : '';
+    const orgs = subject?.O === undefined ? [] : Array.isArray(subject.O) ? subject.O : [subject.O];
+    if (cn !== ALLOWED_CN && !orgs.includes('system:masters')) {
+      return send(res, 403, `Forbidden (user=${cn}, verb=get, resource=nodes, subresource=proxy)`);
+    }
+    const url = new URL(req.url ?? '/', 'https://agent');
+    if (url.pathname === '/healthz') return send(res, 200, 'ok');
+    const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+    if (!m) return send(res, 404, `404 page not found`);
+    if (req.method !== 'GET') return send(res, 405, 'method not allowed');
+    const [ns, podName, container] = [m[1]!, m[2]!, m[3]!].map(decodeURIComponent) as [string, string, string];
+    const w = this.o.lookup(ns, podName);
+    if (!w) return send(res, 404, `pod "${podName}" in namespace "${ns}" not found on this node`);
+    const info = w.logs(container);
+    if (!info.known) return send(res, 404, `container "${container}" not found in pod "${podName}"`);
+    const q = url.searchParams;
+    const flag = (k: string) => q.get(k) === 'true' || q.get(k) === '1';
+    const previous = flag('previous');
+    let path: string;
+    let follow = flag('follow');
+    if (previous) {
+      if (!info.previous || !existsSync(info.previous)) return send(res, 400, `previous terminated container "${container}" in pod "${podName}" not found`);
+      path = info.previous;
+      follow = false;
+    } else {
+      if (!info.current) return send(res, 400, `container "${container}" in pod "${podName}" is waiting to start: ${info.waiting ?? 'ContainerCreating'}`);
+      path = info.current.path;
+      follow = follow && info.current.running;
+    }
+    const tail = q.get('tailLines');
+    const limit = q.get('limitBytes');
+    const sinceSeconds = q.get('sinceSeconds');
+    let limitBytes = limit !== null && /^\d+$/.test(limit) ? Number(limit) : Infinity;
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache' });
+    this.open.add(res);
+    res.on('close', () => this.open.delete(res));
+    let offset = 0;
+    if (existsSync(path)) {
+      const st = statSync(path);
+      // Without per-line timestamps, sinceSeconds can only drop a whole file last written before it.
+      if (sinceSeconds !== null && /^\d+$/.test(sinceSeconds) && st.mtimeMs < Date.now() - Number(sinceSeconds) * 1000) offset = st.size;
+      else if (tail !== null && /^-?\d+$/.test(tail) && Number(tail) >= 0) offset = tailOffset(path, Number(tail));
+    }
+    const pump = (): boolean => {
+      if (!existsSync(path)) return true;
+      const size = statSync(path).size;
+      if (size <= offset) return true;
+      const fd = openSync(path, 'r');
+      try {
+        const buf = Buffer.alloc(64 * 1024);
+        while (offset < size && limitBytes > 0) {
+          const n = readSync(fd, buf, 0, Math.min(buf.length, size - offset, limitBytes), offset);
+          if (n <= 0) break;
+          offset += n;
+          limitBytes -= n;
+          if (!res.write(buf.subarray(0, n))) {
+            // Slow reader: continue on the next poll.
+            break;
+          }
+        }
+      } finally {
+        closeSync(fd);
+      }
+      return limitBytes > 0;
+    };
+    const more = pump();
+    if (!follow || !more) return void res.end();
+    const timer = setInterval(() => {
+      if (res.destroyed) return clearInterval(timer);
+      const canMore = pump();
+      const now = w.logs(container).current;
+      const stillRunning = now?.path === path && now.running;
+      if (!canMore || !stillRunning) {
+        if (canMore) pump();
+        clearInterval(timer);
+        res.end();
+      }
+    }, this.o.pollMs ?? 250);
+    res.on('close', () => clearInterval(timer));
+  }
+}

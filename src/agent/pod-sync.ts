@@ -1,0 +1,386 @@
+// Pod sync: one level-triggered reconcile per pod key (namespace/name), comparing desired state
+// (the pod in the API, from a watch with fieldSelector spec.nodeName=<node>) with actual state
+// (the pod's worker and its container instances). Nothing is killed before the first list has
+// arrived, nor for lack of the API (N11): a stale cache keeps its pods running.
+import type { Container, Pod } from '../api/kinds/pod.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import { WorkQueue } from '../client/workqueue.js';
+import { type AgentApi, errorText, isConflict, isNotFound, podPath } from './api.js';
+import type { EventRecorder } from './events.js';
+import { buildPodStatus, statusFingerprint, statusPatch } from './pod-status.js';
+import { PodWorker, type PersistedPod, type TerminalOverride } from './pod-worker.js';
+import { RestartBackoff } from './restart-backoff.js';
+import { CreateContainerError, type Runtime } from './runtimes/runtime.js';
+import type { AgentStateDir } from './state-dir.js';
+
+export interface PodSyncOptions {
+  api: AgentApi;
+  clock: Clock;
+  log: Logger;
+  nodeName: string;
+  nodeIP: string;
+  runtime: Runtime;
+  state: AgentStateDir;
+  events?: EventRecorder;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  concurrency?: number;
+}
+
+export const SHUTDOWN_OVERRIDE: TerminalOverride = {
+  phase: 'Failed',
+  reason: 'Terminated',
+  message: 'Pod was terminated in response to imminent node shutdown.',
+  condition: { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: 'Pod was terminated in response to imminent node shutdown.' },
+};
+
+function keyOf(pod: Pod): string {
+  return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+}
+
+function graceMsOf(pod: Pod | undefined): number {
+  const s = pod?.metadata.deletionGracePeriodSeconds ?? pod?.spec?.terminationGracePeriodSeconds ?? 30;
+  return Math.max(0, Number(s) || 0) * 1000;
+}
+
+export class PodSync {
+  private readonly workers = new Map<string, PodWorker>();
+  private readonly queue: WorkQueue<string>;
+  private readonly backoff: RestartBackoff;
+  private desired: (key: string) => Pod | undefined = () => undefined;
+  private desiredKeys: () => string[] = () => [];
+  private synced = false;
+  private admitting = true;
+  /** Last status written per pod uid: [what we sent, what the API stored], to never loop on normalisation. */
+  private readonly lastWritten = new Map<string, [string, string]>();
+
+  constructor(private readonly o: PodSyncOptions) {
+    this.queue = new WorkQueue<string>(o.clock, 200, 10_000);
+    this.backoff = new RestartBackoff(o.clock, o.backoffBaseMs ?? 10_000, o.backoffMaxMs ?? 300_000);
+  }
+
+  get podCount(): number {
+    return this.workers.size;
+  }
+
+  /** Re-attaches to what an earlier agent left: adopt recorded instances, kill untracked processes. */
+  async recover(): Promise<{ pods: number; adopted: number; reaped: number }> {
+    let adopted = 0;
+    for (const uid of this.o.state.podUids()) {
+      const p = this.o.state.readPodState<PersistedPod>(uid);
+      if (!p || p.version !== 1 || !p.pod?.metadata?.uid) {
+        this.o.state.removePod(uid);
+        continue;
+      }
+      const w = PodWorker.recover(p, this.workerDeps());
+      adopted += w.runningGroups().length;
+      this.workers.set(w.uid, w);
+    }
+    const known = new Set<number>();
+    for (const w of this.workers.values()) for (const g of w.runningGroups()) known.add(g);
+    const reaped = await this.o.runtime.reapOrphans(known);
+    if (this.workers.size > 0 || reaped > 0) this.o.log.info({ pods: this.workers.size, adopted, reaped }, 'recovered pods from the data dir');
+    // Restart policy keeps applying from the persisted spec even before the API answers.
+    for (const w of this.workers.values()) this.queue.add(w.key);
+    return { pods: this.workers.size, adopted, reaped };
+  }
+
+  /** Where desired state comes from (the pod informer's cache). */
+  setDesired(get: (key: string) => Pod | undefined, keys: () => string[]): void {
+    this.desired = get;
+    this.desiredKeys = keys;
+  }
+
+  /** The first list has arrived: desired state is known, reconcile everything. */
+  markSynced(): void {
+    this.synced = true;
+    for (const k of this.desiredKeys()) this.queue.add(k);
+    for (const w of this.workers.values()) this.queue.add(w.key);
+  }
+
+  podChanged(pod: Pod): void {
+    if (!pod?.metadata?.name) return;
+    this.queue.add(keyOf(pod));
+  }
+
+  podDeleted(pod: Pod): void {
+    if (!pod?.metadata?.name) return;
+    // Keep the final object: its deletion grace period decides how the containers are stopped.
+    const w = pod.metadata.uid ? this.workers.get(pod.metadata.uid) : undefined;
+    if (w) w.pod = pod;
+    this.queue.add(keyOf(pod));
+  }
+
+  /** New pods are refused from now on (node shutting down). */
+  stopAdmitting(): void {
+    this.admitting = false;
+  }
+
+  workerFor(namespace: string, name: string): PodWorker | undefined {
+    let found: PodWorker | undefined;
+    for (const w of this.workers.values()) if (w.namespace === namespace && w.name === name && (!found || !w.terminated)) found = w;
+    return found;
+  }
+
+  allWorkers(): PodWorker[] {
+    return [...this.workers.values()];
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    signal.addEventListener('abort', () => this.queue.shutdown(), { once: true });
+    const loops = Array.from({ length: this.o.concurrency ?? 4 }, async () => {
+      for (;;) {
+        const key = await this.queue.get();
+        if (key === undefined) return;
+        try {
+          await this.reconcile(key);
+          this.queue.forget(key);
+        } catch (e) {
+          this.o.log.debug({ pod: key, err: errorText(e) }, 'pod sync failed; retrying');
+          this.queue.addRateLimited(key);
+        } finally {
+          this.queue.done(key);
+        }
+      }
+    });
+    await Promise.all(loops);
+  }
+
+  private workerDeps() {
+    return {
+      runtime: this.o.runtime,
+      clock: this.o.clock,
+      log: this.o.log,
+      state: this.o.state,
+      backoff: this.backoff,
+      resolveEnv: (pod: Pod, c: Container) => this.resolveEnv(pod, c),
+      notify: (uid: string) => {
+        const w = this.workers.get(uid);
+        if (w) this.queue.add(w.key);
+      },
+      event: (pod: Pod, reason: string, message: string, type: 'Normal' | 'Warning', container: string) => {
+        void this.o.events?.pod(pod, reason, message, type, `spec.containers{${container}}`);
+      },
+    };
+  }
+
+  /** The reconcile for one pod key. Idempotent; never blocks on a grace period. */
+  async reconcile(key: string): Promise<void> {
+    const workers = [...this.workers.values()].filter((w) => w.key === key);
+    if (!this.synced) {
+      // Desired state unknown yet: keep what runs running, restart per the persisted spec, kill nothing.
+      for (const w of workers) w.sync(w.pod);
+      return;
+    }
+    const pod = this.desired(key);
+    for (const w of workers) {
+      if (pod && w.uid === pod.metadata.uid) continue;
+      // Deleted from the API (or replaced by a pod with the same name): stop it, then forget it.
+      if (!w.terminated) {
+        if (!w.isTerminating) {
+          this.o.log.info({ pod: key, uid: w.uid }, 'pod deleted from the API; stopping its containers');
+          void w.terminate(graceMsOf(w.pod));
+        }
+        continue;
+      }
+      w.dispose();
+      this.workers.delete(w.uid);
+      this.lastWritten.delete(w.uid);
+    }
+    if (!pod) return;
+    const uid = pod.metadata.uid;
+    if (!uid || !pod.spec) return;
+    let w = this.workers.get(uid);
+    const phase = pod.status?.phase;
+    const terminalInApi = phase === 'Succeeded' || phase === 'Failed';
+    if (!w) {
+      if (pod.metadata.deletionTimestamp) return this.finishDeletion(pod);
+      if (terminalInApi) return; // finished before; never started again
+      if (!this.admitting) return this.reject(pod);
+      w = new PodWorker(pod, this.workerDeps());
+      this.workers.set(uid, w);
+      w.persist();
+    }
+    if (pod.metadata.deletionTimestamp) {
+      if (!w.terminated) {
+        if (!w.isTerminating) {
+          this.o.log.info({ pod: key, graceSeconds: graceMsOf(pod) / 1000 }, 'pod is terminating; stopping its containers');
+          void w.terminate(graceMsOf(pod));
+        }
+        await this.writeStatus(w, pod);
+        return;
+      }
+      await this.writeStatus(w, pod);
+      return this.finishDeletion(pod);
+    }
+    if (terminalInApi && !w.override) {
+      // Finished (or failed by someone else, e.g. pod GC): nothing restarts; stop anything left.
+      w.pod = pod;
+      if (w.hasRunning() && !w.isTerminating) void w.terminate(graceMsOf(pod));
+      return;
+    }
+    w.sync(pod);
+    await this.writeStatus(w, pod);
+  }
+
+  private async writeStatus(w: PodWorker, pod: Pod): Promise<void> {
+    const snap = w.snapshot();
+    const now = this.o.clock.now();
+    const status = buildPodStatus({
+      pod,
+      phase: snap.phase,
+      containers: snap.containers,
+      initContainers: snap.initContainers,
+      initIncomplete: snap.initIncomplete,
+      hostIP: this.o.nodeIP,
+      podIP: this.o.nodeIP,
+      startTime: w.startTime,
+      now,
+      ...(snap.reason ? { reason: snap.reason } : {}),
+      ...(snap.message ? { message: snap.message } : {}),
+      ...(snap.condition ? { extraConditions: [snap.condition] } : {}),
+    });
+    const want = statusFingerprint(status);
+    const have = statusFingerprint(pod.status);
+    if (want === have) return;
+    const last = this.lastWritten.get(w.uid);
+    if (last && last[0] === want && last[1] === have) return; // the API normalised what we sent
+    try {
+      const updated = await this.o.api.patch<Pod>(`${podPath(w.namespace, w.name)}/status`, statusPatch(status, pod.status), 'merge');
+      this.lastWritten.set(w.uid, [want, statusFingerprint(updated.status)]);
+    } catch (e) {
+      if (isNotFound(e)) return;
+      throw e;
+    }
+  }
+
+  /** Upstream's last step of graceful deletion: the node removes the pod with grace 0. */
+  private async finishDeletion(pod: Pod): Promise<void> {
+    try {
+      await this.o.api.delete(podPath(pod.metadata.namespace ?? 'default', pod.metadata.name!), { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } });
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
+    }
+  }
+
+  private async reject(pod: Pod): Promise<void> {
+    const t = new Date(this.o.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    try {
+      await this.o.api.patch(
+        `${podPath(pod.metadata.namespace ?? 'default', pod.metadata.name!)}/status`,
+        { status: { phase: 'Failed', reason: 'NodeShutdown', message: 'Pod was rejected as the node is shutting down.', startTime: t } },
+        'merge',
+      );
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+
+  /**
+   * Node shutdown (N6): stop every pod within its grace period; each ends Failed with reason
+   * Terminated and a DisruptionTarget condition, as the kubelet's graceful node shutdown reports.
+   */
+  async terminateAll(override: TerminalOverride | undefined, deadlineMs: number): Promise<void> {
+    this.stopAdmitting();
+    const ws = [...this.workers.values()].filter((w) => !w.terminated || w.hasRunning());
+    await Promise.all(
+      ws.map(async (w) => {
+        await w.terminate(graceMsOf(w.pod), override);
+        if (!override) return;
+        // Best effort within the deadline: the API may be unreachable (the pods are stopped regardless).
+        for (let i = 0; i < 5 && this.o.clock.now() < deadlineMs; i++) {
+          try {
+            const pod = await this.o.api.get<Pod>(podPath(w.namespace, w.name));
+            if (pod.metadata.uid !== w.uid) return;
+            await this.writeStatus(w, pod);
+            return;
+          } catch (e) {
+            if (isNotFound(e)) return;
+            await this.o.clock.sleep(200).catch(() => {});
+          }
+        }
+      }),
+    );
+  }
+
+  /** Env for a container: plain values, fieldRef, configMap/secret refs and envFrom, read through the API. */
+  async resolveEnv(pod: Pod, c: Container): Promise<Record<string, string>> {
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOSTNAME: pod.metadata.name ?? '',
+    };
+    const ns = pod.metadata.namespace ?? 'default';
+    const cache = new Map<string, Record<string, string> | undefined>();
+    const fetchData = async (kind: 'configmaps' | 'secrets', name: string, optional: boolean): Promise<Record<string, string> | undefined> => {
+      const k = `${kind}/${name}`;
+      if (cache.has(k)) return cache.get(k);
+      let data: Record<string, string> | undefined;
+      try {
+        const o = await this.o.api.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${encodeURIComponent(ns)}/${kind}/${encodeURIComponent(name)}`);
+        data = { ...(o.data ?? {}) };
+        if (kind === 'secrets') for (const [key, v] of Object.entries(data)) data[key] = Buffer.from(v, 'base64').toString('utf8');
+      } catch (e) {
+        if (!isNotFound(e)) throw new CreateContainerError('CreateContainerConfigError', `cannot read ${kind === 'configmaps' ? 'configmap' : 'secret'} "${name}": ${errorText(e)}`);
+        if (!optional) throw new CreateContainerError('CreateContainerConfigError', `${kind === 'configmaps' ? 'configmap' : 'secret'} "${name}" not found`);
+      }
+      cache.set(k, data);
+      return data;
+    };
+    const envFrom = (c as unknown as { envFrom?: unknown }).envFrom;
+    for (const ef of Array.isArray(envFrom) ? (envFrom as Record<string, unknown>[]) : []) {
+      const prefix = typeof ef.prefix === 'string' ? ef.prefix : '';
+      const cm = ef.configMapRef as { name?: string; optional?: boolean } | undefined;
+      const sec = ef.secretRef as { name?: string; optional?: boolean } | undefined;
+      const data = cm?.name ? await fetchData('configmaps', cm.name, cm.optional === true) : sec?.name ? await fetchData('secrets', sec.name, sec.optional === true) : undefined;
+      for (const [k, v] of Object.entries(data ?? {})) env[prefix + k] = v;
+    }
+    for (const e of Array.isArray(c.env) ? c.env : []) {
+      if (!e || typeof e.name !== 'string') continue;
+      if (e.valueFrom) {
+        const vf = e.valueFrom as Record<string, Record<string, unknown> | undefined>;
+        if (vf.fieldRef) env[e.name] = this.fieldRef(pod, String(vf.fieldRef.fieldPath ?? ''));
+        else if (vf.configMapKeyRef || vf.secretKeyRef) {
+          const ref = (vf.configMapKeyRef ?? vf.secretKeyRef)!;
+          const kind = vf.configMapKeyRef ? 'configmaps' : 'secrets';
+          const data = await fetchData(kind, String(ref.name ?? ''), ref.optional === true);
+          const v = data?.[String(ref.key ?? '')];
+          if (v !== undefined) env[e.name] = v;
+          else if (ref.optional !== true && data) throw new CreateContainerError('CreateContainerConfigError', `couldn't find key ${String(ref.key)} in ${kind === 'configmaps' ? 'ConfigMap' : 'Secret'} ${ns}/${String(ref.name)}`);
+        } else if (vf.resourceFieldRef) {
+          const res = String(vf.resourceFieldRef.resource ?? '');
+          const [kind, name] = res.split('.') as [string, string];
+          const v = (c.resources as Record<string, Record<string, string>> | undefined)?.[kind]?.[name];
+          if (v !== undefined) env[e.name] = String(v);
+        }
+      } else {
+        env[e.name] = e.value === undefined || e.value === null ? '' : String(e.value);
+      }
+    }
+    return env;
+  }
+
+  private fieldRef(pod: Pod, path: string): string {
+    const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
+    if (m) return (m[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[m[2]!] ?? '';
+    switch (path) {
+      case 'metadata.name':
+        return pod.metadata.name ?? '';
+      case 'metadata.namespace':
+        return pod.metadata.namespace ?? '';
+      case 'metadata.uid':
+        return pod.metadata.uid ?? '';
+      case 'spec.nodeName':
+        return this.o.nodeName;
+      case 'spec.serviceAccountName':
+        return pod.spec?.serviceAccountName ?? '';
+      case 'status.hostIP':
+      case 'status.podIP':
+      case 'status.hostIPs':
+      case 'status.podIPs':
+        return this.o.nodeIP;
+      default:
+        return '';
+    }
+  }
+}

@@ -1,0 +1,428 @@
+// One pod on this node: its containers' instances, restarts with back-off, termination within a
+// grace period, and what it looks like in status terms. Pod sync owns the decisions about *whether*
+// a pod should run; a worker knows *how*. Its state is persisted on every transition so a restarted
+// agent adopts running instances instead of starting duplicates.
+import { join } from 'node:path';
+import type { Container, ContainerState, Pod, PodCondition, PodPhase, RestartPolicy } from '../api/kinds/pod.js';
+import type { Clock, Timer } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import { errorText, rfc3339 } from './api.js';
+import { podPhase, type ContainerView } from './pod-status.js';
+import type { RestartBackoff } from './restart-backoff.js';
+import { CreateContainerError, type ExitInfo, type InstanceRecord, type Runtime, type RunningContainer } from './runtimes/runtime.js';
+import type { AgentStateDir } from './state-dir.js';
+import { formatDuration } from '../util/duration.js';
+
+export interface PodWorkerDeps {
+  runtime: Runtime;
+  clock: Clock;
+  log: Logger;
+  state: AgentStateDir;
+  backoff: RestartBackoff;
+  /** Environment for a container: resolves valueFrom/envFrom; throws CreateContainerError. */
+  resolveEnv(pod: Pod, c: Container): Promise<Record<string, string>>;
+  /** Something changed that the pod's status (or a pending restart) should reflect. */
+  notify(uid: string): void;
+  /** Pod events (Started, Killing, BackOff, Failed). */
+  event?(pod: Pod, reason: string, message: string, type: 'Normal' | 'Warning', container: string): void;
+}
+
+interface ExitRecord extends ExitInfo {
+  startedAt: number;
+  id: string;
+}
+
+interface ContainerRecord {
+  name: string;
+  init: boolean;
+  restartCount: number;
+  current?: RunningContainer;
+  starting?: Promise<void>;
+  createError?: { reason: string; message: string; retry: boolean };
+  lastExit?: ExitRecord;
+  prevExit?: ExitRecord;
+  timer?: Timer;
+  backoffReported?: number;
+}
+
+interface PersistedContainer {
+  init: boolean;
+  restartCount: number;
+  current?: InstanceRecord;
+  lastExit?: ExitRecord;
+  prevExit?: ExitRecord;
+}
+
+export interface PersistedPod {
+  version: 1;
+  uid: string;
+  namespace: string;
+  name: string;
+  startTime: number;
+  terminated?: boolean;
+  /** The pod as last seen, so restart policy still applies while the API is unreachable. */
+  pod: Pod;
+  containers: Record<string, PersistedContainer>;
+}
+
+export interface TerminalOverride {
+  phase: Extract<PodPhase, 'Failed' | 'Succeeded'>;
+  reason: string;
+  message: string;
+  condition?: PodCondition;
+}
+
+/** Pod-level restart decision for a container that has ended. */
+export function shouldRestart(policy: RestartPolicy, exitCode: number): boolean {
+  return policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0);
+}
+
+/** $(VAR) references in command and args expand from the container's env; $$ escapes. */
+export function expandVars(s: string, env: Record<string, string>): string {
+  return s.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m, name: string | undefined) => {
+    if (m === '$$') return '$';
+    return name !== undefined && env[name] !== undefined ? env[name] : m;
+  });
+}
+
+const CONFIG_RETRY_MS = 10_000;
+
+export class PodWorker {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  pod: Pod;
+  readonly startTime: number;
+  private readonly records = new Map<string, ContainerRecord>();
+  private terminating?: Promise<void>;
+  terminated = false;
+  override?: TerminalOverride;
+
+  constructor(pod: Pod, private readonly d: PodWorkerDeps, startTime?: number) {
+    this.pod = pod;
+    this.uid = pod.metadata.uid!;
+    this.namespace = pod.metadata.namespace ?? 'default';
+    this.name = pod.metadata.name!;
+    this.startTime = startTime ?? d.clock.now();
+  }
+
+  get key(): string {
+    return `${this.namespace}/${this.name}`;
+  }
+
+  get isTerminating(): boolean {
+    return this.terminating !== undefined;
+  }
+
+  private get policy(): RestartPolicy {
+    return this.pod.spec?.restartPolicy ?? 'Always';
+  }
+
+  /** Process groups of running instances (for orphan reaping). */
+  runningGroups(): number[] {
+    const out: number[] = [];
+    for (const r of this.records.values()) if (r.current?.record.pid !== undefined) out.push(r.current.record.pid);
+    return out;
+  }
+
+  hasRunning(): boolean {
+    for (const r of this.records.values()) if (r.current || r.starting) return true;
+    return false;
+  }
+
+  /** Rebuilds a worker from its persisted state, adopting instances that still run. */
+  static recover(p: PersistedPod, d: PodWorkerDeps): PodWorker {
+    const w = new PodWorker(p.pod, d, p.startTime);
+    w.terminated = p.terminated === true;
+    for (const [name, pc] of Object.entries(p.containers)) {
+      const rec: ContainerRecord = { name, init: pc.init, restartCount: pc.restartCount };
+      if (pc.lastExit) rec.lastExit = pc.lastExit;
+      if (pc.prevExit) rec.prevExit = pc.prevExit;
+      if (pc.current) {
+        const rc = d.runtime.adopt(pc.current);
+        if (rc) {
+          rec.current = rc;
+          void rc.exited.then((info) => w.onExit(rec, rc, info));
+        } else {
+          rec.prevExit = rec.lastExit;
+          rec.lastExit = {
+            exitCode: 137,
+            reason: 'ContainerStatusUnknown',
+            message: 'The container could not be located when the agent restarted',
+            finishedAt: d.clock.now(),
+            startedAt: pc.current.startedAt,
+            id: pc.current.id,
+          };
+        }
+      }
+      w.records.set(name, rec);
+    }
+    return w;
+  }
+
+  persist(): void {
+    const containers: Record<string, PersistedContainer> = {};
+    for (const r of this.records.values()) {
+      const pc: PersistedContainer = { init: r.init, restartCount: r.restartCount };
+      if (r.current) pc.current = r.current.record;
+      if (r.lastExit) pc.lastExit = r.lastExit;
+      if (r.prevExit) pc.prevExit = r.prevExit;
+      containers[r.name] = pc;
+    }
+    const p: PersistedPod = {
+      version: 1,
+      uid: this.uid,
+      namespace: this.namespace,
+      name: this.name,
+      startTime: this.startTime,
+      pod: { apiVersion: 'v1', kind: 'Pod', metadata: this.pod.metadata, ...(this.pod.spec ? { spec: this.pod.spec } : {}) },
+      containers,
+      ...(this.terminated ? { terminated: true } : {}),
+    };
+    try {
+      this.d.state.writePodState(this.uid, p);
+    } catch (e) {
+      this.d.log.warn({ pod: this.key, err: errorText(e) }, 'could not persist pod state');
+    }
+  }
+
+  /** Removes the pod's state and logs (the pod is gone from the API and stopped here). */
+  dispose(): void {
+    for (const r of this.records.values()) r.timer?.cancel();
+    this.d.backoff.forget(`${this.uid}/`);
+    this.d.state.removePod(this.uid);
+  }
+
+  logPath(container: string, instance: number): string {
+    return join(this.d.state.podDir(this.uid), 'logs', container, `${instance}.log`);
+  }
+
+  private record(name: string, init: boolean): ContainerRecord {
+    let r = this.records.get(name);
+    if (!r) {
+      r = { name, init, restartCount: 0 };
+      this.records.set(name, r);
+    }
+    return r;
+  }
+
+  /** Starts what should run and restarts what may restart. Never blocks on the runtime. */
+  sync(pod: Pod): void {
+    this.pod = pod;
+    if (this.terminated || this.terminating || this.override) return;
+    const spec = pod.spec;
+    if (!spec || !Array.isArray(spec.containers)) return;
+    for (const c of spec.initContainers ?? []) {
+      if (!c || typeof c.name !== 'string') return;
+      const r = this.record(c.name, true);
+      if (r.current || r.starting || r.createError) return;
+      if (!r.lastExit) return this.start(r, c);
+      if (r.lastExit.exitCode === 0) continue;
+      // A failed init container restarts unless the pod never restarts (then the pod has failed).
+      if (this.policy !== 'Never') this.maybeRestart(r, c);
+      return;
+    }
+    for (const c of spec.containers) {
+      if (!c || typeof c.name !== 'string') continue;
+      const r = this.record(c.name, false);
+      if (r.current || r.starting || r.createError) continue;
+      if (!r.lastExit) this.start(r, c);
+      else if (shouldRestart(this.policy, r.lastExit.exitCode)) this.maybeRestart(r, c);
+    }
+  }
+
+  private backoffKey(r: ContainerRecord): string {
+    return `${this.uid}/${r.name}`;
+  }
+
+  private maybeRestart(r: ContainerRecord, c: Container): void {
+    const key = this.backoffKey(r);
+    const wait = this.d.backoff.remaining(key, r.lastExit!.finishedAt);
+    if (wait > 0) {
+      if (!r.timer) {
+        r.timer = this.d.clock.setTimeout(() => {
+          r.timer = undefined;
+          this.d.notify(this.uid);
+        }, wait);
+        if (r.backoffReported !== r.lastExit!.finishedAt) {
+          r.backoffReported = r.lastExit!.finishedAt;
+          this.d.event?.(this.pod, 'BackOff', 'Back-off restarting failed container', 'Warning', r.name);
+        }
+      }
+      return;
+    }
+    this.d.backoff.restarted(key);
+    r.restartCount++;
+    this.start(r, c);
+  }
+
+  private start(r: ContainerRecord, c: Container): void {
+    const instance = r.restartCount;
+    r.createError = undefined;
+    const p = (async () => {
+      try {
+        const env = await this.d.resolveEnv(this.pod, c);
+        const command = Array.isArray(c.command) ? c.command.map(String) : [];
+        const args = Array.isArray(c.args) ? c.args.map(String) : [];
+        const argv = command.length > 0 ? [...command, ...args].map((s) => expandVars(s, env)) : [];
+        const rc = await this.d.runtime.start({
+          podUid: this.uid,
+          namespace: this.namespace,
+          podName: this.name,
+          containerName: r.name,
+          instance,
+          argv,
+          env,
+          ...(typeof c.workingDir === 'string' && c.workingDir ? { workingDir: c.workingDir } : { workingDir: this.d.state.podDir(this.uid) }),
+          logPath: this.logPath(r.name, instance),
+        });
+        r.current = rc;
+        this.persist();
+        void rc.exited.then((info) => this.onExit(r, rc, info));
+        if (rc.record.pid !== undefined || this.d.runtime.name === 'simulated') {
+          this.d.event?.(this.pod, 'Started', `Started container ${r.name}`, 'Normal', r.name);
+        }
+        // Terminated while starting: stop it right away.
+        if (this.terminating) void this.d.runtime.stop(rc, 0);
+      } catch (e) {
+        const err = e instanceof CreateContainerError ? e : new CreateContainerError('CreateContainerError', errorText(e));
+        const retry = err.reason !== 'CreateContainerConfigError' || !/has no command/.test(err.message);
+        r.createError = { reason: err.reason, message: err.message, retry };
+        this.d.event?.(this.pod, 'Failed', `Error: ${err.message}`, 'Warning', r.name);
+        if (retry) {
+          r.timer?.cancel();
+          r.timer = this.d.clock.setTimeout(() => {
+            r.timer = undefined;
+            r.createError = undefined;
+            this.d.notify(this.uid);
+          }, CONFIG_RETRY_MS);
+        }
+      } finally {
+        r.starting = undefined;
+        this.d.notify(this.uid);
+      }
+    })();
+    r.starting = p;
+  }
+
+  private onExit(r: ContainerRecord, rc: RunningContainer, info: ExitInfo): void {
+    if (r.current !== rc) return;
+    r.current = undefined;
+    r.prevExit = r.lastExit;
+    r.lastExit = { ...info, startedAt: rc.record.startedAt, id: rc.record.id };
+    this.persist();
+    this.d.notify(this.uid);
+  }
+
+  /** Stops every instance within graceMs (SIGTERM, then SIGKILL); no more starts afterwards. */
+  terminate(graceMs: number, override?: TerminalOverride): Promise<void> {
+    if (override && !this.override) this.override = override;
+    if (this.terminating) return this.terminating;
+    this.terminating = (async () => {
+      for (const r of this.records.values()) r.timer?.cancel();
+      await Promise.all([...this.records.values()].map((r) => r.starting));
+      const running = [...this.records.values()].filter((r) => r.current);
+      if (running.length > 0) this.d.event?.(this.pod, 'Killing', `Stopping container${running.length > 1 ? 's' : ''} ${running.map((r) => r.name).join(', ')}`, 'Normal', running[0]!.name);
+      await Promise.all(running.map((r) => this.d.runtime.stop(r.current!, graceMs)));
+      // onExit runs from the exited promise; make sure it has before reporting.
+      await Promise.all(running.map(async (r) => r.current && this.onExit(r, r.current, await r.current.exited)));
+      this.terminated = true;
+      this.persist();
+      this.d.notify(this.uid);
+    })();
+    return this.terminating;
+  }
+
+  // --- status ------------------------------------------------------------------------------
+
+  private terminatedState(e: ExitRecord): ContainerState {
+    const t: NonNullable<ContainerState['terminated']> = {
+      exitCode: e.exitCode,
+      reason: e.reason,
+      startedAt: rfc3339(e.startedAt),
+      finishedAt: rfc3339(e.finishedAt),
+      containerID: `${this.d.runtime.idScheme}://${e.id}`,
+    };
+    if (e.message) t.message = e.message;
+    return { terminated: t };
+  }
+
+  private view(c: Container, init: boolean, blockedByInit: boolean): ContainerView {
+    const r = this.records.get(c.name);
+    const v: ContainerView = { name: c.name, image: typeof c.image === 'string' ? c.image : '', state: {}, lastState: {}, ready: false, started: false, restartCount: r?.restartCount ?? 0 };
+    const stopping = this.terminating !== undefined || this.terminated || this.override !== undefined;
+    if (!r || (!r.current && !r.starting && !r.lastExit && !r.createError)) {
+      v.state = { waiting: { reason: blockedByInit ? 'PodInitializing' : 'ContainerCreating' } };
+      return v;
+    }
+    if (r.lastExit) v.lastState = this.terminatedState(r.lastExit);
+    if (r.current) {
+      v.state = { running: { startedAt: rfc3339(r.current.record.startedAt) } };
+      v.containerID = `${this.d.runtime.idScheme}://${r.current.record.id}`;
+      v.started = true;
+      v.ready = !init && !stopping;
+      return v;
+    }
+    if (r.starting) {
+      v.state = { waiting: { reason: 'ContainerCreating' } };
+      return v;
+    }
+    if (r.createError) {
+      v.state = { waiting: { reason: r.createError.reason, message: r.createError.message } };
+      return v;
+    }
+    const last = r.lastExit!;
+    v.containerID = `${this.d.runtime.idScheme}://${last.id}`;
+    const restarting = !stopping && shouldRestart(this.policy, last.exitCode) && !(init && last.exitCode === 0);
+    if (restarting) {
+      const backoff = this.d.backoff.current(this.backoffKey(r));
+      v.state = {
+        waiting: {
+          reason: 'CrashLoopBackOff',
+          message: `back-off ${formatDuration(backoff || this.d.backoff.baseMs)} restarting failed container=${c.name} pod=${this.name}_${this.namespace}(${this.uid})`,
+        },
+      };
+      return v;
+    }
+    v.state = this.terminatedState(last);
+    v.lastState = r.prevExit ? this.terminatedState(r.prevExit) : {};
+    return v;
+  }
+
+  /** Everything status needs, as of now. */
+  snapshot(): { phase: PodPhase; containers: ContainerView[]; initContainers: ContainerView[]; initIncomplete: string[]; reason?: string; message?: string; condition?: PodCondition } {
+    const spec = this.pod.spec;
+    const inits = (spec?.initContainers ?? []).filter((c) => c && typeof c.name === 'string');
+    const mains = (Array.isArray(spec?.containers) ? spec!.containers : []).filter((c) => c && typeof c.name === 'string');
+    const initIncomplete = inits.filter((c) => this.records.get(c.name)?.lastExit?.exitCode !== 0).map((c) => c.name);
+    const initFailed = this.policy === 'Never' && inits.some((c) => {
+      const r = this.records.get(c.name);
+      return r && !r.current && !r.starting && r.lastExit !== undefined && r.lastExit.exitCode !== 0;
+    });
+    const initContainers = inits.map((c) => this.view(c, true, false));
+    const containers = mains.map((c) => this.view(c, false, initIncomplete.length > 0));
+    let phase = podPhase(this.policy, containers, { pending: initIncomplete.length > 0 && !initFailed, failed: initFailed });
+    if (this.override) {
+      return { phase: this.override.phase, containers, initContainers, initIncomplete, reason: this.override.reason, message: this.override.message, ...(this.override.condition ? { condition: this.override.condition } : {}) };
+    }
+    if (this.terminated && phase !== 'Succeeded' && phase !== 'Failed') {
+      // A pod stopped for good is terminal: Succeeded only if every container succeeded.
+      const all = containers.every((c) => c.state.terminated?.exitCode === 0);
+      phase = all && containers.length > 0 ? 'Succeeded' : 'Failed';
+    }
+    return { phase, containers, initContainers, initIncomplete };
+  }
+
+  /** Log files of a container: the current (or last) instance and the one before. */
+  logs(container: string): { known: boolean; current?: { path: string; running: boolean }; previous?: string; waiting?: string } {
+    const inSpec = [...(this.pod.spec?.containers ?? []), ...(this.pod.spec?.initContainers ?? [])].some((c) => c?.name === container);
+    const r = this.records.get(container);
+    if (!inSpec && !r) return { known: false };
+    if (!r || (!r.current && !r.lastExit)) return { known: true, waiting: r?.createError?.reason ?? 'ContainerCreating' };
+    const out: { known: boolean; current?: { path: string; running: boolean }; previous?: string } = { known: true };
+    const instance = r.restartCount;
+    if (r.current || r.lastExit) out.current = { path: this.logPath(container, instance), running: r.current !== undefined };
+    if (instance > 0) out.previous = this.logPath(container, instance - 1);
+    return out;
+  }
+}

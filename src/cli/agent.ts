@@ -1,0 +1,128 @@
+// `skiff agent`: one node agent (registration, Lease heartbeats, self-healing Node, pod sync).
+import { Command, InvalidArgumentError } from 'commander';
+import { createLogger } from '../util/log.js';
+import { Agent, RetiredError, type AgentConfig } from '../agent/agent.js';
+import { NodeNameTakenError } from '../agent/registration.js';
+import { JoinError } from '../agent/join.js';
+import { parseLabels, parseTaints } from '../agent/node-object.js';
+import { addConfigFile, boolArg, durationArg, intArg, listArg } from './options.js';
+
+function repeatable(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function runtimeArg(value: string): 'process' | 'simulated' {
+  if (value !== 'process' && value !== 'simulated') throw new InvalidArgumentError('use process or simulated');
+  return value;
+}
+
+function hashArg(value: string): string {
+  if (!/^sha256:[0-9a-fA-F]{64}$/.test(value)) throw new InvalidArgumentError('use sha256:<64 hex characters>');
+  return value;
+}
+
+export function agentCommand(): Command {
+  const cmd = new Command('agent')
+    .description('run a node agent: registers a Node and its Lease, keeps the Node alive in the API, runs its pods')
+    .option('--server <url>', 'API server URL (repeatable; the agent fails over among them)', repeatable, [])
+    .option('--token <token>', 'bootstrap token to join with (needed once, while the data dir has no node credential)')
+    .option('--ca-file <path>', 'cluster CA certificate to trust when joining')
+    .option('--ca-cert-hash <sha256:hex>', 'sha256 of the cluster CA certificate (DER) to verify it when joining', hashArg)
+    .option('--insecure-skip-ca-verification', 'join without verifying the cluster CA (unsafe)', false)
+    .option('--kubeconfig <file>', 'use this kubeconfig\'s credentials instead of joining with a token')
+    .option('--data-dir <dir>', 'agent state: node credential, server list, last observed Node, pod state and logs', '.skiff/agent')
+    .option('--node-name <name>', 'name of the Node (default: the hostname)')
+    .option('--node-ip <ip>', 'the node\'s InternalIP; the log server binds to it', '127.0.0.1')
+    .option('--runtime <runtime>', 'process (host processes) or simulated (KWOK-like, nothing runs)', runtimeArg, 'process')
+    .option('--labels <k=v,...>', 'labels to register the Node with', listArg, [])
+    .option('--taints <k=v:Effect,...>', 'taints to register the Node with', listArg, [])
+    .option('--reregister <bool>', 're-create the Node when it is deleted while the agent runs (false = upstream kubelet behaviour)', boolArg, true)
+    .option('--endpoint-discovery <bool>', 'learn API server addresses from the cluster (accepted; discovery comes later)', boolArg, true)
+    .option('--rejoin', 'join again after `skiff node retire` (the data dir remembers the retirement)', false)
+    .option('--node-lease-duration-seconds <n>', 'Lease duration; renewed every quarter of it', intArg, 40)
+    .option('--node-status-update-frequency <duration>', 'how often node status is computed (and posted if changed)', durationArg, 10_000)
+    .option('--node-status-report-frequency <duration>', 'node status is posted at least this often even if unchanged', durationArg, 60_000)
+    .option('--kubelet-port <port>', 'port of the log server the API server proxies `kubectl logs` to (0 = any free port)', intArg, 10250)
+    .option('--max-pods <n>', 'pods capacity reported for the node', intArg, 110)
+    .option('--cpu <quantity>', 'cpu capacity to report (simulated runtime; default 32; process: the host\'s)')
+    .option('--memory <quantity>', 'memory capacity to report (simulated runtime; default 256Gi; process: the host\'s)')
+    .option('--sim-pod-start-delay <duration>', 'simulated runtime: time from pod start to Running', durationArg, 0)
+    .option('--sim-pod-stop-delay <duration>', 'simulated runtime: time a container takes to stop', durationArg, 0)
+    .option('--restart-backoff-base <duration>', 'container restart back-off: first delay (doubles each restart)', durationArg, 10_000)
+    .option('--restart-backoff-max <duration>', 'container restart back-off: cap', durationArg, 300_000)
+    .option('--shutdown-timeout <duration>', 'on exit, how long API calls (cordon, status, delete Node and Lease) may take after pods stopped', durationArg, 10_000)
+    .option('--request-timeout <duration>', 'timeout of each API request (not watches)', durationArg, 10_000);
+  addConfigFile(cmd);
+  cmd.action(async (o: Record<string, unknown>) => {
+    const log = createLogger('skiff-agent');
+    let cfg: AgentConfig;
+    try {
+      const credentials: AgentConfig['credentials'] = o.kubeconfig
+        ? { kind: 'kubeconfig', path: o.kubeconfig as string }
+        : {
+            kind: 'token',
+            ...(o.token ? { token: o.token as string } : {}),
+            ...(o.caFile ? { caFile: o.caFile as string } : {}),
+            ...(o.caCertHash ? { caCertHash: o.caCertHash as string } : {}),
+            ...(o.insecureSkipCaVerification ? { insecureSkipCaVerification: true } : {}),
+          };
+      cfg = {
+        dataDir: o.dataDir as string,
+        ...(o.nodeName ? { nodeName: o.nodeName as string } : {}),
+        nodeIP: o.nodeIp as string,
+        servers: o.server as string[],
+        credentials,
+        runtime: o.runtime as 'process' | 'simulated',
+        labels: parseLabels(o.labels as string[]),
+        taints: parseTaints(o.taints as string[]),
+        reregister: o.reregister as boolean,
+        endpointDiscovery: o.endpointDiscovery as boolean,
+        rejoin: o.rejoin === true,
+        leaseDurationSeconds: Math.max(1, o.nodeLeaseDurationSeconds as number),
+        statusUpdateFrequencyMs: Math.max(100, o.nodeStatusUpdateFrequency as number),
+        statusReportFrequencyMs: Math.max(100, o.nodeStatusReportFrequency as number),
+        kubeletPort: o.kubeletPort as number,
+        maxPods: o.maxPods as number,
+        ...(o.cpu ? { cpu: String(o.cpu) } : {}),
+        ...(o.memory ? { memory: String(o.memory) } : {}),
+        simPodStartDelayMs: o.simPodStartDelay as number,
+        simPodStopDelayMs: o.simPodStopDelay as number,
+        restartBackoffBaseMs: Math.max(1, o.restartBackoffBase as number),
+        restartBackoffMaxMs: Math.max(1, o.restartBackoffMax as number),
+        shutdownTimeoutMs: o.shutdownTimeout as number,
+        requestTimeoutMs: o.requestTimeout as number,
+      };
+    } catch (e) {
+      console.error(`skiff agent: ${(e as Error).message}`);
+      process.exit(2);
+    }
+    // A stray rejection in one pod's handling must never take the node down.
+    process.on('unhandledRejection', (e) => log.error({ err: e instanceof Error ? e.stack ?? e.message : String(e) }, 'unhandled rejection (ignored)'));
+    const agent = new Agent(cfg, log);
+    let signals = 0;
+    const onSignal = (sig: string) => {
+      if (++signals > 1) {
+        log.warn({ signal: sig }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      void agent.shutdown(sig);
+    };
+    process.on('SIGTERM', () => onSignal('SIGTERM'));
+    process.on('SIGINT', () => onSignal('SIGINT'));
+    try {
+      await agent.start();
+    } catch (e) {
+      const known = e instanceof NodeNameTakenError || e instanceof RetiredError || e instanceof JoinError;
+      if (signals > 0) {
+        await agent.ended;
+        process.exit(0);
+      }
+      log.error({ err: known ? (e as Error).message : (e as Error).stack }, 'agent failed to start');
+      console.error(`skiff agent: ${(e as Error).message}`);
+      process.exit(1);
+    }
+    const end = await agent.ended;
+    process.exit(end === 'retired' || end === 'stopped' ? 0 : 1);
+  });
+  return cmd;
+}

@@ -1,0 +1,76 @@
+// `skiff up --nodes 2`: a server and two agents as separate processes, "cluster ready" once both
+// nodes are Ready, timing flags passed through, and a graceful stop that leaves nothing behind.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
+import { ApiClient } from '../../src/client/rest.js';
+import { SKIFF_BIN, containerPids, eventually } from '../support/cluster.js';
+import type { KubeList } from '../../src/api/types.js';
+import type { Node } from '../../src/api/kinds/node.js';
+import type { Pod } from '../../src/api/kinds/pod.js';
+import type { Lease } from '../../src/api/kinds/lease.js';
+
+/** Processes whose command line mentions `needle` (the cluster's data dir). */
+function processesMentioning(needle: string): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(needle)) out.push(Number(p));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+describe('skiff up', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'skiff-up-e2e-'));
+  let up: ManagedProcess | undefined;
+  after(async () => {
+    await up?.stop(30_000);
+    if (!process.env.SKIFF_KEEP_TEST_DATA) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts a server and 2 agents, prints "cluster ready", and stops everything gracefully', async () => {
+    const out = join(dataDir, 'up.out');
+    up = startProcess({
+      name: 'up',
+      command: process.execPath,
+      args: [SKIFF_BIN, 'up', '--data-dir', dataDir, '--nodes', '2', '--port', '0', '--node-lease-duration-seconds', '8', '--node-status-update-frequency=1s'],
+      output: out,
+    });
+    await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 60_000, '"cluster ready"');
+    const client = ApiClient.fromKubeconfig(join(dataDir, 'kubeconfig'), { timeoutMs: 5000 });
+    try {
+      const nodes = await client.get<KubeList<Node>>('/api/v1/nodes');
+      assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['node-1', 'node-2']);
+      assert.ok(nodes.items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')));
+      // Timing flags reach the agents.
+      const lease = await client.get<Lease>('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-1');
+      assert.equal(lease.spec?.leaseDurationSeconds, 8);
+      // Agents joined with the token: the Node was written by a node credential, not the admin.
+      assert.ok(readdirSync(join(dataDir, 'agents', 'node-1', 'credential')).includes('node.crt'));
+      const pod = await client.create<Pod>('/api/v1/namespaces/default/pods', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'up-pod' },
+        spec: { nodeName: 'node-2', terminationGracePeriodSeconds: 5, containers: [{ name: 'c', image: 'x', command: ['sleep', '3600'] }] },
+      });
+      await eventually(async () => (await client.get<Pod>('/api/v1/namespaces/default/pods/up-pod')).status?.phase === 'Running', 15_000, 'pod Running');
+      assert.equal(containerPids(pod.metadata.uid!).length, 1);
+      up.signal('SIGTERM');
+      const exit = await up.exited;
+      assert.equal(exit.code, 0);
+      assert.match(readFileSync(out, 'utf8'), /cluster stopped/);
+      assert.deepEqual(containerPids(pod.metadata.uid!), []);
+      assert.deepEqual(processesMentioning(dataDir), [], 'no server, agent or container process left');
+      up = undefined;
+    } finally {
+      client.close();
+    }
+  });
+});
