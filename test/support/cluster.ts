@@ -28,6 +28,7 @@ export class TestServer {
   readonly dataDir: string;
   readonly cacheDir: string;
   proc?: ManagedProcess;
+  port?: number;
   constructor(readonly name = 'skiff-test', dataDir?: string) {
     this.dataDir = dataDir ?? mkdtempSync(join(tmpdir(), `${name}-`));
     this.cacheDir = mkdtempSync(join(tmpdir(), `${name}-kcache-`));
@@ -46,7 +47,8 @@ export class TestServer {
     this.proc = startProcess({
       name: 'server',
       command: process.execPath,
-      args: [SKIFF_BIN, 'server', '--data-dir', this.dataDir, '--listen', '127.0.0.1:0', ...extraArgs],
+      // The first start picks a free port; restarts keep it, so agents and clients find the server again.
+      args: [SKIFF_BIN, 'server', '--data-dir', this.dataDir, '--listen', `127.0.0.1:${this.port ?? 0}`, ...extraArgs],
       output: this.logFile,
     });
     const exited = this.proc.exited.then(({ code, signal }) => {
@@ -54,6 +56,7 @@ export class TestServer {
     });
     await Promise.race([waitForReady(this.kubeconfig, 30_000), exited]);
     exited.catch(() => {});
+    this.port ??= Number(new URL(parseKubeconfig(readFileSync(this.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8')).server).port);
   }
 
   logs(): string {
