@@ -1,7 +1,7 @@
 // Flag parsing shared by the commands: Go-style durations, host:port, and --config files.
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import YAML from 'yaml';
+import { yaml } from '../util/lazy-yaml.js';
 import { parseDuration } from '../util/duration.js';
 
 export function durationArg(value: string): number {
@@ -42,7 +42,7 @@ export function addConfigFile(cmd: Command): Command {
   cmd.hook('preAction', (thisCommand) => {
     const file = thisCommand.opts().config as string | undefined;
     if (!file) return;
-    const doc = YAML.parse(readFileSync(file, 'utf8')) as Record<string, unknown> | null;
+    const doc = yaml().parse(readFileSync(file, 'utf8')) as Record<string, unknown> | null;
     for (const [flag, value] of Object.entries(doc ?? {})) {
       const opt = thisCommand.options.find((o) => o.long === `--${flag}`);
       if (!opt) throw new InvalidArgumentError(`unknown flag ${JSON.stringify(flag)} in ${file}`);

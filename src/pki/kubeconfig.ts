@@ -1,5 +1,5 @@
 // kubeconfig files as kubectl and client libraries read them.
-import YAML from 'yaml';
+import { yaml } from '../util/lazy-yaml.js';
 
 export interface KubeconfigParams {
   clusterName: string;
@@ -18,7 +18,7 @@ export function renderKubeconfig(p: KubeconfigParams): string {
   if (p.clientKeyPem) user['client-key-data'] = b64(p.clientKeyPem);
   if (p.token) user.token = p.token;
   const context = `${p.user}@${p.clusterName}`;
-  return YAML.stringify({
+  return yaml().stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: p.clusterName, cluster: { server: p.server, 'certificate-authority-data': b64(p.caPem) } }],
@@ -46,7 +46,7 @@ interface NamedEntry<T> {
 
 /** Reads the current context's cluster and user (inline data only, or files it names). */
 export function parseKubeconfig(text: string, readFile: (path: string) => string): ParsedKubeconfig {
-  const doc = YAML.parse(text) as Record<string, unknown>;
+  const doc = yaml().parse(text) as Record<string, unknown>;
   const contexts = (doc.contexts ?? []) as NamedEntry<unknown>[];
   const current = (doc['current-context'] as string | undefined) ?? contexts[0]?.name;
   const ctx = (contexts.find((c) => c.name === current)?.context ?? {}) as { cluster?: string; user?: string };
