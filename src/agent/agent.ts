@@ -4,7 +4,8 @@
 import { hostname } from 'node:os';
 import type { Node } from '../api/kinds/node.js';
 import type { Pod } from '../api/kinds/pod.js';
-import { ApiClient } from '../client/rest.js';
+import { ApiClient, type ClientOptions } from '../client/rest.js';
+import { EndpointDiscovery } from '../client/endpoint-discovery.js';
 import { Informer, objectKeyOf } from '../client/informer.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { readFileSync } from 'node:fs';
@@ -59,6 +60,12 @@ export interface AgentConfig {
   /** Upper bound on a graceful exit once pods are stopped (API calls to cordon and remove). */
   shutdownTimeoutMs: number;
   requestTimeoutMs: number;
+  /** Health checks of every known server (endpoint discovery only); tests shorten fail-back. */
+  healthCheckIntervalMs?: number;
+  healthCheckTimeoutMs?: number;
+  failbackAfterMs?: number;
+  /** How often default/kubernetes is re-read. */
+  discoveryIntervalMs?: number;
 }
 
 /** The node was retired; starting again needs --rejoin or a fresh data dir. */
@@ -101,15 +108,38 @@ export class Agent {
     return this.keeper;
   }
 
+  /**
+   * With endpoint discovery the agent is HA-aware: it starts from its --server URLs plus the list
+   * it persisted last time (so it can start while the member it was pointed at is gone), health
+   * checks all of them and fails over within ~2 s. Without it (classic, N13) it uses exactly its
+   * --server URLs, as the upstream kubelet does with its single address.
+   */
+  private initialServers(persisted: string[]): string[] {
+    if (!this.cfg.endpointDiscovery && this.cfg.servers.length > 0) return dedupe(this.cfg.servers);
+    return dedupe([...this.cfg.servers, ...persisted]);
+  }
+
+  private healthOptions(): Pick<ClientOptions, 'healthCheck'> {
+    if (!this.cfg.endpointDiscovery) return {};
+    return {
+      healthCheck: {
+        ...(this.cfg.healthCheckIntervalMs !== undefined ? { intervalMs: this.cfg.healthCheckIntervalMs } : {}),
+        ...(this.cfg.healthCheckTimeoutMs !== undefined ? { timeoutMs: this.cfg.healthCheckTimeoutMs } : {}),
+        ...(this.cfg.failbackAfterMs !== undefined ? { failbackAfterMs: this.cfg.failbackAfterMs } : {}),
+      },
+    };
+  }
+
   private async makeClient(): Promise<{ client: ApiClient; caPem: string }> {
     const persisted = this.state.readServers();
     const c = this.cfg.credentials;
     if (c.kind === 'kubeconfig') {
       const kc = parseKubeconfig(readFileSync(c.path, 'utf8'), (p) => readFileSync(p, 'utf8'));
       if (!kc.caPem) throw new Error(`${c.path}: no certificate-authority data`);
-      const servers = dedupe([...this.cfg.servers, ...(this.cfg.servers.length === 0 ? [kc.server] : []), ...persisted]);
+      const servers = this.cfg.servers.length === 0 ? dedupe([kc.server, ...(this.cfg.endpointDiscovery ? persisted : [])]) : this.initialServers(persisted);
       const client = new ApiClient({
         servers,
+        ...this.healthOptions(),
         caPem: kc.caPem,
         ...(kc.clientCertPem ? { clientCertPem: kc.clientCertPem } : {}),
         ...(kc.clientKeyPem ? { clientKeyPem: kc.clientKeyPem } : {}),
@@ -119,7 +149,7 @@ export class Agent {
       });
       return { client, caPem: kc.caPem };
     }
-    const servers = dedupe([...this.cfg.servers, ...persisted]);
+    const servers = this.initialServers(persisted);
     if (servers.length === 0) throw new Error('no API server: pass --server URL');
     const cred = await this.retryJoin(() => ensureNodeCredential(
       this.state,
@@ -135,6 +165,7 @@ export class Agent {
     ));
     const client = new ApiClient({
       servers,
+      ...this.healthOptions(),
       caPem: cred.caPem,
       clientCertPem: cred.certPem,
       clientKeyPem: cred.keyPem,
@@ -183,7 +214,24 @@ export class Agent {
     const { client, caPem } = await this.makeClient();
     this.client = client;
     this.state.writeServers(client.serverList);
-    client.onFailover((server) => this.log.warn({ server }, 'API server failover'));
+    client.onFailover((server, reason) => this.log.warn({ server, reason }, 'API server failover'));
+    client.onHealthChange((server, st) => {
+      if (st.healthy) this.log.info({ server }, 'API server healthy');
+      else this.log.warn({ server, err: st.lastError }, 'API server unhealthy');
+    });
+    if (cfg.endpointDiscovery) {
+      // Read once now (so the list is known and persisted before any member can fail), then keep reading.
+      const discovery = new EndpointDiscovery({
+        client,
+        configured: cfg.servers.length > 0 ? cfg.servers : client.serverList.slice(0, 1),
+        clock: this.clock,
+        log: this.log,
+        ...(cfg.discoveryIntervalMs !== undefined ? { intervalMs: cfg.discoveryIntervalMs } : {}),
+        onServers: (servers) => this.state.writeServers(servers),
+      });
+      const ok = await discovery.refresh(this.abort.signal);
+      this.loops.push(discovery.run(this.abort.signal, ok));
+    }
 
     this.runtime =
       cfg.runtime === 'simulated'

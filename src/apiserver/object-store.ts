@@ -289,7 +289,9 @@ export class ObjectStore {
     }
     try {
       const kv = await this.store.create(objectKey(this.rt, meta.namespace, meta.name!), encode(obj));
-      return this.stamp(decode(kv));
+      // The object is what was just written; no need to parse the stored text back.
+      meta.resourceVersion = String(kv.modRevision);
+      return obj;
     } catch (e) {
       if (isStoreError(e, 'exists')) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
       throw e;

@@ -5,9 +5,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
-import { StatusError, forbidden, internalError, isStatusError, unauthorized } from '../api/errors.js';
+import { StatusError, forbidden, internalError, isStatusError, serviceUnavailable, unauthorized } from '../api/errors.js';
 import { allResourceTypes, resourceTypeFor } from '../api/registry.js';
-import type { Store } from '../store/store.js';
+import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer } from './auth.js';
@@ -167,7 +167,10 @@ export class ApiServer {
   }
 
   private async namespacePhase(name: string): Promise<'Active' | 'Terminating' | undefined> {
-    const ns = await this.storeByResource('', 'namespaces').tryGet(undefined, name);
+    const namespaces = this.storeByResource('', 'namespaces');
+    // Every namespaced create asks this: answer from the watch cache, and read the store only for
+    // a namespace the cache has not seen yet (it may have been created a moment ago).
+    const ns = namespaces.cache.get(`/registry/namespaces/${name}`) ?? (await namespaces.tryGet(undefined, name));
     if (!ns) return undefined;
     return ns.metadata.deletionTimestamp || ((ns.status ?? {}) as { phase?: string }).phase === 'Terminating' ? 'Terminating' : 'Active';
   }
@@ -250,6 +253,12 @@ export class ApiServer {
     if (e instanceof StatusError) {
       if (res.headersSent) return void res.end();
       return sendStatus(res, e.status);
+    }
+    // The datastore is unreachable or without quorum: a retryable 503 that says why, not a 500.
+    if (isStoreError(e, 'unavailable') || isStoreError(e, 'closed')) {
+      this.log.warn({ err: e.message, method: req.method, url: req.url }, 'request failed: storage unavailable');
+      if (res.headersSent) return void res.end();
+      return sendStatus(res, serviceUnavailable(`storage unavailable: ${e.message}`).status);
     }
     this.log.error({ err: e instanceof Error ? e.stack : String(e), method: req.method, url: req.url }, 'request failed');
     if (res.headersSent) return void res.end();

@@ -16,6 +16,8 @@ export interface CacheEvent {
   prev?: KubeObject;
   /** Serialized once and shared by every watcher that sends the object as plain JSON. */
   json?: string;
+  /** The whole watch line for watchers that see this event unchanged, encoded once. */
+  frame?: Buffer;
 }
 
 export interface WatchFilter {
@@ -279,6 +281,11 @@ export class WatchCache {
   private deliver(w: CacheWatcher, ev: CacheEvent): void {
     const type = retype(ev, w.filter);
     if (type) w.send(type, ev);
+  }
+
+  /** The cached object at key, if the cache has seen it (absence is not proof: the cache may lag). */
+  get(key: string): KubeObject | undefined {
+    return this.objects.get(key)?.object;
   }
 
   /** Current objects passing the filter, in key order, and the revision they reflect. */

@@ -37,7 +37,7 @@ export function agentCommand(): Command {
     .option('--labels <k=v,...>', 'labels to register the Node with', listArg, [])
     .option('--taints <k=v:Effect,...>', 'taints to register the Node with', listArg, [])
     .option('--reregister <bool>', 're-create the Node when it is deleted while the agent runs (false = upstream kubelet behaviour)', boolArg, true)
-    .option('--endpoint-discovery <bool>', 'learn API server addresses from the cluster (accepted; discovery comes later)', boolArg, true)
+    .option('--endpoint-discovery <bool>', 'learn every API server from default/kubernetes Endpoints, keep the list in the data dir, health-check them and fail over within 2 s (false = upstream single-address behaviour)', boolArg, true)
     .option('--rejoin', 'join again after `skiff node retire` (the data dir remembers the retirement)', false)
     .option('--node-lease-duration-seconds <n>', 'Lease duration; renewed every quarter of it', intArg, 40)
     .option('--node-status-update-frequency <duration>', 'how often node status is computed (and posted if changed)', durationArg, 10_000)

@@ -1,7 +1,8 @@
 // `skiff up`: a whole local cluster in the foreground — a server and --nodes agents, each its own
-// process (own process group), on the embedded store. Prints "cluster ready" once every node is
+// process (own process group), on the embedded store; or, with `--servers 3 --storage etcd`, a real
+// 3-member etcd (127.0.0.1-3:2379/2380, data in <data-dir>/etcd) under 3 servers on 127.0.0.1-3:<port>. Prints "cluster ready" once every node is
 // Ready; Ctrl-C / SIGTERM stops the agents gracefully (they drain and remove their Nodes), then the server.
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,7 @@ import type { KubeList } from '../api/types.js';
 import type { Node } from '../api/kinds/node.js';
 import { agentCommand } from './agent.js';
 import { serverCommand } from './server.js';
+import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 const TOKEN_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -26,7 +28,7 @@ export function randomToken(): string {
 }
 
 /** Flags `skiff up` sets itself on the processes it starts; users cannot pass them through. */
-const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification']);
+const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification']);
 
 /**
  * Declares every other flag of `skiff server` and `skiff agent` on `cmd` as a hidden option (so
@@ -83,50 +85,109 @@ export function upCommand(): Command {
   cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: string; port: number; runtime: string; readyTimeout: number }) => {
     const dataDir = resolve(o.dataDir);
     const logDir = join(dataDir, 'logs');
+    if (o.storage !== 'sqlite' && o.storage !== 'etcd') {
+      console.error(`skiff up: --storage must be sqlite or etcd (got ${o.storage})`);
+      process.exit(2);
+    }
+    if (o.servers < 1) {
+      console.error('skiff up: --servers must be at least 1');
+      process.exit(2);
+    }
+    if (o.servers > 1 && o.storage !== 'etcd') {
+      console.error(`skiff up: --servers ${o.servers} needs --storage etcd (SQLite is a single server's embedded store; several API servers must share etcd)`);
+      process.exit(2);
+    }
+    if (o.servers > 254) {
+      console.error('skiff up: at most 254 servers (one loopback address each)');
+      process.exit(2);
+    }
     mkdirSync(logDir, { recursive: true });
     const pass = passthrough();
-    if (o.servers !== 1) console.log(`note: this build starts one API server (asked for ${o.servers})`);
-    const server = { proc: undefined as ManagedProcess | undefined };
+    const servers: { name: string; host: string; dir: string; proc?: ManagedProcess }[] = Array.from({ length: o.servers }, (_, i) => ({
+      name: o.servers === 1 ? 'server' : `server-${i + 1}`,
+      // Several members on one machine: 127.0.0.1, 127.0.0.2, ... all on the same port.
+      host: `127.0.0.${i + 1}`,
+      dir: join(dataDir, o.servers === 1 ? 'server' : `server-${i + 1}`),
+    }));
     const agents = new Map<string, ManagedProcess>();
+    let etcd: LocalEtcdCluster | undefined;
     let stopping = false;
     const stopAll = async (code: number) => {
       if (stopping) return;
       stopping = true;
       console.log('stopping cluster: agents drain and remove their nodes...');
-      // Agents first (they need the API server to cordon and remove their Nodes), all at once.
+      // Agents first (they need the API servers to cordon and remove their Nodes), all at once;
+      // then the servers (each removes itself from default/kubernetes), then etcd under them.
       await Promise.all([...agents.values()].map((p) => p.stop(60_000)));
-      await server.proc?.stop(15_000);
+      await Promise.all(servers.map((s) => s.proc?.stop(15_000)));
+      await etcd?.stop();
       console.log('cluster stopped');
       process.exit(code);
     };
     process.on('SIGINT', () => void stopAll(0));
     process.on('SIGTERM', () => void stopAll(0));
 
-    const token = randomToken();
-    const serverDir = join(dataDir, 'server');
-    server.proc = startProcess({
-      name: 'server',
-      command: process.execPath,
-      args: [SKIFF_BIN, 'server', '--data-dir', serverDir, '--listen', `127.0.0.1:${o.port}`, '--storage', o.storage, '--token', token, ...pass.server],
-      output: join(logDir, 'server.log'),
-    });
-    void server.proc.exited.then(({ code, signal }) => {
-      if (!stopping) {
-        console.error(`server exited (code ${code}, signal ${signal}); see ${join(logDir, 'server.log')}`);
-        void stopAll(1);
+    let token = randomToken();
+    const etcdArgs: string[] = [];
+    if (o.storage === 'etcd') {
+      // The token seals the shared CA in etcd, so it must stay the same across runs of this data dir.
+      const tokenFile = join(dataDir, 'token');
+      if (existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim();
+      else writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+      const members = o.servers === 1 ? 1 : 3;
+      try {
+        console.log(`starting etcd (${members} member${members > 1 ? 's' : ''}; data: ${join(dataDir, 'etcd')})`);
+        etcd = await startEtcd({
+          members,
+          dir: join(dataDir, 'etcd'),
+          addresses: Array.from({ length: members }, (_, i) => ({ host: `127.0.0.${i + 1}`, clientPort: 2379, peerPort: 2380 })),
+          progressNotifyIntervalMs: 1000,
+          startTimeoutMs: 30_000,
+        });
+      } catch (e) {
+        console.error(`skiff up: cannot start etcd: ${(e as Error).message}`);
+        return stopAll(1);
       }
-    });
-    console.log(`starting server on https://127.0.0.1:${o.port} (logs: ${join(logDir, 'server.log')})`);
-    const kubeconfig = join(serverDir, 'kubeconfig');
+      etcdArgs.push('--etcd-endpoints', etcd.endpoints.join(','));
+    }
+
+    const startServer = (s: (typeof servers)[number]) => {
+      const log = join(logDir, `${s.name}.log`);
+      const proc = startProcess({
+        name: s.name,
+        command: process.execPath,
+        args: [SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${o.port}`, '--storage', o.storage, ...etcdArgs, '--token', token, ...pass.server],
+        output: log,
+      });
+      s.proc = proc;
+      void proc.exited.then(({ code, signal }) => {
+        if (stopping) return;
+        console.error(`${s.name} exited (code ${code}, signal ${signal}); see ${log}`);
+        // One member of several going away is what HA is for; the last one (or the only one) ends the cluster.
+        if (servers.every((x) => x.proc === undefined || x.proc === proc || x.proc.child.exitCode !== null || x.proc.child.signalCode !== null)) void stopAll(1);
+      });
+    };
     try {
-      await waitForReady(kubeconfig, 60_000, (msg) => console.log(msg));
+      // The first server creates the cluster CA (sealed in etcd); the others load it.
+      for (const [i, s] of servers.entries()) {
+        if (i > 1) break;
+        startServer(s);
+        console.log(`starting ${s.name} on https://${s.host}:${o.port} (logs: ${join(logDir, `${s.name}.log`)})`);
+        if (i === 0) await waitForReady(join(s.dir, 'kubeconfig'), 60_000, (msg) => console.log(msg));
+      }
+      for (const s of servers.slice(2)) {
+        startServer(s);
+        console.log(`starting ${s.name} on https://${s.host}:${o.port} (logs: ${join(logDir, `${s.name}.log`)})`);
+      }
+      await Promise.all(servers.slice(1).map((s) => waitForReady(join(s.dir, 'kubeconfig'), 60_000)));
     } catch (e) {
       console.error(`skiff up: ${(e as Error).message}`);
       return stopAll(1);
     }
+    const kubeconfig = join(servers[0]!.dir, 'kubeconfig');
     // The admin kubeconfig is also kept at <data-dir>/kubeconfig, where `skiff kubectl` looks.
     copyFileSync(kubeconfig, join(dataDir, 'kubeconfig'));
-    const serverUrl = parseKubeconfig(readFileSync(kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8')).server;
+    const serverUrls = servers.map((s) => parseKubeconfig(readFileSync(join(s.dir, 'kubeconfig'), 'utf8'), (p) => readFileSync(p, 'utf8')).server);
 
     const names = Array.from({ length: o.nodes }, (_, i) => `node-${i + 1}`);
     for (const name of names) {
@@ -136,9 +197,10 @@ export function upCommand(): Command {
         command: process.execPath,
         args: [
           SKIFF_BIN, 'agent',
-          '--server', serverUrl,
+          // Every member: the agent fails over among them (and learns them anyway from default/kubernetes).
+          ...[...new Set(serverUrls)].flatMap((u) => ['--server', u]),
           '--token', token,
-          '--ca-file', join(serverDir, 'tls', 'ca.crt'),
+          '--ca-file', join(servers[0]!.dir, 'tls', 'ca.crt'),
           '--data-dir', join(dataDir, 'agents', name),
           '--node-name', name,
           '--runtime', o.runtime,
@@ -157,7 +219,7 @@ export function upCommand(): Command {
     }
     if (names.length > 0) console.log(`starting ${names.length} node agent${names.length > 1 ? 's' : ''} (${o.runtime} runtime; logs: ${join(logDir, 'node-*.log')})`);
 
-    const client = ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000 });
+    const client = ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000, servers: [...new Set(serverUrls)] });
     const deadline = Date.now() + o.readyTimeout * 1000;
     let ready = 0;
     while (!stopping) {
@@ -176,7 +238,13 @@ export function upCommand(): Command {
       await new Promise((r) => setTimeout(r, 200));
     }
     client.close();
-    console.log(`cluster ready: ${names.length} node${names.length === 1 ? '' : 's'} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)`);
+    const ha =
+      servers.length > 1
+        ? `\n  ${servers.length} API servers: ${serverUrls.join(', ')}; etcd: ${etcd?.endpoints.join(', ')}` +
+          `\n  shared endpoint: skiff haproxy-config --kubeconfig ${join(dataDir, 'kubeconfig')} --control-plane-endpoint 127.0.0.1:${o.port + 1} > haproxy.cfg && haproxy -f haproxy.cfg` +
+          `\n  (start the servers with --control-plane-endpoint HOST:PORT to put that address into their certificates and kubeconfigs)`
+        : '';
+    console.log(`cluster ready: ${names.length} node${names.length === 1 ? '' : 's'} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}`);
   });
   return cmd;
 }

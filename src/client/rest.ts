@@ -1,11 +1,15 @@
 // The one client every skiff component uses: typed JSON requests and watch streams against a
-// *list* of API servers, failing over between them on connection errors.
+// *list* of API servers, failing over between them on connection errors and 503s. With
+// `healthCheck` set it also polls every server's /readyz in the background and switches away from
+// a failed (or hung) current server within about interval + timeout, aborting the requests and
+// watch streams still open to it so informers re-watch on the new one (policy: server-health.ts).
 import https from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { StatusError } from '../api/errors.js';
 import type { KubeObject, Status, WatchEvent } from '../api/types.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
+import { ServerHealthChecker, pickServer, type HealthCheckOptions, type ServerState } from './server-health.js';
 
 export interface ClientCredentials {
   caPem: string;
@@ -19,6 +23,8 @@ export interface ClientOptions extends ClientCredentials {
   /** Per-request timeout for non-watch requests. */
   timeoutMs?: number;
   userAgent?: string;
+  /** Background /readyz checks of every server and health-based switching (agents use this). */
+  healthCheck?: HealthCheckOptions;
 }
 
 export interface RequestOptions {
@@ -63,19 +69,36 @@ export class ApiClient {
   private current = 0;
   private readonly agent: https.Agent;
   private readonly opts: ClientOptions;
-  private listeners: ((server: string) => void)[] = [];
+  private listeners: ((server: string, reason: string) => void)[] = [];
+  private healthListeners: ((server: string, state: ServerState) => void)[] = [];
+  /** Requests (incl. watch streams) open per server, so abandoning a server can cut them. */
+  private readonly inflight = new Map<string, Set<ClientRequest>>();
+  private readonly health?: ServerHealthChecker;
+  private readonly failbackTimer?: NodeJS.Timeout;
 
   constructor(opts: ClientOptions) {
     if (opts.servers.length === 0) throw new Error('ApiClient needs at least one server');
     this.opts = opts;
     this.servers = [...opts.servers];
-    this.agent = new https.Agent({
-      keepAlive: true,
-      maxSockets: 64,
+    const agentOptions: https.AgentOptions = {
       ca: opts.caPem,
       ...(opts.clientCertPem ? { cert: opts.clientCertPem } : {}),
       ...(opts.clientKeyPem ? { key: opts.clientKeyPem } : {}),
-    });
+    };
+    this.agent = new https.Agent({ keepAlive: true, maxSockets: 64, ...agentOptions });
+    if (opts.healthCheck) {
+      this.health = new ServerHealthChecker({
+        ...opts.healthCheck,
+        agentOptions,
+        userAgent: opts.userAgent ?? 'skiff/0.1.0',
+        onChange: (server, state) => this.healthChanged(server, state),
+      });
+      this.health.setServers(this.servers);
+      this.health.start();
+      // Fail-back depends on time passing, not only on a state flip.
+      this.failbackTimer = setInterval(() => this.reconsider(), this.health.intervalMs);
+      this.failbackTimer.unref();
+    }
   }
 
   static fromKubeconfig(path: string, extra: Partial<ClientOptions> = {}): ApiClient {
@@ -99,26 +122,86 @@ export class ApiClient {
     return this.servers;
   }
 
-  /** Replaces the server list (e.g. from discovered endpoints), keeping the current one if still listed. */
-  setServers(servers: string[]): void {
-    if (servers.length === 0) return;
-    const cur = this.server;
-    this.servers = [...servers];
-    const idx = this.servers.indexOf(cur);
-    this.current = idx >= 0 ? idx : 0;
+  /** The health of a server as last checked (undefined without health checks or before the first). */
+  serverState(server: string): ServerState | undefined {
+    return this.health?.state(server);
   }
 
-  onFailover(fn: (server: string) => void): void {
+  /**
+   * Replaces the server list (e.g. from discovered endpoints; the order is the preference),
+   * keeping the current server if still listed, else choosing by health.
+   */
+  setServers(servers: string[]): void {
+    const list = [...new Set(servers.filter(Boolean))];
+    if (list.length === 0) return;
+    const cur = this.server;
+    this.servers = list;
+    this.health?.setServers(list);
+    const idx = list.indexOf(cur);
+    this.current = idx >= 0 ? idx : 0;
+    if (idx < 0) {
+      this.current = this.health ? pickServer(list, 0, (s) => this.health!.state(s), Date.now(), this.health.failbackAfterMs) : 0;
+      for (const l of this.listeners) l(this.server, `${cur} is no longer listed`);
+    }
+    this.reconsider();
+  }
+
+  /** Called with the new current server and why, whenever the client switches. */
+  onFailover(fn: (server: string, reason: string) => void): void {
     this.listeners.push(fn);
   }
 
-  private failover(from: number): void {
-    if (this.current !== from || this.servers.length < 2) return;
-    this.current = (from + 1) % this.servers.length;
-    for (const l of this.listeners) l(this.server);
+  /** Called when a server's health flips (health checks only). */
+  onHealthChange(fn: (server: string, state: ServerState) => void): void {
+    this.healthListeners.push(fn);
+  }
+
+  private switchTo(idx: number, reason: string): void {
+    if (idx === this.current || idx < 0 || idx >= this.servers.length) return;
+    this.current = idx;
+    for (const l of this.listeners) l(this.server, reason);
+  }
+
+  /** A request to servers[from] could not connect (or got 503): move on. */
+  private failover(from: number, why: string): void {
+    if (this.servers.length < 2) return;
+    const server = this.servers[from];
+    if (server !== undefined) this.health?.record(server, false, why);
+    if (this.current !== from) return;
+    let next = this.health ? pickServer(this.servers, from, (s) => this.health!.state(s), Date.now(), this.health.failbackAfterMs) : from;
+    // Nothing known healthy (or no health checks): plain round robin.
+    if (next === from) next = (from + 1) % this.servers.length;
+    this.switchTo(next, `${server}: ${why}`);
+  }
+
+  private healthChanged(server: string, state: ServerState): void {
+    for (const l of this.healthListeners) l(server, state);
+    // A failed server's open requests and watches would hang (SIGSTOP) or fail late: cut them now,
+    // so their callers retry against the server chosen below.
+    if (!state.healthy) this.abortRequestsTo(server, `${server} failed its health check: ${state.lastError ?? 'unhealthy'}`);
+    this.reconsider();
+  }
+
+  /** Applies the health policy (also run on every check, so fail-back happens once its delay passes). */
+  private reconsider(): void {
+    if (!this.health) return;
+    const next = pickServer(this.servers, this.current, (s) => this.health!.state(s), Date.now(), this.health.failbackAfterMs);
+    if (next === this.current) return;
+    const from = this.server;
+    const fromState = this.health.state(from);
+    this.switchTo(next, fromState && !fromState.healthy ? `${from} is unhealthy: ${fromState.lastError ?? ''}` : `back to preferred server (healthy for ${this.health.failbackAfterMs} ms)`);
+  }
+
+  private abortRequestsTo(server: string, why: string): void {
+    const reqs = this.inflight.get(server);
+    if (!reqs) return;
+    for (const r of reqs) r.destroy(new Error(why));
+    reqs.clear();
   }
 
   close(): void {
+    this.health?.stop();
+    if (this.failbackTimer) clearInterval(this.failbackTimer);
     this.agent.destroy();
   }
 
@@ -132,6 +215,10 @@ export class ApiClient {
         headers['Content-Length'] = String(Buffer.byteLength(body));
       }
       const req = https.request(url, { method, headers, agent: this.agent, ...(o.signal ? { signal: o.signal } : {}) }, resolve);
+      let open = this.inflight.get(server);
+      if (!open) this.inflight.set(server, (open = new Set()));
+      open.add(req);
+      req.on('close', () => open.delete(req));
       const timeoutMs = o.timeoutMs ?? this.opts.timeoutMs;
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
       req.on('error', reject);
@@ -151,14 +238,14 @@ export class ApiClient {
         // A server that is shutting down or has lost its store answers 503: another may not have.
         if (res.statusCode === 503 && this.servers.length > 1 && i < this.servers.length - 1) {
           res.resume();
-          this.failover(idx);
+          this.failover(idx, 'answered 503');
           continue;
         }
         return res;
       } catch (e) {
         if (o.signal?.aborted) throw e;
         lastError = new ConnectionError(server, e);
-        this.failover(idx);
+        this.failover(idx, e instanceof Error ? e.message : String(e));
       }
     }
     throw lastError;

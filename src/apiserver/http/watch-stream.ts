@@ -44,14 +44,16 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   let lastRv = w.fromRv ?? 0;
   const timers: NodeJS.Timeout[] = [];
 
-  const write = (line: string): void => {
+  const write = (line: string | Buffer): void => {
     if (finished) return;
     res.write(line);
     if (res.writableLength > MAX_BUFFERED_BYTES) finish();
   };
 
-  const line = (type: string, ev: CacheEvent): string => {
+  const line = (type: string, ev: CacheEvent): string | Buffer => {
     if (w.shape === 'object') {
+      // Most watchers see the event as it happened: encode it once and share the bytes among them.
+      if (type === ev.type) return (ev.frame ??= Buffer.from(`{"type":"${type}","object":${(ev.json ??= JSON.stringify(ev.object))}}\n`));
       ev.json ??= JSON.stringify(ev.object);
       return `{"type":"${type}","object":${ev.json}}\n`;
     }

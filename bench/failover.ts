@@ -1,0 +1,298 @@
+// HA benchmark (issue #5) on a real 3-member etcd and 3 real `skiff server` processes on
+// 127.0.0.1/.2/.3 (the e2e harness in test/support/ha.ts):
+//   - per-agent failover: SIGKILL the member agents use; for each agent that was on it, the time
+//     until it switched (its "API server failover" log line) and until its next successful Lease
+//     renewal through another member (renewTime of its Lease), p50/p99;
+//   - controller takeover: SIGKILL the member holding kube-system/skiff-controller-manager; time
+//     until another member holds it, and until a Deployment created right after the kill has its
+//     ReplicaSet;
+//   - API creates/s (ConfigMaps through one real server on --storage etcd) beside raw etcd puts/s
+//     from the same number of concurrent clients, on the same etcd, in the same run.
+//
+// benchFailover() returns the figures; the lead wires it into `npm run bench`. Run alone:
+//   node dist/bench/failover.js [--quick]
+import { pathToFileURL } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { readFileSync } from 'node:fs';
+import { HaCluster, type HaAgent, type HaMember } from '../test/support/ha.js';
+import { ApiClient } from '../src/client/rest.js';
+import { parseKubeconfig } from '../src/pki/kubeconfig.js';
+import type { KubeList, KubeObject } from '../src/api/types.js';
+import { benchRawEtcd, type EtcdBenchResult } from './etcd-store.js';
+
+export interface FailoverBenchOptions {
+  /** Agents (simulated runtime), spread over the members they join through. */
+  agents?: number;
+  /** Member kills for the agent failover figure. */
+  trials?: number;
+  /** Leader kills for the controller takeover figure. */
+  takeoverTrials?: number;
+  /** Client counts for creates/s vs raw puts/s. */
+  clients?: number[];
+  /** Measuring window per client count and kind. */
+  durationMs?: number;
+  log?: (msg: string) => void;
+}
+
+export interface Percentiles {
+  samples: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface ThroughputRow {
+  clients: number;
+  apiCreatesPerSec: number;
+  apiP50Ms: number;
+  apiP99Ms: number;
+  rawPutsPerSec: number;
+  rawP50Ms: number;
+  rawP99Ms: number;
+  /** apiCreatesPerSec / rawPutsPerSec (target ≥ 0.6 at 128 clients). */
+  ratio: number;
+}
+
+export interface FailoverBenchResult {
+  /** Kill → the agent switched to another member. */
+  agentSwitch: Percentiles;
+  /** Kill → the agent's next successful Lease renewal (includes waiting for its renew interval, 1 s here). */
+  agentLeaseRenewal: Percentiles;
+  /** Kill of the controller leader → another member holds the Lease. */
+  controllerTakeover: Percentiles;
+  /** Kill of the controller leader → a Deployment created right after has its ReplicaSet. */
+  deploymentReplicaSet: Percentiles;
+  throughput: ThroughputRow[];
+}
+
+const SERVER_FLAGS = [
+  '--node-monitor-period', '1s',
+  '--node-monitor-grace-period', '20s',
+  '--leader-elect-lease-duration', '3s',
+  '--leader-elect-renew-deadline', '2s',
+  '--leader-elect-retry-period', '500ms',
+];
+const CONTROLLER_LEASE = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/skiff-controller-manager';
+const NODE_LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+
+function percentiles(xs: number[]): Percentiles {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! : 0);
+  return { samples: s.length, p50Ms: Math.round(at(50)), p99Ms: Math.round(at(99)), maxMs: Math.round(s[s.length - 1] ?? 0) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs: number, what: string, intervalMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+/** Failover log times (ms since epoch) of an agent. */
+function switchTimes(a: HaAgent): number[] {
+  return a
+    .logs()
+    .split('\n')
+    .filter((l) => l.includes('"API server failover"'))
+    .map((l) => Date.parse((JSON.parse(l) as { time: string }).time));
+}
+
+/** Which member an agent talks to now: the last failover target, else its first --server. */
+function currentMember(a: HaAgent, joinedThrough: string): string {
+  const lines = a.logs().split('\n').filter((l) => l.includes('"API server failover"'));
+  const last = lines[lines.length - 1];
+  return last ? (JSON.parse(last) as { server: string }).server : joinedThrough;
+}
+
+export async function benchFailover(o: FailoverBenchOptions = {}): Promise<FailoverBenchResult> {
+  const log = o.log ?? ((m: string) => console.error(`[failover] ${m}`));
+  const nAgents = o.agents ?? 9;
+  const trials = o.trials ?? 3;
+  const takeoverTrials = o.takeoverTrials ?? 2;
+  const durationMs = o.durationMs ?? 3000;
+  log('starting etcd (3 members) and 3 servers');
+  const ha = await HaCluster.start({ serverFlags: SERVER_FLAGS });
+  const agents: { a: HaAgent; joined: string }[] = [];
+  try {
+    const admin = () => ha.client(ha.members.filter((m) => m.proc !== undefined), 10_000);
+    for (let i = 0; i < nAgents; i++) {
+      const m = ha.members[i % ha.members.length]!;
+      const a = ha.agent(`bench-${i + 1}`);
+      a.start([m.url]);
+      agents.push({ a, joined: m.url });
+    }
+    await until(async () => {
+      const c = admin();
+      try {
+        const leases = await c.get<KubeList>(NODE_LEASES);
+        return leases.items.length === nAgents && agents.every(({ a }) => a.persistedServers().length >= 3);
+      } finally {
+        c.close();
+      }
+    }, 60_000, `${nAgents} agents registered with every member discovered`, 200);
+
+    // --- per-agent failover ----------------------------------------------------------------
+    const switchMs: number[] = [];
+    const renewMs: number[] = [];
+    for (let t = 0; t < trials; t++) {
+      const victim = ha.members[t % ha.members.length]!;
+      const onVictim = agents.filter(({ a, joined }) => currentMember(a, joined) === victim.url);
+      log(`trial ${t + 1}/${trials}: SIGKILL ${victim.url} (${onVictim.length} agents on it)`);
+      const killedAt = Date.now();
+      await victim.killAndWait();
+      const c = admin();
+      try {
+        const pending = new Set(onVictim.map(({ a }) => a.nodeName));
+        const deadline = Date.now() + 15_000;
+        while (pending.size > 0 && Date.now() < deadline) {
+          const leases = await c.get<KubeList>(NODE_LEASES).catch(() => undefined);
+          for (const l of leases?.items ?? []) {
+            const renewed = Date.parse(String((l.spec as { renewTime?: string }).renewTime));
+            if (pending.has(l.metadata.name!) && renewed > killedAt) {
+              renewMs.push(renewed - killedAt);
+              pending.delete(l.metadata.name!);
+            }
+          }
+          await sleep(50);
+        }
+        if (pending.size) log(`  no renewal within 15 s from: ${[...pending].join(', ')}`);
+      } finally {
+        c.close();
+      }
+      for (const { a } of onVictim) {
+        const sw = switchTimes(a).find((x) => x >= killedAt);
+        if (sw !== undefined) switchMs.push(sw - killedAt);
+      }
+      victim.start();
+      await victim.waitReady(ha.caPem);
+    }
+
+    // --- controller takeover -----------------------------------------------------------------
+    const takeoverMs: number[] = [];
+    const rsMs: number[] = [];
+    for (let t = 0; t < takeoverTrials; t++) {
+      let c = admin();
+      const holder = (await c.get<{ spec: { holderIdentity: string } }>(CONTROLLER_LEASE)).spec.holderIdentity;
+      c.close();
+      // The leader logged "became leader" with its identity.
+      const leader = ha.members.find((m) => m.proc && m.logs().includes(`"identity":"${holder}"`));
+      if (!leader) throw new Error(`no member logged leadership as ${holder}`);
+      const survivors = ha.members.filter((m) => m !== leader);
+      c = ha.client(survivors, 5_000);
+      const name = `takeover-${t + 1}`;
+      log(`takeover ${t + 1}/${takeoverTrials}: SIGKILL controller leader ${leader.url}`);
+      const killedAt = performance.now();
+      await leader.killAndWait();
+      await c.create('/apis/apps/v1/namespaces/default/deployments', {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name },
+        spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+      });
+      const newLeader = until(async () => {
+        const l = await c.get<{ spec: { holderIdentity?: string } }>(CONTROLLER_LEASE);
+        return l.spec.holderIdentity && l.spec.holderIdentity !== holder ? performance.now() : undefined;
+      }, 30_000, 'a new controller leader');
+      const rs = until(async () => {
+        const l = await c.get<KubeList>('/apis/apps/v1/namespaces/default/replicasets', { query: { labelSelector: `app=${name}` } });
+        return l.items.length > 0 ? performance.now() : undefined;
+      }, 30_000, 'the ReplicaSet of a Deployment created after the kill');
+      takeoverMs.push((await newLeader) - killedAt);
+      rsMs.push((await rs) - killedAt);
+      c.close();
+      leader.start();
+      await leader.waitReady(ha.caPem);
+    }
+
+    // --- API creates/s vs raw etcd puts/s -------------------------------------------------------
+    const throughput: ThroughputRow[] = [];
+    for (const n of o.clients ?? [1, 16, 128]) {
+      const raw = await benchRawEtcd(ha.etcd.endpoints, n, durationMs, `/bench-raw-${Date.now()}`);
+      const api = await apiCreates(ha.members[0]!, n, durationMs);
+      const row: ThroughputRow = {
+        clients: n,
+        apiCreatesPerSec: api.writesPerSec,
+        apiP50Ms: api.p50Ms,
+        apiP99Ms: api.p99Ms,
+        rawPutsPerSec: raw.writesPerSec,
+        rawP50Ms: raw.p50Ms,
+        rawP99Ms: raw.p99Ms,
+        ratio: Math.round((api.writesPerSec / Math.max(1, raw.writesPerSec)) * 100) / 100,
+      };
+      log(`${n} clients: API creates ${row.apiCreatesPerSec}/s vs raw puts ${row.rawPutsPerSec}/s (${row.ratio}x)`);
+      throughput.push(row);
+    }
+
+    return {
+      agentSwitch: percentiles(switchMs),
+      agentLeaseRenewal: percentiles(renewMs),
+      controllerTakeover: percentiles(takeoverMs),
+      deploymentReplicaSet: percentiles(rsMs),
+      throughput,
+    };
+  } finally {
+    for (const { a } of agents) a.kill();
+    await ha.destroy();
+  }
+}
+
+/** ConfigMap creates through one server by n concurrent clients (spread over a few connections pools). */
+async function apiCreates(member: HaMember, n: number, durationMs: number): Promise<EtcdBenchResult> {
+  const kc = parseKubeconfig(readFileSync(member.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
+  const pools = Math.max(1, Math.min(8, Math.ceil(n / 16)));
+  const clients = Array.from({ length: pools }, () =>
+    new ApiClient({ servers: [member.url], caPem: kc.caPem!, clientCertPem: kc.clientCertPem!, clientKeyPem: kc.clientKeyPem!, timeoutMs: 30_000 }),
+  );
+  const ns = `bench-${n}-${Date.now()}`;
+  try {
+    await clients[0]!.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const latencies: number[] = [];
+    const start = performance.now();
+    const end = start + durationMs;
+    let seq = 0;
+    await Promise.all(
+      Array.from({ length: n }, async (_, w) => {
+        const c = clients[w % pools]!;
+        while (performance.now() < end) {
+          const t = performance.now();
+          await c.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${w}-${seq++}` }, data: { k: 'v'.repeat(200) } });
+          latencies.push(performance.now() - t);
+        }
+      }),
+    );
+    const elapsed = performance.now() - start;
+    latencies.sort((a, b) => a - b);
+    return {
+      writesPerSec: Math.round((latencies.length / elapsed) * 1000),
+      writes: latencies.length,
+      p50Ms: Math.round((latencies[Math.floor(latencies.length * 0.5)] ?? 0) * 100) / 100,
+      p99Ms: Math.round((latencies[Math.floor(latencies.length * 0.99)] ?? 0) * 100) / 100,
+    };
+  } finally {
+    for (const c of clients) c.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const r = await benchFailover(quick ? { agents: 6, trials: 2, takeoverTrials: 1, durationMs: 2000 } : {});
+  const p = (x: Percentiles) => `p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms (n=${x.samples})`;
+  console.log(`agent failover (kill → switched):         ${p(r.agentSwitch)}`);
+  console.log(`agent failover (kill → next Lease renewal): ${p(r.agentLeaseRenewal)}`);
+  console.log(`controller takeover (kill → new leader):   ${p(r.controllerTakeover)}`);
+  console.log(`controller takeover (kill → ReplicaSet):   ${p(r.deploymentReplicaSet)}`);
+  for (const t of r.throughput) {
+    console.log(`${String(t.clients).padStart(3)} clients: API creates ${t.apiCreatesPerSec}/s (p50 ${t.apiP50Ms} ms, p99 ${t.apiP99Ms} ms) vs raw etcd puts ${t.rawPutsPerSec}/s (p50 ${t.rawP50Ms} ms) = ${t.ratio}x`);
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -1,0 +1,394 @@
+// Suite `api`: ConfigMap creates and updates per second THROUGH THE API (HTTPS to a real
+// `skiff server`) at 1/16/128 concurrent clients, beside raw better-sqlite3 commits/s at the same
+// durability and raw etcd puts/s (etcd3 client, same value size) at the same client counts.
+import { cpus } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { KubeObject } from '../../src/api/types.js';
+import type { ApiClient } from '../../src/client/rest.js';
+import { benchRawSqlite } from '../store-sqlite.js';
+import { profileTable, profilesIn, summarizeNewProfiles, type ProfileSummary } from '../lib/cpuprofile.js';
+import { etcdInstalled, startEtcd, startSkiffServer, type EtcdServer, type SkiffServer } from '../lib/servers.js';
+import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
+import { CpuMeter, fmtInt, fmtMs, makeTempDir, percentile, progress, removeTempDir, round, type Table } from '../lib/util.js';
+
+const CLIENTS = [1, 16, 128];
+/** ApiClient's https.Agent allows 64 sockets; more concurrent requests queue for a socket. */
+const CLIENT_MAX_SOCKETS = 64;
+const NAMESPACE = 'bench-api';
+/** The request body of a create is about this many bytes. */
+const OBJECT_BYTES = 500;
+
+export interface LoadResult {
+  clients: number;
+  opsPerSec: number;
+  ops: number;
+  errors: number;
+  firstError?: string;
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU of the measured server process over the window, % of one core (may exceed 100: threads). */
+  serverCpuPct?: number;
+  /** CPU of the server's main (JavaScript event loop) thread alone. */
+  serverMainThreadCpuPct?: number;
+  /** CPU of this (load-generating) process over the window, % of one core. */
+  benchCpuPct: number;
+  /** The whole machine's CPU over the window, % of one core (200% = both cores busy): the rest is other processes. */
+  machineCpuPct?: number;
+  /** How many ApiClients (each 64 sockets) the load was spread over. */
+  apiClients?: number;
+}
+
+/** The measuring window of the last runLoad, on the monotonic clock V8 profiles use (microseconds). */
+let lastWindowUs: { startUs: number; endUs: number } | undefined;
+
+/**
+ * Runs `clients` loops for durationMs; each loop calls op(loop, i) and awaits it. setup(loop) runs
+ * once per loop before the clock starts (warms connections). Counts ops completed in the window.
+ */
+async function runLoad(
+  clients: number,
+  durationMs: number,
+  setup: (loop: number) => Promise<void>,
+  op: (loop: number, i: number) => Promise<void>,
+  pid?: number,
+): Promise<Omit<LoadResult, 'clients'>> {
+  await Promise.all(Array.from({ length: clients }, (_, l) => setup(l)));
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const cpu = new CpuMeter(pid);
+  const startUs = Number(process.hrtime.bigint() / 1000n);
+  const start = performance.now();
+  const end = start + durationMs;
+  const loop = async (l: number) => {
+    let i = 0;
+    while (performance.now() < end) {
+      const t = performance.now();
+      try {
+        await op(l, i++);
+        const done = performance.now();
+        if (done <= end) latencies.push(done - t);
+      } catch (e) {
+        errors++;
+        firstError ??= e instanceof Error ? e.message : String(e);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, (_, l) => loop(l)));
+  lastWindowUs = { startUs, endUs: startUs + durationMs * 1000 };
+  const usage = cpu.read();
+  latencies.sort((a, b) => a - b);
+  return {
+    opsPerSec: Math.round((latencies.length / durationMs) * 1000),
+    ops: latencies.length,
+    errors,
+    ...(firstError ? { firstError } : {}),
+    p50Ms: round(percentile(latencies, 50)),
+    p99Ms: round(percentile(latencies, 99)),
+    ...(usage.pidPct !== undefined ? { serverCpuPct: Math.round(usage.pidPct) } : {}),
+    ...(usage.mainThreadPct !== undefined ? { serverMainThreadCpuPct: Math.round(usage.mainThreadPct) } : {}),
+    benchCpuPct: Math.round(usage.selfPct),
+    ...(usage.machinePct !== undefined ? { machineCpuPct: Math.round(usage.machinePct) } : {}),
+  };
+}
+
+function configMap(name: string, payloadBytes: number, rev = 0): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: NAMESPACE, labels: { app: 'skiff-bench' } },
+    data: { rev: String(rev), payload: 'x'.repeat(payloadBytes) },
+  };
+}
+
+/** Pads the payload so the create body is OBJECT_BYTES long. */
+const PAYLOAD_BYTES = OBJECT_BYTES - JSON.stringify(configMap('c128-l127-000000', 0)).length;
+
+const CM_PATH = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
+
+/** Clients for `clients` concurrent loops: one ApiClient per 64 loops (or just one if shared). */
+function clientsFor(server: SkiffServer, clients: number, shared: boolean): ApiClient[] {
+  const n = shared ? 1 : Math.ceil(clients / CLIENT_MAX_SOCKETS);
+  return Array.from({ length: n }, () => server.client());
+}
+
+async function apiCreates(server: SkiffServer, clients: number, durationMs: number, tag: string, shared = false): Promise<LoadResult> {
+  const cs = clientsFor(server, clients, shared);
+  const clientOf = (l: number) => cs[Math.floor(l / CLIENT_MAX_SOCKETS) % cs.length]!;
+  try {
+    const r = await runLoad(
+      clients,
+      durationMs,
+      // One warm-up create per loop, so TLS handshakes are outside the window.
+      async (l) => void (await clientOf(l).create(CM_PATH, configMap(`${tag}-l${l}-warm`, PAYLOAD_BYTES))),
+      async (l, i) => void (await clientOf(l).create(CM_PATH, configMap(`${tag}-l${l}-${i}`, PAYLOAD_BYTES))),
+      server.pid,
+    );
+    return { clients, ...r, apiClients: cs.length };
+  } finally {
+    for (const c of cs) c.close();
+  }
+}
+
+async function apiUpdates(server: SkiffServer, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
+  const cs = clientsFor(server, clients, false);
+  const clientOf = (l: number) => cs[Math.floor(l / CLIENT_MAX_SOCKETS) % cs.length]!;
+  const last: KubeObject[] = [];
+  try {
+    const r = await runLoad(
+      clients,
+      durationMs,
+      async (l) => void (last[l] = await clientOf(l).create<KubeObject>(CM_PATH, configMap(`${tag}-l${l}`, PAYLOAD_BYTES))),
+      async (l, i) => {
+        // PUT of the last returned object (carries its resourceVersion: compare-and-swap).
+        const obj = last[l]!;
+        obj.data = { ...(obj.data as Record<string, string>), rev: String(i + 1) };
+        last[l] = await clientOf(l).replace<KubeObject>(`${CM_PATH}/${obj.metadata.name}`, obj);
+      },
+      server.pid,
+    );
+    return { clients, ...r, apiClients: cs.length };
+  } finally {
+    for (const c of cs) c.close();
+  }
+}
+
+async function etcdPuts(etcd: EtcdServer, clients: number, durationMs: number, value: string): Promise<LoadResult> {
+  const client = etcd.client();
+  try {
+    const r = await runLoad(
+      clients,
+      durationMs,
+      async (l) => void (await client.put(`/registry/configmaps/${NAMESPACE}/warm-${clients}-${l}`).value(value)),
+      async (l, i) => void (await client.put(`/registry/configmaps/${NAMESPACE}/c${clients}-l${l}-${i}`).value(value)),
+      etcd.pid,
+    );
+    return { clients, ...r };
+  } finally {
+    client.close();
+  }
+}
+
+export const apiSuite: Suite = {
+  name: 'api',
+  description: 'creates/updates per second through the API at 1/16/128 clients vs raw better-sqlite3 and raw etcd',
+  async run(ctx: SuiteContext): Promise<SuiteResult> {
+    const creates: LoadResult[] = [];
+    const updates: LoadResult[] = [];
+    let createsSharedClient: LoadResult | undefined;
+    let storedBytes = 0;
+
+    // --- through the API
+    let server: SkiffServer | undefined = await startSkiffServer();
+    try {
+      const admin = server.client();
+      try {
+        await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+        // Warm the server's JIT a little and learn the stored object size.
+        const probe = await admin.create<KubeObject>(CM_PATH, configMap('probe', PAYLOAD_BYTES));
+        const { resourceVersion: _rv, ...meta } = probe.metadata;
+        storedBytes = JSON.stringify({ ...probe, metadata: meta }).length;
+      } finally {
+        admin.close();
+      }
+      progress(`api: warm-up (16 clients, ${Math.min(1000, ctx.durationMs)} ms)`);
+      await apiCreates(server, 16, Math.min(1000, ctx.durationMs), 'warm');
+      for (const c of CLIENTS) {
+        progress(`api: creates, ${c} clients, ${ctx.durationMs} ms`);
+        const r = await apiCreates(server, c, ctx.durationMs, `c${c}`);
+        creates.push(r);
+        progress(`api: creates, ${c} clients: ${r.opsPerSec}/s (p99 ${r.p99Ms} ms, ${r.errors} errors, server CPU ${r.serverCpuPct}%)`);
+      }
+      for (const c of CLIENTS) {
+        progress(`api: updates, ${c} clients, ${ctx.durationMs} ms`);
+        const r = await apiUpdates(server, c, ctx.durationMs, `u${c}`);
+        updates.push(r);
+        progress(`api: updates, ${c} clients: ${r.opsPerSec}/s (p99 ${r.p99Ms} ms, ${r.errors} errors, server CPU ${r.serverCpuPct}%)`);
+      }
+      progress(`api: creates, 128 clients through ONE ApiClient (maxSockets 64), ${ctx.durationMs} ms`);
+      createsSharedClient = await apiCreates(server, 128, ctx.durationMs, 'shared', true);
+      progress(`api: creates, 128 clients, one ApiClient: ${createsSharedClient.opsPerSec}/s`);
+    } finally {
+      await server.stop();
+      server = undefined;
+    }
+
+    // --- raw better-sqlite3, same durability
+    const dir = makeTempDir('skiff-bench-raw-');
+    let raw: { writesPerSec: number; writes: number };
+    try {
+      progress(`api: raw better-sqlite3 commits, ${ctx.durationMs} ms`);
+      raw = await benchRawSqlite(dir, ctx.durationMs);
+      progress(`api: raw better-sqlite3: ${raw.writesPerSec} commits/s`);
+    } finally {
+      removeTempDir(dir);
+    }
+
+    // --- raw etcd
+    const etcdResults: LoadResult[] = [];
+    let etcdNote: string | undefined;
+    let etcdError: string | undefined;
+    if (!etcdInstalled()) {
+      etcdNote = 'etcd not installed';
+      progress('api: etcd not installed');
+    } else {
+      try {
+        const etcd = await startEtcd();
+        try {
+          const value = 'x'.repeat(storedBytes);
+          progress(`api: etcd warm-up (16 clients)`);
+          await etcdPuts(etcd, 16, Math.min(1000, ctx.durationMs), value);
+          for (const c of CLIENTS) {
+            progress(`api: etcd puts, ${c} clients, ${ctx.durationMs} ms`);
+            const r = await etcdPuts(etcd, c, ctx.durationMs, value);
+            etcdResults.push(r);
+            progress(`api: etcd puts, ${c} clients: ${r.opsPerSec}/s (p99 ${r.p99Ms} ms, etcd CPU ${r.serverCpuPct}%)`);
+          }
+        } finally {
+          await etcd.stop();
+        }
+      } catch (e) {
+        // Keep the API figures: the etcd cells say what went wrong.
+        etcdResults.length = 0;
+        etcdNote = 'etcd failed';
+        etcdError = e instanceof Error ? e.message : String(e);
+        progress(`api: etcd failed: ${etcdError}`);
+      }
+    }
+
+    // --- CPU profile of the server under the 128-client create load
+    let profile: ProfileSummary[] | undefined;
+    let profileError: string | undefined;
+    if (ctx.cpuProfDir) {
+      try {
+        profile = await profileCreates(ctx);
+      } catch (e) {
+        profileError = e instanceof Error ? e.message : String(e);
+        progress(`api: CPU profile failed: ${profileError}`);
+      }
+    }
+
+    // --- tables
+    const etcdAt = (c: number) => etcdResults.find((r) => r.clients === c);
+    const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}x` : '-');
+    const main: Table = {
+      title: `api: objects/s through the API (HTTPS, ConfigMap ${OBJECT_BYTES} B body, ~${storedBytes} B stored) vs raw stores (same run)`,
+      headers: ['clients', 'API creates/s', 'API updates/s', 'raw sqlite commits/s', 'raw etcd puts/s', 'creates/etcd', 'updates/etcd'],
+      rows: CLIENTS.map((c, i) => {
+        const e = etcdAt(c);
+        return [
+          String(c),
+          fmtInt(creates[i]!.opsPerSec),
+          fmtInt(updates[i]!.opsPerSec),
+          fmtInt(raw.writesPerSec),
+          etcdNote ?? fmtInt(e?.opsPerSec),
+          etcdNote ? '-' : ratio(creates[i]!.opsPerSec, e?.opsPerSec),
+          etcdNote ? '-' : ratio(updates[i]!.opsPerSec, e?.opsPerSec),
+        ];
+      }),
+      notes: [],
+    };
+    const e128 = etcdAt(128);
+    const c128 = creates[CLIENTS.indexOf(128)]!;
+    const u128 = updates[CLIENTS.indexOf(128)]!;
+    if (e128) {
+      const rc = c128.opsPerSec / e128.opsPerSec;
+      const ru = u128.opsPerSec / e128.opsPerSec;
+      main.notes!.push(
+        `target (API on SQLite at 128 clients >= 2x raw etcd): creates ${rc.toFixed(2)}x ${rc >= 2 ? 'PASS' : 'FAIL'}, updates ${ru.toFixed(2)}x ${ru >= 2 ? 'PASS' : 'FAIL'}`,
+      );
+    } else {
+      main.notes!.push(`target (API on SQLite at 128 clients >= 2x raw etcd): not measured (${etcdNote ?? 'no etcd figure'})`);
+    }
+    main.notes!.push(`raw sqlite: one writer, one INSERT per autocommit transaction, WAL + synchronous=FULL (same figure in every row: SQLite serializes writers).`);
+    main.notes!.push(`raw etcd: etcd3 client (one gRPC channel), puts of ${storedBytes} B values, N concurrent awaiting loops.`);
+
+    const detailRow = (label: string, r: LoadResult | undefined): string[] =>
+      r
+        ? [
+            label,
+            String(r.clients),
+            fmtInt(r.opsPerSec),
+            fmtMs(r.p50Ms),
+            fmtMs(r.p99Ms),
+            String(r.errors),
+            r.serverCpuPct === undefined ? '-' : `${r.serverCpuPct}%`,
+            r.serverMainThreadCpuPct === undefined ? '-' : `${r.serverMainThreadCpuPct}%`,
+            `${r.benchCpuPct}%`,
+            r.machineCpuPct === undefined ? '-' : `${r.machineCpuPct}%`,
+          ]
+        : [label, '-', etcdNote ?? '-', '-', '-', '-', '-', '-', '-', '-'];
+    const detail: Table = {
+      title: 'api: per-cell detail (latency per request; CPU as % of one core over the window, 2 cores total)',
+      headers: ['cell', 'clients', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU', 'main thread', 'bench CPU', 'machine CPU'],
+      rows: [
+        ...creates.map((r) => detailRow('API create', r)),
+        ...updates.map((r) => detailRow('API update (PUT, CAS)', r)),
+        detailRow('API create, 1 ApiClient', createsSharedClient),
+        ...(etcdResults.length ? etcdResults.map((r) => detailRow('etcd put', r)) : [detailRow('etcd put', undefined)]),
+      ],
+      notes: [
+        `server CPU: the skiff server (or etcd) process, all threads; main thread: its event-loop thread alone. bench CPU: this load generator. machine CPU: all processes (max ${cpus().length * 100}%).`,
+        `'API create, 1 ApiClient': 128 loops through one ApiClient, whose https.Agent caps sockets at ${CLIENT_MAX_SOCKETS}; the other 128-client cells use one ApiClient per ${CLIENT_MAX_SOCKETS} loops.`,
+      ],
+    };
+    const cells = [...creates, ...updates, ...etcdResults, ...(createsSharedClient ? [createsSharedClient] : [])];
+    const others = cells.filter((r) => r.machineCpuPct !== undefined).map((r) => r.machineCpuPct! - (r.serverCpuPct ?? 0) - r.benchCpuPct);
+    if (others.length) {
+      const avg = others.reduce((a, b) => a + b, 0) / others.length;
+      detail.notes!.push(
+        `other processes (machine - server - bench): ${Math.round(avg)}% on average, up to ${Math.round(Math.max(...others))}%` +
+          (avg > 25 ? ' -- WARNING: the machine was not idle; these figures understate what skiff and etcd can do' : ''),
+      );
+    }
+    const errs = [...creates, ...updates, ...etcdResults, ...(createsSharedClient ? [createsSharedClient] : [])].filter((r) => r.errors > 0);
+    for (const r of errs) detail.notes!.push(`errors at ${r.clients} clients: ${r.errors}, first: ${r.firstError}`);
+
+    if (etcdError) main.notes!.push(`etcd failed: ${etcdError.split('\n')[0]}`);
+    if (profileError) detail.notes!.push(`CPU profile failed: ${profileError.split('\n')[0]}`);
+    const tables = [main, detail];
+    if (profile) tables.push(...profile.map((p) => profileTable(p, 'api: server CPU profile under 128-client creates')));
+
+    return {
+      tables,
+      data: {
+        durationMs: ctx.durationMs,
+        objectBytes: OBJECT_BYTES,
+        storedBytes,
+        creates,
+        updates,
+        createsOneApiClient: createsSharedClient,
+        rawSqlite: raw,
+        etcd: etcdNote ? { error: etcdError ?? etcdNote } : etcdResults,
+        ratio128: e128 ? { creates: round(c128.opsPerSec / e128.opsPerSec), updates: round(u128.opsPerSec / e128.opsPerSec) } : undefined,
+        ...(profile ? { cpuProfile: profile } : {}),
+      },
+    };
+  },
+};
+
+/** A fresh server with --cpu-prof under the 128-client create load; returns its profiles' top functions. */
+async function profileCreates(ctx: SuiteContext): Promise<ProfileSummary[]> {
+  const dir = ctx.cpuProfDir!;
+  const before = profilesIn(dir);
+  progress(`api: CPU profile: server with --cpu-prof, 128-client creates, ${ctx.durationMs} ms`);
+  const server = await startSkiffServer({ nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir] });
+  let r: LoadResult;
+  let window: { startUs: number; endUs: number } | undefined;
+  try {
+    const admin = server.client();
+    try {
+      await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    } finally {
+      admin.close();
+    }
+    await apiCreates(server, 16, Math.min(1000, ctx.durationMs), 'warm');
+    r = await apiCreates(server, 128, ctx.durationMs, 'prof');
+    window = lastWindowUs;
+  } finally {
+    // SIGTERM: the server exits through process.exit, which writes the profiles.
+    await server.stop();
+  }
+  progress(`api: profiled run: ${r.opsPerSec} creates/s (profiling slows the server)`);
+  return summarizeNewProfiles(dir, before, window, 10);
+}

@@ -1,0 +1,188 @@
+// The client's health checks and failover policy against small local HTTPS servers: a hung server
+// (SIGSTOP-like: accepts, never answers), a dead one (connection refused), and fail-back.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient } from '../../src/client/rest.js';
+import { pickServer, type ServerState } from '../../src/client/server-health.js';
+import { mergeServers, serversFromEndpoints } from '../../src/client/endpoint-discovery.js';
+import { ensureClusterPki } from '../../src/pki/cluster-pki.js';
+
+test('pickServer: stays, fails over to the first healthy, goes back after the fail-back delay', () => {
+  const servers = ['a', 'b', 'c'];
+  const st: Record<string, ServerState | undefined> = {};
+  const state = (s: string) => st[s];
+  // Unchecked servers count as fine for staying.
+  assert.equal(pickServer(servers, 0, state, 1000, 500), 0);
+  st.a = { healthy: false, since: 1000 };
+  st.b = { healthy: false, since: 1000 };
+  st.c = { healthy: true, since: 1000 };
+  assert.equal(pickServer(servers, 0, state, 1100, 500), 2, 'the only healthy one');
+  st.b = { healthy: true, since: 1200 };
+  assert.equal(pickServer(servers, 0, state, 1250, 500), 1, 'first healthy in list order');
+  // Current healthy: a preferred (earlier) one is returned to only after it has been healthy long enough.
+  st.a = { healthy: true, since: 2000 };
+  assert.equal(pickServer(servers, 1, state, 2100, 500), 1);
+  assert.equal(pickServer(servers, 1, state, 2500, 500), 0);
+  // Nobody healthy: stay.
+  for (const k of servers) st[k] = { healthy: false, since: 3000 };
+  assert.equal(pickServer(servers, 1, state, 3100, 500), 1);
+});
+
+test('serversFromEndpoints and mergeServers', () => {
+  const ep = {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name: 'kubernetes', namespace: 'default' },
+    subsets: [{ addresses: [{ ip: '127.0.0.3' }, { ip: '127.0.0.1' }, { ip: '::1' }], ports: [{ name: 'https', port: 6443, protocol: 'TCP' }] }],
+  };
+  const found = serversFromEndpoints(ep);
+  assert.deepEqual(found, ['https://127.0.0.1:6443', 'https://127.0.0.3:6443', 'https://[::1]:6443']);
+  assert.deepEqual(mergeServers(['https://127.0.0.3:6443/'], found), ['https://127.0.0.3:6443', 'https://127.0.0.1:6443', 'https://[::1]:6443']);
+});
+
+interface FakeServer {
+  url: string;
+  name: string;
+  hang: boolean;
+  requests: number;
+  kill(): Promise<void>;
+}
+
+async function fakeServers(names: string[]): Promise<{ servers: FakeServer[]; caPem: string; close(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-failover-'));
+  const pki = await ensureClusterPki(dir, ['127.0.0.1', 'localhost']);
+  const all: { srv: https.Server; sockets: Set<Socket> }[] = [];
+  const servers = await Promise.all(
+    names.map(async (name) => {
+      const sockets = new Set<Socket>();
+      const fake: FakeServer = { url: '', name, hang: false, requests: 0, kill: async () => {} };
+      const srv = https.createServer({ cert: pki.server.certPem, key: pki.server.keyPem }, (req, res) => {
+        fake.requests++;
+        if (fake.hang) return; // accepted, never answered: a SIGSTOPped process
+        if (req.url?.startsWith('/readyz')) return void res.end('ok');
+        if (req.url?.includes('watch=true')) {
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name } } }) + '\n');
+          return; // stays open
+        }
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ server: name }));
+      });
+      srv.on('secureConnection', (s) => {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+      });
+      await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+      fake.url = `https://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+      fake.kill = async () => {
+        // SIGKILL-like: the port refuses connections and open ones are reset.
+        await new Promise<void>((r) => {
+          srv.close(() => r());
+          for (const s of sockets) s.destroy();
+        });
+      };
+      all.push({ srv, sockets });
+      return fake;
+    }),
+  );
+  return {
+    servers,
+    caPem: pki.ca.certPem,
+    async close() {
+      for (const { srv, sockets } of all) {
+        for (const s of sockets) s.destroy();
+        srv.close();
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitUntil(fn: () => boolean, timeoutMs: number, what: string): Promise<number> {
+  const start = Date.now();
+  while (!fn()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return Date.now() - start;
+}
+
+test('a hung server is abandoned within interval + timeout; its watch stream is cut; fail-back after the delay', async () => {
+  const { servers, caPem, close } = await fakeServers(['a', 'b']);
+  const [a, b] = servers as [FakeServer, FakeServer];
+  const client = new ApiClient({ servers: [a.url, b.url], caPem, timeoutMs: 5000, healthCheck: { intervalMs: 100, timeoutMs: 200, failbackAfterMs: 600 } });
+  const switches: string[] = [];
+  client.onFailover((s) => switches.push(s));
+  try {
+    assert.deepEqual(await client.get('/x'), { server: 'a' });
+    const ac = new AbortController();
+    const watch = client.watch('/w', {}, ac.signal);
+    const first = await watch.next();
+    assert.equal((first.value as { object: { metadata: { name: string } } }).object.metadata.name, 'a');
+    const ended = watch.next().then(
+      () => 'ended',
+      (e: Error) => `error: ${e.message}`,
+    );
+
+    a.hang = true;
+    const took = await waitUntil(() => client.server === b.url, 2000, 'switch to b');
+    assert.ok(took < 1000, `switched after ${took} ms`);
+    assert.match(await ended, /error|ended/, 'the watch on the hung server was cut');
+    assert.deepEqual(await client.get('/x'), { server: 'b' });
+    assert.equal(client.serverState(a.url)?.healthy, false);
+
+    // a answers again: the client goes back only after a has been healthy for failbackAfterMs.
+    a.hang = false;
+    await waitUntil(() => client.serverState(a.url)?.healthy === true, 2000, 'a healthy');
+    const healthyAt = Date.now();
+    await waitUntil(() => client.server === a.url, 3000, 'fail-back to a');
+    assert.ok(Date.now() - healthyAt >= 450, `went back after ${Date.now() - healthyAt} ms`);
+    assert.deepEqual(switches, [b.url, a.url]);
+    ac.abort();
+  } finally {
+    client.close();
+    await close();
+  }
+});
+
+test('a dead server (connection refused) fails over at once, for requests and for health checks', async () => {
+  const { servers, caPem, close } = await fakeServers(['a', 'b', 'c']);
+  const [a, b, c] = servers as [FakeServer, FakeServer, FakeServer];
+  const client = new ApiClient({ servers: [a.url, b.url, c.url], caPem, timeoutMs: 5000, healthCheck: { intervalMs: 200, timeoutMs: 300, failbackAfterMs: 60_000 } });
+  try {
+    assert.deepEqual(await client.get('/x'), { server: 'a' });
+    await a.kill();
+    const started = Date.now();
+    assert.deepEqual(await client.get('/x'), { server: 'b' }, 'the request itself moves on');
+    assert.ok(Date.now() - started < 1000);
+    // Without fail-back yet, b stays current even when c is healthy too.
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(client.server, b.url);
+    // The list is replaceable: dropping b moves to the best remaining server.
+    client.setServers([a.url, c.url]);
+    assert.equal(client.server, c.url);
+  } finally {
+    client.close();
+    await close();
+  }
+});
+
+test('without health checks the client keeps the old behaviour (no background requests)', async () => {
+  const { servers, caPem, close } = await fakeServers(['a']);
+  const [a] = servers as [FakeServer];
+  const client = new ApiClient({ servers: [a.url], caPem });
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(a.requests, 0);
+    assert.deepEqual(await client.get('/x'), { server: 'a' });
+  } finally {
+    client.close();
+    await close();
+  }
+});
