@@ -1,11 +1,11 @@
 // `skiff agent`: one node agent (registration, Lease heartbeats, self-healing Node, pod sync).
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { createLogger } from '../util/log.js';
 import { Agent, RetiredError, type AgentConfig } from '../agent/agent.js';
 import { NodeNameTakenError } from '../agent/registration.js';
 import { JoinError } from '../agent/join.js';
 import { parseLabels, parseTaints } from '../agent/node-object.js';
-import { addConfigFile, boolArg, durationArg, intArg, listArg } from './options.js';
+import { addConfigFile, boolArg, durationOption, intArg, listArg } from './options.js';
 
 function repeatable(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -25,7 +25,7 @@ export function agentCommand(): Command {
   const cmd = new Command('agent')
     .description('run a node agent: registers a Node and its Lease, keeps the Node alive in the API, runs its pods')
     .option('--server <url>', 'API server URL (repeatable; the agent fails over among them)', repeatable, [])
-    .option('--token <token>', 'bootstrap token to join with (needed once, while the data dir has no node credential)')
+    .addOption(new Option('--token <token>', 'bootstrap token to join with, needed once while the data dir has no node credential').env('SKIFF_TOKEN'))
     .option('--ca-file <path>', 'cluster CA certificate to trust when joining')
     .option('--ca-cert-hash <sha256:hex>', 'sha256 of the cluster CA certificate (DER) to verify it when joining', hashArg)
     .option('--insecure-skip-ca-verification', 'join without verifying the cluster CA (unsafe)', false)
@@ -40,18 +40,18 @@ export function agentCommand(): Command {
     .option('--endpoint-discovery <bool>', 'learn every API server from default/kubernetes Endpoints, keep the list in the data dir, health-check them and fail over within 2 s (false = upstream single-address behaviour)', boolArg, true)
     .option('--rejoin', 'join again after `skiff node retire` (the data dir remembers the retirement)', false)
     .option('--node-lease-duration-seconds <n>', 'Lease duration; renewed every quarter of it', intArg, 40)
-    .option('--node-status-update-frequency <duration>', 'how often node status is computed (and posted if changed)', durationArg, 10_000)
-    .option('--node-status-report-frequency <duration>', 'node status is posted at least this often even if unchanged', durationArg, 60_000)
+    .addOption(durationOption('--node-status-update-frequency <duration>', 'how often node status is computed (and posted if changed)', 10_000))
+    .addOption(durationOption('--node-status-report-frequency <duration>', 'node status is posted at least this often even if unchanged', 60_000))
     .option('--kubelet-port <port>', 'port of the log server the API server proxies `kubectl logs` to (0 = any free port)', intArg, 10250)
     .option('--max-pods <n>', 'pods capacity reported for the node', intArg, 110)
     .option('--cpu <quantity>', 'cpu capacity to report (simulated runtime; default 32; process: the host\'s)')
     .option('--memory <quantity>', 'memory capacity to report (simulated runtime; default 256Gi; process: the host\'s)')
-    .option('--sim-pod-start-delay <duration>', 'simulated runtime: time from pod start to Running', durationArg, 0)
-    .option('--sim-pod-stop-delay <duration>', 'simulated runtime: time a container takes to stop', durationArg, 0)
-    .option('--restart-backoff-base <duration>', 'container restart back-off: first delay (doubles each restart)', durationArg, 10_000)
-    .option('--restart-backoff-max <duration>', 'container restart back-off: cap', durationArg, 300_000)
-    .option('--shutdown-timeout <duration>', 'on exit, how long API calls (cordon, status, delete Node and Lease) may take after pods stopped', durationArg, 10_000)
-    .option('--request-timeout <duration>', 'timeout of each API request (not watches)', durationArg, 10_000);
+    .addOption(durationOption('--sim-pod-start-delay <duration>', 'simulated runtime: time from pod start to Running', 0))
+    .addOption(durationOption('--sim-pod-stop-delay <duration>', 'simulated runtime: time a container takes to stop', 0))
+    .addOption(durationOption('--restart-backoff-base <duration>', 'container restart back-off: first delay (doubles each restart)', 10_000))
+    .addOption(durationOption('--restart-backoff-max <duration>', 'container restart back-off: cap', 300_000))
+    .addOption(durationOption('--shutdown-timeout <duration>', 'on exit, how long API calls (cordon, status, delete Node and Lease) may take after pods stopped', 10_000))
+    .addOption(durationOption('--request-timeout <duration>', 'timeout of each API request (not watches)', 10_000));
   addConfigFile(cmd);
   cmd.action(async (o: Record<string, unknown>) => {
     const log = createLogger('skiff-agent');

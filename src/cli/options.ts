@@ -1,8 +1,8 @@
 // Flag parsing shared by the commands: Go-style durations, host:port, and --config files.
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { yaml } from '../util/lazy-yaml.js';
-import { parseDuration } from '../util/duration.js';
+import { formatDuration, parseDuration } from '../util/duration.js';
 
 export function durationArg(value: string): number {
   try {
@@ -54,4 +54,9 @@ export function addConfigFile(cmd: Command): Command {
     }
   });
   return cmd;
+}
+
+/** A duration flag whose --help shows its default as a duration ("10s"), not milliseconds. */
+export function durationOption(flags: string, description: string, defaultMs: number): Option {
+  return new Option(flags, description).argParser(durationArg).default(defaultMs, formatDuration(defaultMs));
 }

@@ -1,8 +1,8 @@
 // `skiff server`: API server (and, later, controllers and scheduler) in one process.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { createLogger } from '../util/log.js';
 import { runServer } from '../server/run-server.js';
-import { addConfigFile, durationArg, hostPortArg, intArg, listArg } from './options.js';
+import { addConfigFile, durationOption, hostPortArg, intArg, listArg } from './options.js';
 
 export function serverCommand(): Command {
   const cmd = new Command('server')
@@ -13,21 +13,21 @@ export function serverCommand(): Command {
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--etcd-endpoints <urls>', 'etcd client URLs, comma-separated', listArg, [])
     .option('--control-plane-endpoint <host:port>', 'shared endpoint (load balancer) put into certificates and kubeconfigs')
-    .option('--token <token>', 'a bootstrap token (abcdef.0123456789abcdef) agents may join with')
-    .option('--compact-interval <duration>', 'how often old store history is compacted', durationArg, 300_000)
+    .addOption(new Option('--token <token>', 'a bootstrap token (abcdef.0123456789abcdef) agents may join with').env('SKIFF_TOKEN'))
+    .addOption(durationOption('--compact-interval <duration>', 'how often old store history is compacted', 300_000))
     .option('--compact-min-retain <revisions>', 'revisions of history always kept', intArg, 1000)
     .option('--default-not-ready-toleration-seconds <n>', 'toleration added to pods for the not-ready taint', intArg, 300)
     .option('--default-unreachable-toleration-seconds <n>', 'toleration added to pods for the unreachable taint', intArg, 300)
     .option('--watch-cache-size <events>', 'events each resource keeps for resuming watches', intArg, 10_000)
     .option('--min-request-timeout <seconds>', 'watches without timeoutSeconds last between this and twice this', intArg, 1800)
-    .option('--leader-elect-lease-duration <duration>', 'how long a controller-manager lease is valid', durationArg, 15_000)
-    .option('--leader-elect-renew-deadline <duration>', 'how long the leader keeps trying to renew before stepping down', durationArg, 10_000)
-    .option('--leader-elect-retry-period <duration>', 'how often candidates try to acquire and leaders renew', durationArg, 2_000)
-    .option('--node-monitor-period <duration>', 'how often node health is checked', durationArg, 5_000)
-    .option('--node-monitor-grace-period <duration>', 'lease age after which a node is Unknown (NotReady)', durationArg, 50_000)
-    .option('--node-startup-grace-period <duration>', 'grace for a node that has never reported Ready', durationArg, 60_000)
-    .option('--pod-gc-orphan-quarantine <duration>', 'how long a pod of a missing node waits before deletion', durationArg, 40_000)
-    .option('--node-gc-timeout <duration>', 'lost contact after which a Node object is deleted', durationArg, 3_600_000)
+    .addOption(durationOption('--leader-elect-lease-duration <duration>', 'how long a controller-manager lease is valid', 15_000))
+    .addOption(durationOption('--leader-elect-renew-deadline <duration>', 'how long the leader keeps trying to renew before stepping down', 10_000))
+    .addOption(durationOption('--leader-elect-retry-period <duration>', 'how often candidates try to acquire and leaders renew', 2_000))
+    .addOption(durationOption('--node-monitor-period <duration>', 'how often node health is checked', 5_000))
+    .addOption(durationOption('--node-monitor-grace-period <duration>', 'lease age after which a node is Unknown (NotReady)', 50_000))
+    .addOption(durationOption('--node-startup-grace-period <duration>', 'grace for a node that has never reported Ready', 60_000))
+    .addOption(durationOption('--pod-gc-orphan-quarantine <duration>', 'how long a pod of a missing node waits before deletion', 40_000))
+    .addOption(durationOption('--node-gc-timeout <duration>', 'lost contact after which a Node object is deleted', 3_600_000))
     .option('--terminated-pod-gc-threshold <n>', 'terminated pods kept before the oldest are deleted (0: off)', intArg, 12_500)
     .option('--large-cluster-size-threshold <n>', 'zone size above which eviction slows in partial disruption', intArg, 50)
     .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes that makes a zone unhealthy', Number, 0.55)

@@ -3,9 +3,8 @@ import { Command } from 'commander';
 import type { KubeList } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import { TOKEN_NAMESPACE, describeTokenSecret, generateToken, parseToken, tokenSecret, tokenSecretName } from '../auth/bootstrap-token.js';
-import { formatDuration } from '../util/duration.js';
 import { addAdminFlags, adminClient } from './admin-client.js';
-import { durationArg } from './options.js';
+import { durationOption } from './options.js';
 
 const SECRETS = `/api/v1/namespaces/${TOKEN_NAMESPACE}/secrets`;
 
@@ -14,7 +13,7 @@ export function tokenCommand(): Command {
   cmd.addCommand(
     addAdminFlags(new Command('create'))
       .description('create a token and print it')
-      .option('--ttl <duration>', 'how long the token is valid (0: forever)', durationArg, 86_400_000)
+      .addOption(durationOption('--ttl <duration>', 'how long the token is valid (0: forever)', 86_400_000))
       .option('--description <text>', 'a note shown by `skiff token list`')
       .action(async (o: { ttl: number; description?: string; kubeconfig?: string; dataDir?: string }) => {
         const client = adminClient(o);
@@ -39,7 +38,7 @@ export function tokenCommand(): Command {
           console.log(['ID', 'TTL', 'EXPIRES', 'USAGES', 'DESCRIPTION'].join('\t'));
           for (const t of rows) {
             const left = t.expires ? Math.max(0, Date.parse(t.expires) - Date.now()) : undefined;
-            const ttl = left === undefined ? '<forever>' : left === 0 ? '<expired>' : formatDuration(Math.round(left / 60_000) * 60_000 || 60_000);
+            const ttl = left === undefined ? '<forever>' : left === 0 ? '<expired>' : humanTtl(left);
             console.log([t.id, ttl, t.expires ?? '<never>', t.usages.join(','), t.description ?? ''].join('\t'));
           }
         } finally {
@@ -68,4 +67,11 @@ export function tokenCommand(): Command {
       }),
   );
   return cmd;
+}
+
+/** Like kubeadm's TTL column: the largest whole unit ("23h", "59m", "30s"). */
+function humanTtl(ms: number): string {
+  if (ms >= 3_600_000) return `${Math.floor(ms / 3_600_000)}h`;
+  if (ms >= 60_000) return `${Math.floor(ms / 60_000)}m`;
+  return `${Math.max(1, Math.floor(ms / 1000))}s`;
 }

@@ -156,7 +156,9 @@ export function upCommand(): Command {
       const proc = startProcess({
         name: s.name,
         command: process.execPath,
-        args: [SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${o.port}`, '--storage', o.storage, ...etcdArgs, '--token', token, ...pass.server],
+        args: [SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${o.port}`, '--storage', o.storage, ...etcdArgs, ...pass.server],
+        // Through the environment, not argv: other local users can read a command line with ps.
+        env: { ...process.env, SKIFF_TOKEN: token },
         output: log,
       });
       s.proc = proc;
@@ -199,7 +201,6 @@ export function upCommand(): Command {
           SKIFF_BIN, 'agent',
           // Every member: the agent fails over among them (and learns them anyway from default/kubernetes).
           ...[...new Set(serverUrls)].flatMap((u) => ['--server', u]),
-          '--token', token,
           '--ca-file', join(servers[0]!.dir, 'tls', 'ca.crt'),
           '--data-dir', join(dataDir, 'agents', name),
           '--node-name', name,
@@ -207,6 +208,7 @@ export function upCommand(): Command {
           '--kubelet-port', '0',
           ...pass.agent,
         ],
+        env: { ...process.env, SKIFF_TOKEN: token },
         output: log,
       });
       agents.set(name, p);
