@@ -20,6 +20,8 @@ let files = find('dist/test');
 if (filter.length > 0) files = files.filter((f) => filter.some((x) => f.includes(x)));
 const unit = files.filter((f) => !f.includes('/e2e/'));
 const e2e = files.filter((f) => f.includes('/e2e/'));
-const args = ['--test', '--test-reporter=spec', '--test-concurrency=1', ...unit, ...e2e];
+// A test that hangs fails after 5 minutes instead of eating CI's time; a file whose tests are done
+// exits even if a stray handle would keep its process alive.
+const args = ['--test', '--test-reporter=spec', '--test-concurrency=1', '--test-timeout=300000', '--test-force-exit', ...unit, ...e2e];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
 process.exit(r.status ?? 1);
