@@ -298,9 +298,11 @@ export class ApiClient {
       throw statusFrom(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
     }
     let buf = '';
+    // A multi-byte character may be split across chunks: decode as a stream, not chunk by chunk.
+    res.setEncoding('utf8');
     try {
       for await (const chunk of res) {
-        buf += (chunk as Buffer).toString('utf8');
+        buf += chunk as string;
         let nl: number;
         while ((nl = buf.indexOf('\n')) >= 0) {
           const line = buf.slice(0, nl);

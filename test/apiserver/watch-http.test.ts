@@ -61,3 +61,28 @@ describe('watch over HTTP', () => {
     assert.match(metrics, /apiserver_watch_cache_objects\{resource="configmaps"\} 2/);
   });
 });
+
+describe('watch stream decoding', () => {
+  it('keeps multi-byte characters intact across chunk boundaries', async () => {
+    const srv = await startInProcessServer();
+    const c = srv.client();
+    try {
+      // Long enough that the event spans several TCP chunks; every character is multi-byte.
+      const text = 'ünïcødé—✓'.repeat(20_000);
+      const stop = new AbortController();
+      const seen: string[] = [];
+      const done = (async () => {
+        for await (const ev of c.watch<KubeObject & { data?: Record<string, string> }>('/api/v1/namespaces/default/configmaps', { resourceVersion: '0' }, stop.signal)) {
+          seen.push(ev.object.data?.t ?? '');
+          break;
+        }
+      })();
+      await c.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'utf8' }, data: { t: text } });
+      await done;
+      stop.abort();
+      assert.equal(seen[0], text);
+    } finally {
+      await srv.stop();
+    }
+  });
+});
