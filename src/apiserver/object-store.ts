@@ -326,7 +326,8 @@ export class ObjectStore {
       try {
         if (shouldDeleteDuringUpdate(prepared)) {
           const deleted = await this.store.delete(key, kv.modRevision);
-          return this.stamp(decode(deleted));
+          prepared.metadata.resourceVersion = String(deleted.modRevision);
+          return prepared;
         }
         return this.stamp(decode(await this.store.update(key, encode(prepared), kv.modRevision)));
       } catch (e) {

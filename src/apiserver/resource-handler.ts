@@ -112,7 +112,8 @@ export class ResourceHandler {
         for (const item of list.items) {
           try {
             const r = await store.delete(item.metadata.namespace, item.metadata.name!, opts, { ...ctx, dryRun: ctx.dryRun || opts.dryRun });
-            deleted.push(r.body as KubeObject);
+            // Kinds whose DELETE answers with a Status still list the object itself here.
+            deleted.push(r.body.kind === 'Status' ? item : (r.body as KubeObject));
           } catch (e) {
             if (!(e instanceof StatusError && e.code === 404)) throw e;
           }

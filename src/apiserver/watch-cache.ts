@@ -310,13 +310,26 @@ export class WatchCache {
    * rv=0 semantics). Otherwise events strictly after fromRv, replayed from the window.
    */
   watch(w: CacheWatcher, fromRv: number | undefined, keyPrefix: string): void {
+    if (fromRv !== undefined) {
+      if (fromRv < this.windowStart) throw new ExpiredError(fromRv, this.windowStart + 1);
+      if (fromRv > this.currentRv) throw new TooLargeResourceVersionError(fromRv, this.currentRv);
+    }
+    // Registered before the (synchronous) replay, so a watcher that ends itself during the replay
+    // is really removed; no live event can interleave with the replay.
+    this.watchers.add(w);
+    if (w.filter.indexed) {
+      const byValue = this.indexedWatchers.get(w.filter.indexed.field);
+      if (byValue) {
+        let set = byValue.get(w.filter.indexed.value);
+        if (!set) byValue.set(w.filter.indexed.value, (set = new Set()));
+        set.add(w);
+      }
+    }
     if (fromRv === undefined) {
       for (const obj of this.list(w.filter, keyPrefix).items) {
         w.send('ADDED', { type: 'ADDED', rv: Number(obj.metadata.resourceVersion), key: '', object: obj });
       }
     } else {
-      if (fromRv < this.windowStart) throw new ExpiredError(fromRv, this.windowStart + 1);
-      if (fromRv > this.currentRv) throw new TooLargeResourceVersionError(fromRv, this.currentRv);
       // Binary search for the first event after fromRv.
       let lo = this.eventsStart;
       let hi = this.events.length;
@@ -328,15 +341,6 @@ export class WatchCache {
       for (let i = lo; i < this.events.length; i++) {
         const ev = this.events[i]!;
         if (ev.key.startsWith(keyPrefix)) this.deliver(w, ev);
-      }
-    }
-    this.watchers.add(w);
-    if (w.filter.indexed) {
-      const byValue = this.indexedWatchers.get(w.filter.indexed.field);
-      if (byValue) {
-        let set = byValue.get(w.filter.indexed.value);
-        if (!set) byValue.set(w.filter.indexed.value, (set = new Set()));
-        set.add(w);
       }
     }
   }

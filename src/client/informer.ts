@@ -72,10 +72,13 @@ export class Informer<T extends KubeObject = KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     let backoff = 200;
     let needList = true;
+    // As client-go's reflector: first list from any cache ("0"), later ones at least as new as what
+    // was already seen (another server's cache may lag), after a 410 the newest ("").
+    let relistRv = '0';
     while (!signal.aborted) {
       try {
         if (needList) {
-          await this.relist(signal);
+          await this.relist(signal, relistRv);
           needList = false;
         }
         await this.watchOnce(signal);
@@ -83,7 +86,9 @@ export class Informer<T extends KubeObject = KubeObject> {
       } catch (e) {
         if (signal.aborted) return;
         if (isStatusError(e) && (e.code === 410 || e.reason === 'Expired' || e.reason === 'Gone')) {
+          // The window moved past us: read the newest state, never an older cache.
           needList = true;
+          relistRv = '';
           continue;
         }
         this.opts.log?.debug({ path: this.opts.path, err: (e as Error).message }, 'informer watch failed; retrying');
@@ -100,8 +105,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     return q;
   }
 
-  private async relist(signal: AbortSignal): Promise<void> {
-    const list = await this.client.get<KubeList<T>>(this.opts.path, { query: { ...this.query(), resourceVersion: '0' }, signal });
+  private async relist(signal: AbortSignal, resourceVersion: string): Promise<void> {
+    const rv = resourceVersion === '0' && this.resourceVersion ? this.resourceVersion : resourceVersion;
+    const query: Record<string, string> = { ...this.query() };
+    if (rv) query.resourceVersion = rv;
+    const list = await this.client.get<KubeList<T>>(this.opts.path, { query, signal });
     const fresh = new Map<string, T>();
     for (const item of list.items) fresh.set(objectKeyOf(item), item);
     for (const [key, old] of this.cache) {

@@ -64,6 +64,13 @@ function statusFrom(code: number, body: string): StatusError {
   return new StatusError(code, code >= 500 ? 'InternalError' : '', body.slice(0, 500) || `HTTP ${code}`);
 }
 
+const IDEMPOTENT = new Set(['GET', 'HEAD']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+function neverSent(e: unknown): boolean {
+  return NOT_SENT_CODES.has((e as { code?: string }).code ?? '');
+}
+
 export class ApiClient {
   private servers: string[];
   private current = 0;
@@ -246,6 +253,9 @@ export class ApiClient {
         if (o.signal?.aborted) throw e;
         lastError = new ConnectionError(server, e);
         this.failover(idx, e instanceof Error ? e.message : String(e));
+        // A write that may have reached the server must not be sent again elsewhere (it could
+        // apply twice); only a refused connection proves nothing was sent.
+        if (!IDEMPOTENT.has(method) && !neverSent(e)) throw lastError;
       }
     }
     throw lastError;

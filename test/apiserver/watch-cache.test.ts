@@ -122,6 +122,23 @@ describe('watch cache', () => {
     assert.throws(() => cache.watch(r.w, old, '/registry/pods/'), ExpiredError);
   });
 
+  it('lets a watcher end itself during its opening burst without leaking it', async () => {
+    const before = cache.watcherCount;
+    let sent = 0;
+    const w: CacheWatcher = {
+      filter: { matches: () => true },
+      send: () => {
+        sent++;
+        // What watch-stream does when a consumer falls too far behind.
+        if (sent === 2) cache.removeWatcher(w);
+      },
+      end: () => {},
+    };
+    cache.watch(w, undefined, '/registry/pods/');
+    assert.ok(sent >= 2);
+    assert.equal(cache.watcherCount, before);
+  });
+
   it('starts with the current state when no resourceVersion is given', async () => {
     const r = recorder({ matches: (o) => o.metadata.name === 'a' });
     cache.watch(r.w, undefined, '/registry/pods/');

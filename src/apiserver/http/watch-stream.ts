@@ -36,18 +36,27 @@ export interface WatchRequest {
 }
 
 export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): void {
+  // The client may have gone while the handler waited for the cache; its close events already fired.
+  if (req.destroyed || res.destroyed) return;
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   // Node holds headers until the first body write; kubectl waits for them.
   res.flushHeaders();
   const apiVersion = apiVersionOf(w.rt.group, w.rt.version);
   let finished = false;
+  // The opening burst (current state or replayed window) is written in one go and may be large;
+  // the slow-consumer cap applies to live events after it.
+  let live = false;
   let lastRv = w.fromRv ?? 0;
   const timers: NodeJS.Timeout[] = [];
 
   const write = (line: string | Buffer): void => {
     if (finished) return;
     res.write(line);
-    if (res.writableLength > MAX_BUFFERED_BYTES) finish();
+    if (live && res.writableLength > MAX_BUFFERED_BYTES) {
+      // A consumer this far behind may never drain: drop the connection instead of waiting on it.
+      res.destroy();
+      finish();
+    }
   };
 
   const line = (type: string, ev: CacheEvent): string | Buffer => {
@@ -103,6 +112,7 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
     if (e instanceof TooLargeResourceVersionError) return sendError(timeoutError(e.message));
     throw e;
   }
+  live = true;
   if (w.sendInitialEventsEnd) bookmark({ 'k8s.io/initial-events-end': 'true' });
   timers.push(setTimeout(() => {
     if (w.bookmarks) bookmark();
