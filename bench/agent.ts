@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { startSkiffServer, type SkiffServer } from './lib/servers.js';
-import { cpuSecondsOf, makeTempDir, percentile, progress, projectRoot, removeTempDir, rssOf, round, sleep, startChild, type ManagedChild, type Table } from './lib/util.js';
+import { cpuSecondsOf, makeTempDir, percentile, progress, removeTempDir, rssOf, round, skiffEntry, sleep, startChild, type ManagedChild, type Table } from './lib/util.js';
 import type { ApiClient } from '../src/client/rest.js';
 import { parseKubeconfig } from '../src/pki/kubeconfig.js';
 import type { Node } from '../src/api/kinds/node.js';
@@ -103,7 +103,7 @@ export async function benchAgent(opts: AgentBenchOptions = {}): Promise<AgentBen
     agent = startChild(
       'skiff agent',
       process.execPath,
-      [join(projectRoot(), 'bin', 'skiff.js'), 'agent', '--server', serverUrl, '--token', TOKEN, '--ca-file', join(server.dataDir, 'tls', 'ca.crt'), '--data-dir', dataDir, '--node-name', NODE, '--kubelet-port', '0'],
+      [skiffEntry(), 'agent', '--server', serverUrl, '--token', TOKEN, '--ca-file', join(server.dataDir, 'tls', 'ca.crt'), '--data-dir', dataDir, '--node-name', NODE, '--kubelet-port', '0'],
       join(dataDir, 'agent.log'),
     );
     await waitFor('agent Ready', 30_000, async () => (await client.get<Node>(`/api/v1/nodes/${NODE}`)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));

@@ -1,5 +1,5 @@
 // HA benchmark (issue #5) on a real 3-member etcd and 3 real `skiff server` processes on
-// 127.0.0.1/.2/.3 (the e2e harness in test/support/ha.ts):
+// 127.0.0.1/.2/.3 (bench/lib/ha.ts: the e2e harness's shape, running this build's skiff):
 //   - per-agent failover: SIGKILL the member agents use; for each agent that was on it, the time
 //     until it switched (its "API server failover" log line) and until its next successful Lease
 //     renewal through another member (renewTime of its Lease), p50/p99;
@@ -7,18 +7,20 @@
 //     until another member holds it, and until a Deployment created right after the kill has its
 //     ReplicaSet;
 //   - API creates/s (ConfigMaps through one real server on --storage etcd) beside raw etcd puts/s
-//     from the same number of concurrent clients, on the same etcd, in the same run.
+//     from the same number of concurrent clients, on the same etcd, in the same run (measured
+//     first, on the fresh cluster, with the CPU of every process over each window).
 //
-// benchFailover() returns the figures; the lead wires it into `npm run bench`. Run alone:
+// benchFailover() returns the figures; bench/suites/failover.ts prints and records them. Run alone:
 //   node dist/bench/failover.js [--quick]
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
-import { HaCluster, type HaAgent, type HaMember } from '../test/support/ha.js';
+import { HaCluster, type HaAgent, type HaMember } from './lib/ha.js';
 import { ApiClient } from '../src/client/rest.js';
 import { parseKubeconfig } from '../src/pki/kubeconfig.js';
-import type { KubeList, KubeObject } from '../src/api/types.js';
+import type { KubeList } from '../src/api/types.js';
 import { benchRawEtcd, type EtcdBenchResult } from './etcd-store.js';
+import { CpuMeter, cpuSecondsOf } from './lib/util.js';
 
 export interface FailoverBenchOptions {
   /** Agents (simulated runtime), spread over the members they join through. */
@@ -51,6 +53,27 @@ export interface ThroughputRow {
   rawP99Ms: number;
   /** apiCreatesPerSec / rawPutsPerSec (target ≥ 0.6 at 128 clients). */
   ratio: number;
+  /** Where the CPU went during each window. */
+  apiCpu?: CpuSplit;
+  rawCpu?: CpuSplit;
+}
+
+/** CPU over a measuring window, % of one core (the machine has cpus() × 100 %). */
+export interface CpuSplit {
+  /** The server the API load goes to (all threads). */
+  targetServerPct: number;
+  /** Its main (event loop) thread alone. */
+  targetMainThreadPct: number;
+  /** The other members (their watch caches see every write too). */
+  otherServersPct: number;
+  /** All etcd members. */
+  etcdPct: number;
+  /** This process: the load generator. */
+  benchPct: number;
+  /** Every process on the machine. */
+  machinePct?: number;
+  /** machinePct minus the processes above: other work on the machine (skews the window). */
+  otherProcessesPct?: number;
 }
 
 export interface FailoverBenchResult {
@@ -65,7 +88,7 @@ export interface FailoverBenchResult {
   throughput: ThroughputRow[];
 }
 
-const SERVER_FLAGS = [
+export const FAILOVER_SERVER_FLAGS = [
   '--node-monitor-period', '1s',
   '--node-monitor-grace-period', '20s',
   '--leader-elect-lease-duration', '3s',
@@ -120,9 +143,37 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
   const takeoverTrials = o.takeoverTrials ?? 2;
   const durationMs = o.durationMs ?? 3000;
   log('starting etcd (3 members) and 3 servers');
-  const ha = await HaCluster.start({ serverFlags: SERVER_FLAGS });
+  const ha = await HaCluster.start({ serverFlags: FAILOVER_SERVER_FLAGS });
   const agents: { a: HaAgent; joined: string }[] = [];
   try {
+    // --- API creates/s vs raw etcd puts/s -------------------------------------------------------
+    // First, on the fresh cluster: no agents yet, no member restarted, nothing else writing.
+    const throughput: ThroughputRow[] = [];
+    // Each cell first runs the same load unmeasured (connections, TLS handshakes, JIT), as the api suite does.
+    const warmupMs = Math.min(1000, durationMs / 2);
+    for (const n of o.clients ?? [1, 16, 128]) {
+      await benchRawEtcd(ha.etcd.endpoints, n, warmupMs, `/bench-raw-warmup-${Date.now()}`);
+      let meter = cpuSplitMeter(ha, ha.members[0]!);
+      const raw = await benchRawEtcd(ha.etcd.endpoints, n, durationMs, `/bench-raw-${Date.now()}`);
+      const rawCpu = meter();
+      const api = await apiCreates(ha.members[0]!, n, durationMs, warmupMs, () => (meter = cpuSplitMeter(ha, ha.members[0]!)));
+      const apiCpu = meter();
+      const row: ThroughputRow = {
+        clients: n,
+        apiCreatesPerSec: api.writesPerSec,
+        apiP50Ms: api.p50Ms,
+        apiP99Ms: api.p99Ms,
+        rawPutsPerSec: raw.writesPerSec,
+        rawP50Ms: raw.p50Ms,
+        rawP99Ms: raw.p99Ms,
+        ratio: Math.round((api.writesPerSec / Math.max(1, raw.writesPerSec)) * 100) / 100,
+        apiCpu,
+        rawCpu,
+      };
+      log(`${n} clients: API creates ${row.apiCreatesPerSec}/s vs raw puts ${row.rawPutsPerSec}/s (${row.ratio}x)`);
+      throughput.push(row);
+    }
+
     const admin = () => ha.client(ha.members.filter((m) => m.proc !== undefined), 10_000);
     for (let i = 0; i < nAgents; i++) {
       const m = ha.members[i % ha.members.length]!;
@@ -213,25 +264,6 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
       await leader.waitReady(ha.caPem);
     }
 
-    // --- API creates/s vs raw etcd puts/s -------------------------------------------------------
-    const throughput: ThroughputRow[] = [];
-    for (const n of o.clients ?? [1, 16, 128]) {
-      const raw = await benchRawEtcd(ha.etcd.endpoints, n, durationMs, `/bench-raw-${Date.now()}`);
-      const api = await apiCreates(ha.members[0]!, n, durationMs);
-      const row: ThroughputRow = {
-        clients: n,
-        apiCreatesPerSec: api.writesPerSec,
-        apiP50Ms: api.p50Ms,
-        apiP99Ms: api.p99Ms,
-        rawPutsPerSec: raw.writesPerSec,
-        rawP50Ms: raw.p50Ms,
-        rawP99Ms: raw.p99Ms,
-        ratio: Math.round((api.writesPerSec / Math.max(1, raw.writesPerSec)) * 100) / 100,
-      };
-      log(`${n} clients: API creates ${row.apiCreatesPerSec}/s vs raw puts ${row.rawPutsPerSec}/s (${row.ratio}x)`);
-      throughput.push(row);
-    }
-
     return {
       agentSwitch: percentiles(switchMs),
       agentLeaseRenewal: percentiles(renewMs),
@@ -240,13 +272,45 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
       throughput,
     };
   } finally {
-    for (const { a } of agents) a.kill();
+    await Promise.all(agents.map(({ a }) => a.kill()));
     await ha.destroy();
   }
 }
 
-/** ConfigMap creates through one server by n concurrent clients (spread over a few connections pools). */
-async function apiCreates(member: HaMember, n: number, durationMs: number): Promise<EtcdBenchResult> {
+/** Starts measuring CPU per process group; the returned function reads the split since then. */
+function cpuSplitMeter(ha: HaCluster, target: HaMember): () => CpuSplit {
+  const others = ha.members.filter((m) => m !== target && m.proc).map((m) => m.proc!.pid);
+  const etcd = ha.etcd.members.map((m) => m.pid).filter((p): p is number => p !== undefined);
+  const targetPid = target.proc?.pid;
+  const sum = (pids: number[]) => pids.reduce((a, p) => a + (cpuSecondsOf(p) ?? 0), 0);
+  const main = () => (targetPid ? (cpuSecondsOf(targetPid, targetPid) ?? 0) : 0);
+  const start = { target: targetPid ? (cpuSecondsOf(targetPid) ?? 0) : 0, main: main(), others: sum(others), etcd: sum(etcd) };
+  const meter = new CpuMeter();
+  const t0 = performance.now();
+  return () => {
+    const wall = (performance.now() - t0) / 1000;
+    const pct = (cpuS: number) => Math.round((cpuS / wall) * 100);
+    const m = meter.read();
+    const split: CpuSplit = {
+      targetServerPct: pct((targetPid ? (cpuSecondsOf(targetPid) ?? 0) : 0) - start.target),
+      targetMainThreadPct: pct(main() - start.main),
+      otherServersPct: pct(sum(others) - start.others),
+      etcdPct: pct(sum(etcd) - start.etcd),
+      benchPct: Math.round(m.selfPct),
+    };
+    if (m.machinePct !== undefined) {
+      split.machinePct = Math.round(m.machinePct);
+      split.otherProcessesPct = Math.max(0, split.machinePct - split.targetServerPct - split.otherServersPct - split.etcdPct - split.benchPct);
+    }
+    return split;
+  };
+}
+
+/**
+ * ConfigMap creates through one server by n concurrent clients (spread over a few connection
+ * pools): warmupMs unmeasured on the same clients, then durationMs measured (onMeasure marks its start).
+ */
+async function apiCreates(member: HaMember, n: number, durationMs: number, warmupMs = 0, onMeasure?: () => void): Promise<EtcdBenchResult> {
   const kc = parseKubeconfig(readFileSync(member.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
   const pools = Math.max(1, Math.min(8, Math.ceil(n / 16)));
   const clients = Array.from({ length: pools }, () =>
@@ -255,20 +319,25 @@ async function apiCreates(member: HaMember, n: number, durationMs: number): Prom
   const ns = `bench-${n}-${Date.now()}`;
   try {
     await clients[0]!.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    let seq = 0;
+    const load = async (ms: number, latencies?: number[]) => {
+      const end = performance.now() + ms;
+      await Promise.all(
+        Array.from({ length: n }, async (_, w) => {
+          const c = clients[w % pools]!;
+          while (performance.now() < end) {
+            const t = performance.now();
+            await c.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${w}-${seq++}` }, data: { k: 'v'.repeat(200) } });
+            latencies?.push(performance.now() - t);
+          }
+        }),
+      );
+    };
+    if (warmupMs > 0) await load(warmupMs);
+    onMeasure?.();
     const latencies: number[] = [];
     const start = performance.now();
-    const end = start + durationMs;
-    let seq = 0;
-    await Promise.all(
-      Array.from({ length: n }, async (_, w) => {
-        const c = clients[w % pools]!;
-        while (performance.now() < end) {
-          const t = performance.now();
-          await c.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${w}-${seq++}` }, data: { k: 'v'.repeat(200) } });
-          latencies.push(performance.now() - t);
-        }
-      }),
-    );
+    await load(durationMs, latencies);
     const elapsed = performance.now() - start;
     latencies.sort((a, b) => a - b);
     return {

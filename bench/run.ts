@@ -2,10 +2,11 @@
 // figure beside the peer figure from the same run), and writes every figure to
 // bench-results.json in the current directory.
 //
-//   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--out <file>] [suite...]
+//   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--wait-idle <s>] [--out <file>] [suite...]
 //
-// Suites: store, api, watch, then agent (bench/agent.ts) when it loads; default: all, in that
-// order. Progress goes to stderr, tables to stdout.
+// Suites: store, api, watch, then agent (bench/agent.ts) when it loads, then scheduler, failover
+// and node-death; default: all, in that order. Progress goes to stderr, tables to stdout.
+// The whole normal run takes ~15 minutes, ~6 of them node-death's upstream-default profile.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, getPriority, totalmem } from 'node:os';
 import { resolve } from 'node:path';
@@ -15,6 +16,9 @@ import { machineBusyPct, progress, renderTable } from './lib/util.js';
 import { storeSuite } from './suites/store.js';
 import { apiSuite } from './suites/api.js';
 import { watchSuite } from './suites/watch.js';
+import { schedulerSuite } from './suites/scheduler.js';
+import { failoverSuite } from './suites/failover.js';
+import { nodeDeathSuite } from './suites/node-death.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -35,6 +39,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
+  suites.push(schedulerSuite, failoverSuite, nodeDeathSuite);
   return { suites, unavailable };
 }
 
@@ -49,6 +54,8 @@ interface Args {
   quick: boolean;
   durationMs?: number;
   cpuProfDir?: string;
+  /** Before each suite, wait up to this many seconds for the machine to be idle. */
+  waitIdleS?: number;
   out: string;
   suites: Suite[];
 }
@@ -58,13 +65,15 @@ function usage(): string {
     'usage: node dist/bench/run.js [options] [suite...]',
     '',
     'options:',
-    `  --quick              short run (~1 min): ${QUICK_DURATION_MS} ms per cell instead of ${NORMAL_DURATION_MS} ms`,
+    `  --quick              short run: ${QUICK_DURATION_MS} ms per cell instead of ${NORMAL_DURATION_MS} ms, smaller sizes, no upstream-default node-death profile`,
     '  --duration <ms>      measuring time per cell',
-    '  --cpu-prof [dir]     api, watch: also profile the server (node --cpu-prof) under the 128-client create load and the watch fan-out, print the top functions (default dir: ./bench-profiles)',
+    '  --cpu-prof [dir]     api, watch: also profile the server (node --cpu-prof) under the 128-client create load and the watch fan-out;',
+    '                       scheduler: profile a second run in-process; print the top functions (default dir: ./bench-profiles)',
     '  --out <file>         where to write the JSON figures (default: ./bench-results.json)',
+    `  --wait-idle <s>      before each suite, wait up to <s> seconds for the machine to be idle (≤ ${IDLE_BUSY_PCT}% of one core busy)`,
     '',
     'suites:',
-    ...SUITES.map((s) => `  ${s.name.padEnd(8)} ${s.description}`),
+    ...SUITES.map((s) => `  ${s.name.padEnd(10)} ${s.description}`),
   ].join('\n');
 }
 
@@ -76,6 +85,7 @@ function parseArgs(argv: string[]): Args {
     if (a === '--quick') args.quick = true;
     else if (a === '--duration') args.durationMs = Number(argv[++i]);
     else if (a === '--out') args.out = resolve(argv[++i] ?? 'bench-results.json');
+    else if (a === '--wait-idle') args.waitIdleS = Number(argv[++i]);
     else if (a === '--cpu-prof') {
       const next = argv[i + 1];
       args.cpuProfDir = resolve(next && !next.startsWith('-') && !SUITES.some((s) => s.name === next) ? argv[++i]! : 'bench-profiles');
@@ -87,10 +97,32 @@ function parseArgs(argv: string[]): Args {
     } else names.push(a);
   }
   if (args.durationMs !== undefined && !(args.durationMs > 0)) throw new Error('--duration needs a positive number of milliseconds');
+  if (args.waitIdleS !== undefined && !(args.waitIdleS >= 0)) throw new Error('--wait-idle needs a number of seconds');
   for (const n of names) if (!SUITES.some((s) => s.name === n)) throw new Error(`unknown suite ${n}\n\n${usage()}`);
   // Always in the canonical order, each once.
   args.suites = names.length ? SUITES.filter((s) => names.includes(s.name)) : SUITES;
   return args;
+}
+
+/** Waits until three consecutive 2 s windows are idle, or maxS seconds. */
+async function waitIdle(maxS: number, suite: string): Promise<void> {
+  const deadline = Date.now() + maxS * 1000;
+  let idleWindows = 0;
+  let said = false;
+  while (Date.now() < deadline) {
+    const busy = await machineBusyPct(2000);
+    if (busy === undefined) return;
+    idleWindows = busy <= IDLE_BUSY_PCT ? idleWindows + 1 : 0;
+    if (idleWindows >= 3) {
+      if (said) progress(`machine idle again; starting suite ${suite}`);
+      return;
+    }
+    if (!said && busy > IDLE_BUSY_PCT) {
+      said = true;
+      progress(`machine ${Math.round(busy)}% busy: waiting up to ${maxS} s for it to be idle before suite ${suite}`);
+    }
+  }
+  progress(`machine still busy after ${maxS} s; starting suite ${suite} anyway`);
 }
 
 async function main(): Promise<number> {
@@ -135,7 +167,8 @@ async function main(): Promise<number> {
   const busyBefore: Record<string, number | undefined> = {};
   results.machineBusyBeforeSuitePct = busyBefore;
   for (const suite of args.suites) {
-    // Other processes on the machine skew every figure: say so next to the tables.
+    // Other processes on the machine skew every figure: wait for them if asked, say so next to the tables.
+    if (args.waitIdleS) await waitIdle(args.waitIdleS, suite.name);
     const busy = await machineBusyPct(500);
     busyBefore[suite.name] = busy === undefined ? undefined : Math.round(busy);
     if (busy !== undefined && busy > IDLE_BUSY_PCT) {

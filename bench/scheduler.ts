@@ -19,6 +19,7 @@ import { SchedulerController, type SchedulerOptions } from '../src/scheduler/sch
 import { systemClock } from '../src/util/clock.js';
 import { silentLogger } from '../src/util/log.js';
 import { startInProcessServer } from '../test/support/in-process.js';
+import { CpuMeter } from './lib/util.js';
 
 export interface SchedulerBenchOptions {
   nodes: number;
@@ -52,6 +53,8 @@ export interface SchedulerBenchResult {
   podsPerNode: { min: number; max: number };
   /** CPU of this process (all threads) over the scheduling window, % of one core. */
   cpuPct: number;
+  /** CPU of the whole machine over the window, % of one core (other processes skew the figure). */
+  machineCpuPct?: number;
   /** The scheduling window on the monotonic clock V8 CPU profiles use (microseconds). */
   windowUs: { startUs: number; endUs: number };
 }
@@ -132,6 +135,7 @@ export async function benchScheduler(opts: SchedulerBenchOptions): Promise<Sched
     };
     const controller = new SchedulerController(opts.scheduler ?? {});
     const cpu0 = process.cpuUsage();
+    const machine = new CpuMeter();
     const startUs = monotonicUs();
     const t0 = performance.now();
     controller.start(ctx, ac.signal);
@@ -150,6 +154,7 @@ export async function benchScheduler(opts: SchedulerBenchOptions): Promise<Sched
     const t1 = performance.now();
     const endUs = monotonicUs();
     const cpu = process.cpuUsage(cpu0);
+    const machinePct = machine.read().machinePct;
     ac.abort();
     const seconds = (t1 - t0) / 1000;
     const unboundAfter = await countUnbound(client);
@@ -171,6 +176,7 @@ export async function benchScheduler(opts: SchedulerBenchOptions): Promise<Sched
       unboundAfter,
       podsPerNode: { min: Math.min(...counts), max: Math.max(...counts) },
       cpuPct: Math.round(((cpu.user + cpu.system) / 1000 / (t1 - t0)) * 100),
+      ...(machinePct !== undefined ? { machineCpuPct: Math.round(machinePct) } : {}),
       windowUs: { startUs, endUs },
     };
   } finally {

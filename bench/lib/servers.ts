@@ -1,10 +1,11 @@
-// Real processes the suites measure against: a `skiff server` (bin/skiff.js) and an etcd.
+// Real processes the suites measure against: a `skiff server` (this build's skiff, see
+// skiffEntry()) and an etcd.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { ApiClient } from '../../src/client/rest.js';
 import { waitForReady } from '../../src/client/wait.js';
-import { freePort, makeTempDir, progress, projectRoot, removeTempDir, sleep, startChild, type ManagedChild } from './util.js';
+import { freePort, makeTempDir, progress, projectRoot, removeTempDir, skiffEntry, sleep, startChild, type ManagedChild } from './util.js';
 
 export interface SkiffServer {
   pid: number;
@@ -27,11 +28,8 @@ export interface SkiffServerOptions {
 }
 
 export async function startSkiffServer(opts: SkiffServerOptions = {}): Promise<SkiffServer> {
-  const root = projectRoot();
-  const bin = join(root, 'bin', 'skiff.js');
-  if (!existsSync(join(root, 'dist', 'src', 'cli', 'main.js'))) {
-    throw new Error(`${join(root, 'dist/src/cli/main.js')} is missing: build first (npx tsc -p ${root})`);
-  }
+  const bin = skiffEntry();
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p ${projectRoot()})`);
   const dataDir = makeTempDir('skiff-bench-server-');
   const kubeconfig = join(dataDir, 'kubeconfig');
   const child = startChild(

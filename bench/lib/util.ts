@@ -82,6 +82,15 @@ export function projectRoot(): string {
   }
 }
 
+/**
+ * The `skiff` command line of this build (bench/lib/skiff-entry.js next to this file): run it as
+ * `node <skiffEntry()> server ...`. Unlike bin/skiff.js (which loads dist/), the processes it
+ * starts run the same compiled code as the benchmark, wherever that was compiled to.
+ */
+export function skiffEntry(): string {
+  return fileURLToPath(new URL('./skiff-entry.js', import.meta.url));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cleanup registry: temp dirs and process groups, released on normal exit, signals and failures.
 
