@@ -48,6 +48,11 @@ export function addConfigFile(cmd: Command): Command {
       if (!opt) throw new InvalidArgumentError(`unknown flag ${JSON.stringify(flag)} in ${file}`);
       const key = opt.attributeName();
       if (thisCommand.getOptionValueSource(key) === 'cli') continue;
+      // A flag without an argument (`--rejoin`) is a boolean: `false` in the file must mean false.
+      if (opt.isBoolean()) {
+        thisCommand.setOptionValueWithSource(key, value === true || value === 'true', 'config');
+        continue;
+      }
       const text = Array.isArray(value) ? value.join(',') : String(value);
       const parsed = opt.parseArg ? opt.parseArg(text, undefined as never) : text;
       thisCommand.setOptionValueWithSource(key, parsed, 'config');
