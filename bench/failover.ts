@@ -15,7 +15,8 @@
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
-import { HaCluster, type HaAgent, type HaMember } from './lib/ha.js';
+import { HaCluster, type HaAgent, type HaMember, type SkiffLauncher } from '../test/support/ha.js';
+import { makeTempDir, removeTempDir, skiffEntry, startChild } from './lib/util.js';
 import { ApiClient } from '../src/client/rest.js';
 import { parseKubeconfig } from '../src/pki/kubeconfig.js';
 import type { KubeList } from '../src/api/types.js';
@@ -143,7 +144,7 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
   const takeoverTrials = o.takeoverTrials ?? 2;
   const durationMs = o.durationMs ?? 3000;
   log('starting etcd (3 members) and 3 servers');
-  const ha = await HaCluster.start({ serverFlags: FAILOVER_SERVER_FLAGS });
+  const ha = await HaCluster.start({ serverFlags: FAILOVER_SERVER_FLAGS, launch: benchLauncher, dir: makeTempDir('skiff-bench-ha-') });
   const agents: { a: HaAgent; joined: string }[] = [];
   try {
     // --- API creates/s vs raw etcd puts/s -------------------------------------------------------
@@ -274,14 +275,15 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
   } finally {
     await Promise.all(agents.map(({ a }) => a.kill()));
     await ha.destroy();
+    removeTempDir(ha.dir);
   }
 }
 
 /** Starts measuring CPU per process group; the returned function reads the split since then. */
 function cpuSplitMeter(ha: HaCluster, target: HaMember): () => CpuSplit {
-  const others = ha.members.filter((m) => m !== target && m.proc).map((m) => m.proc!.pid);
+  const others = ha.members.filter((m) => m !== target && m.proc).map((m) => m.proc!.child.pid!);
   const etcd = ha.etcd.members.map((m) => m.pid).filter((p): p is number => p !== undefined);
-  const targetPid = target.proc?.pid;
+  const targetPid = target.proc?.child.pid;
   const sum = (pids: number[]) => pids.reduce((a, p) => a + (cpuSecondsOf(p) ?? 0), 0);
   const main = () => (targetPid ? (cpuSecondsOf(targetPid, targetPid) ?? 0) : 0);
   const start = { target: targetPid ? (cpuSecondsOf(targetPid) ?? 0) : 0, main: main(), others: sum(others), etcd: sum(etcd) };
@@ -365,3 +367,24 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
+
+/**
+ * Runs this build's skiff (not dist/ through bin/skiff.js) in process groups the bench's cleanup
+ * registry knows, so an interrupted run leaves nothing behind.
+ */
+const benchLauncher: SkiffLauncher = (name, skiffArgs, logFile, nodeArgs) => {
+  const c = startChild(name, process.execPath, [...nodeArgs, skiffEntry(), ...skiffArgs], logFile);
+  return {
+    name,
+    child: c.proc,
+    exited: c.exited,
+    signal: (sig) => {
+      try {
+        process.kill(-c.pid, sig);
+      } catch {
+        /* gone */
+      }
+    },
+    stop: (graceMs) => c.stop(graceMs),
+  };
+};

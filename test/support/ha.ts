@@ -10,6 +10,16 @@ import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 import { freePorts, startEtcd, waitFor, type LocalEtcdCluster } from '../../src/etcd/local-cluster.js';
 import { FAST_AGENT_FLAGS, SKIFF_BIN, TEST_JOIN_TOKEN } from './cluster.js';
 
+/**
+ * Starts one `skiff` process (`skiffArgs` after the entry script; `nodeArgs` for node itself).
+ * Tests use the default (bin/skiff.js, dist build); the failover benchmark runs its own build in
+ * process groups its cleanup registry knows.
+ */
+export type SkiffLauncher = (name: string, skiffArgs: string[], logFile: string, nodeArgs: string[]) => ManagedProcess;
+
+export const launchFromBin: SkiffLauncher = (name, skiffArgs, logFile, nodeArgs) =>
+  startProcess({ name, command: process.execPath, args: [...nodeArgs, SKIFF_BIN, ...skiffArgs], output: logFile });
+
 export class HaMember {
   proc?: ManagedProcess;
   constructor(
@@ -18,6 +28,8 @@ export class HaMember {
     readonly port: number,
     readonly dataDir: string,
     private readonly args: () => string[],
+    private readonly launch: SkiffLauncher = launchFromBin,
+    private readonly nodeArgs: string[] = [],
   ) {}
 
   get url(): string {
@@ -35,7 +47,7 @@ export class HaMember {
   start(): void {
     mkdirSync(this.dataDir, { recursive: true });
     rmSync(this.kubeconfig, { force: true });
-    this.proc = startProcess({ name: `server-${this.index + 1}`, command: process.execPath, args: [SKIFF_BIN, 'server', ...this.args()], output: this.logFile });
+    this.proc = this.launch(`server-${this.index + 1}`, ['server', ...this.args()], this.logFile, this.nodeArgs);
   }
 
   /** Waits for this member's /readyz (through its own address, whatever the kubeconfig says). */
@@ -68,8 +80,9 @@ export class HaMember {
     this.proc = undefined;
   }
 
-  async stop(): Promise<void> {
-    await this.proc?.stop(10_000);
+  /** SIGTERM (a clean exit: --cpu-prof profiles get written), SIGKILL after graceMs. */
+  async stop(graceMs = 10_000): Promise<void> {
+    await this.proc?.stop(graceMs);
     this.proc = undefined;
   }
 }
@@ -81,6 +94,12 @@ export interface HaClusterOptions {
   controlPlaneEndpoint?: string;
   /** Member index started first (it usually ends up holding the controller-manager Lease). */
   firstMember?: number;
+  /** How processes are started (default: bin/skiff.js). */
+  launch?: SkiffLauncher;
+  /** Extra node flags per member index (e.g. --cpu-prof for one of them). */
+  nodeArgs?: (index: number) => string[];
+  /** Where data goes (default: a new temp dir, removed by destroy()). */
+  dir?: string;
 }
 
 export class HaCluster {
@@ -89,8 +108,10 @@ export class HaCluster {
   private caPemCache?: string;
   private readonly clients: ApiClient[] = [];
 
-  private constructor(readonly etcd: LocalEtcdCluster, readonly port: number, private readonly o: HaClusterOptions) {
-    this.dir = mkdtempSync(join(tmpdir(), 'skiff-ha-'));
+  private readonly agents: HaAgent[] = [];
+
+  private constructor(readonly etcd: LocalEtcdCluster, readonly port: number, readonly o: HaClusterOptions) {
+    this.dir = o.dir ?? mkdtempSync(join(tmpdir(), 'skiff-ha-'));
     const n = o.servers ?? 3;
     for (let i = 0; i < n; i++) {
       const host = `127.0.0.${i + 1}`;
@@ -104,26 +125,28 @@ export class HaCluster {
           '--token', TEST_JOIN_TOKEN,
           ...(o.controlPlaneEndpoint ? ['--control-plane-endpoint', o.controlPlaneEndpoint] : []),
           ...(o.serverFlags ?? []),
-        ]),
+        ], o.launch, o.nodeArgs?.(i) ?? []),
       );
     }
   }
 
   static async start(o: HaClusterOptions = {}): Promise<HaCluster> {
     const etcd = await startEtcd({ members: 3 });
-    const [port] = await freePorts(1);
-    const c = new HaCluster(etcd, port!, o);
+    let c: HaCluster | undefined;
     try {
+      const [port] = await freePorts(1);
+      c = new HaCluster(etcd, port!, o);
       // One member first: it creates and seals the shared CA; the others load it.
       const first = c.members[o.firstMember ?? 0]!;
       first.start();
       await first.waitReady(await c.waitCaPem(first));
       const rest = c.members.filter((m) => m !== first);
       for (const m of rest) m.start();
-      await Promise.all(rest.map((m) => m.waitReady(c.caPem)));
+      await Promise.all(rest.map((m) => m.waitReady(c!.caPem)));
       return c;
     } catch (e) {
-      await c.destroy();
+      if (c) await c.destroy();
+      else await etcd.destroy();
       throw e;
     }
   }
@@ -158,7 +181,9 @@ export class HaCluster {
   }
 
   agent(nodeName: string): HaAgent {
-    return new HaAgent(this, nodeName, join(this.dir, 'agents', nodeName));
+    const a = new HaAgent(this, nodeName, join(this.dir, 'agents', nodeName));
+    this.agents.push(a);
+    return a;
   }
 
   async stopServers(): Promise<void> {
@@ -167,9 +192,10 @@ export class HaCluster {
 
   async destroy(): Promise<void> {
     for (const c of this.clients) c.close();
+    await Promise.all(this.agents.map((a) => a.kill()));
     await Promise.all(this.members.map((m) => m.killAndWait().catch(() => {})));
     await this.etcd.destroy();
-    if (!process.env.SKIFF_KEEP_TEST_DATA) rmSync(this.dir, { recursive: true, force: true });
+    if (!process.env.SKIFF_KEEP_TEST_DATA && !this.o.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
@@ -183,22 +209,18 @@ export class HaAgent {
   }
 
   start(servers: string[], extraArgs: string[] = []): void {
-    this.proc = startProcess({
-      name: `agent-${this.nodeName}`,
-      command: process.execPath,
-      args: [
-        SKIFF_BIN, 'agent',
-        ...servers.flatMap((u) => ['--server', u]),
-        '--token', TEST_JOIN_TOKEN,
-        '--ca-file', this.cluster.caFile,
-        '--data-dir', this.dataDir,
-        '--node-name', this.nodeName,
-        '--runtime', 'simulated',
-        ...FAST_AGENT_FLAGS,
-        ...extraArgs,
-      ],
-      output: this.logFile,
-    });
+    const args = [
+      'agent',
+      ...servers.flatMap((u) => ['--server', u]),
+      '--token', TEST_JOIN_TOKEN,
+      '--ca-file', this.cluster.caFile,
+      '--data-dir', this.dataDir,
+      '--node-name', this.nodeName,
+      '--runtime', 'simulated',
+      ...FAST_AGENT_FLAGS,
+      ...extraArgs,
+    ];
+    this.proc = (this.cluster.o.launch ?? launchFromBin)(`agent-${this.nodeName}`, args, this.logFile, []);
   }
 
   /** The server list the agent persisted in its data dir. */
@@ -218,8 +240,12 @@ export class HaAgent {
     await this.proc?.stop(20_000);
   }
 
-  kill(): void {
-    this.proc?.signal('SIGKILL');
+  /** SIGKILL (sent at once) and wait until the process is gone. */
+  async kill(): Promise<void> {
+    const p = this.proc;
+    this.proc = undefined;
+    p?.signal('SIGKILL');
+    await p?.exited;
   }
 }
 
