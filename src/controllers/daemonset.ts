@@ -33,7 +33,6 @@ import {
   allowManyRequests,
   claimObjects,
   conflictsRequeue,
-  controllerOf,
   controllerRefTo,
   creationMs,
   Expectations,
@@ -46,6 +45,7 @@ import {
   PodControl,
   slowStartBatch,
   templateHash as hashTemplate,
+  watchOwnedPods,
 } from './pod-control.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
 
@@ -247,49 +247,7 @@ export class DaemonSetController implements Controller {
       delete: enqueueAll,
     });
 
-    const ownerOf = (pod: Pod): DaemonSet | undefined => {
-      const ref = controllerOf(pod);
-      if (ref?.kind !== 'DaemonSet') return undefined;
-      const ds = daemonSets.get(`${pod.metadata.namespace}/${ref.name}`);
-      return ds?.metadata.uid === ref.uid ? ds : undefined;
-    };
-    const enqueueMatching = (pod: Pod) => {
-      for (const ds of daemonSets.list()) {
-        if (ds.metadata.namespace === pod.metadata.namespace && workloadSelector(ds.spec?.selector)?.matches(pod.metadata.labels)) enqueue(ds);
-      }
-    };
-    const podDeleted = (pod: Pod) => {
-      const ds = ownerOf(pod);
-      if (!ds) return;
-      expectations.deletionObserved(objectKeyOf(ds), objectKeyOf(pod));
-      enqueue(ds);
-    };
-    pods.addHandlers({
-      add: (pod) => {
-        if (pod.metadata.deletionTimestamp) return podDeleted(pod);
-        const ds = ownerOf(pod);
-        if (ds) {
-          expectations.creationObserved(objectKeyOf(ds));
-          enqueue(ds);
-        } else if (!controllerOf(pod)) {
-          enqueueMatching(pod);
-        }
-      },
-      update: (old, cur) => {
-        if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
-        if (cur.metadata.deletionTimestamp) return podDeleted(cur);
-        const oldRef = controllerOf(old);
-        const curRef = controllerOf(cur);
-        if (oldRef && oldRef.uid !== curRef?.uid) {
-          const prev = ownerOf(old);
-          if (prev) enqueue(prev);
-        }
-        const ds = ownerOf(cur);
-        if (ds) enqueue(ds);
-        else if (!curRef && (!semanticEqual(old.metadata.labels, cur.metadata.labels) || oldRef)) enqueueMatching(cur);
-      },
-      delete: podDeleted,
-    });
+    watchOwnedPods({ kind: 'DaemonSet', owners: daemonSets, pods, expectations, enqueue, selector: (ds) => workloadSelector(ds.spec?.selector) });
 
     void Promise.all([daemonSets.waitForSync(), pods.waitForSync(), nodes.waitForSync()]).then(() => loop.run(signal));
   }

@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import type { LabelSelector } from '../api/labels.js';
-import { deepClone, isObject } from '../api/kinds/json.js';
+import { deepClone, isObject, semanticEqual } from '../api/kinds/json.js';
 import type { Pod, PodTemplateSpec } from '../api/kinds/pod.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
@@ -439,4 +439,85 @@ export function templateHash(template: unknown, collisionCount?: number): string
   let out = '';
   for (const ch of String(h)) out += SAFE_ALPHABET[ch.charCodeAt(0) % SAFE_ALPHABET.length];
   return out;
+}
+
+/** A workload kind whose controller owns pods through a controller ownerReference and a selector. */
+interface PodOwner extends KubeObject {
+  spec?: { selector?: unknown };
+}
+
+export interface OwnedPodEvents<T extends PodOwner> {
+  /** The owner's kind in ownerReferences ("ReplicaSet", "DaemonSet"). */
+  kind: string;
+  owners: Informer<T>;
+  pods: Informer<Pod>;
+  expectations: Expectations;
+  enqueue(owner: T): void;
+  /** The owner's label selector, parsed (undefined: selects nothing). */
+  selector(owner: T): LabelSelector | undefined;
+  /** Called when an owned pod changes (after the owner was enqueued), e.g. to look again later. */
+  ownedPodUpdated?(owner: T, old: Pod, cur: Pod): void;
+}
+
+/**
+ * The pod side of a pod-owning controller, as upstream's ReplicaSet and DaemonSet controllers wire
+ * it: owned pods wake their owner (recording observed creations and deletions for expectations),
+ * orphans wake every owner whose selector matches (so one may adopt them), and a pod that changes
+ * owner wakes both.
+ */
+export function watchOwnedPods<T extends PodOwner>(o: OwnedPodEvents<T>): void {
+  // The owner that controls a pod, if it is still the same object (uid) in the cache.
+  const ownerOf = (pod: Pod): T | undefined => {
+    const ref = controllerOf(pod);
+    if (ref?.kind !== o.kind) return undefined;
+    const owner = o.owners.get(`${pod.metadata.namespace}/${ref.name}`);
+    return owner?.metadata.uid === ref.uid ? owner : undefined;
+  };
+  const enqueueMatching = (pod: Pod) => {
+    for (const owner of o.owners.list()) {
+      if (owner.metadata.namespace === pod.metadata.namespace && o.selector(owner)?.matches(pod.metadata.labels ?? {})) o.enqueue(owner);
+    }
+  };
+  const podDeleted = (pod: Pod) => {
+    const owner = ownerOf(pod);
+    if (!owner) return;
+    o.expectations.deletionObserved(objectKeyOf(owner), objectKeyOf(pod));
+    o.enqueue(owner);
+  };
+  o.pods.addHandlers({
+    add: (pod) => {
+      if (pod.metadata.deletionTimestamp) return podDeleted(pod);
+      const owner = ownerOf(pod);
+      if (owner) {
+        o.expectations.creationObserved(objectKeyOf(owner));
+        o.enqueue(owner);
+      } else if (!controllerOf(pod)) {
+        enqueueMatching(pod);
+      }
+    },
+    update: (old, cur) => {
+      if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+      const labelsChanged = !semanticEqual(old.metadata.labels, cur.metadata.labels);
+      if (cur.metadata.deletionTimestamp) {
+        podDeleted(cur);
+        if (labelsChanged) podDeleted(old);
+        return;
+      }
+      const oldRef = controllerOf(old);
+      const curRef = controllerOf(cur);
+      const refChanged = oldRef?.uid !== curRef?.uid;
+      if (refChanged && oldRef) {
+        const prev = ownerOf(old);
+        if (prev) o.enqueue(prev);
+      }
+      const owner = ownerOf(cur);
+      if (owner) {
+        o.enqueue(owner);
+        o.ownedPodUpdated?.(owner, old, cur);
+      } else if (!curRef && (labelsChanged || refChanged)) {
+        enqueueMatching(cur);
+      }
+    },
+    delete: podDeleted,
+  });
 }

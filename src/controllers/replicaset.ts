@@ -28,6 +28,7 @@ import {
   PodControl,
   podReadySince,
   slowStartBatch,
+  watchOwnedPods,
 } from './pod-control.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
 import type { EventRecorder } from './events.js';
@@ -56,63 +57,18 @@ export class ReplicaSetController implements Controller {
       },
     });
 
-    // The RS that controls a pod, if it is still the same object (uid) in the cache.
-    const ownerOf = (pod: Pod): ReplicaSet | undefined => {
-      const ref = controllerOf(pod);
-      if (ref?.kind !== 'ReplicaSet') return undefined;
-      const rs = rsInformer.get(`${pod.metadata.namespace}/${ref.name}`);
-      return rs?.metadata.uid === ref.uid ? rs : undefined;
-    };
-    // Orphans wake every RS whose selector matches, so one of them can adopt.
-    const enqueueMatching = (pod: Pod) => {
-      for (const rs of rsInformer.list()) {
-        if (rs.metadata.namespace !== pod.metadata.namespace) continue;
-        if (workloadSelector(rs.spec?.selector)?.matches(pod.metadata.labels)) enqueue(rs);
-      }
-    };
-    const podDeleted = (pod: Pod) => {
-      const rs = ownerOf(pod);
-      if (!rs) return;
-      expectations.deletionObserved(objectKeyOf(rs), objectKeyOf(pod));
-      enqueue(rs);
-    };
-    podInformer.addHandlers({
-      add: (pod) => {
-        if (pod.metadata.deletionTimestamp) return podDeleted(pod);
-        const rs = ownerOf(pod);
-        if (rs) {
-          expectations.creationObserved(objectKeyOf(rs));
-          enqueue(rs);
-        } else if (!controllerOf(pod)) {
-          enqueueMatching(pod);
-        }
+    watchOwnedPods({
+      kind: 'ReplicaSet',
+      owners: rsInformer,
+      pods: podInformer,
+      expectations,
+      enqueue,
+      selector: (rs) => workloadSelector(rs.spec?.selector),
+      // A pod that just became Ready turns available minReadySeconds later: look again then.
+      ownedPodUpdated: (rs, old, cur) => {
+        const mrs = rs.spec?.minReadySeconds ?? 0;
+        if (mrs > 0 && !isPodReady(old) && isPodReady(cur)) loop.queue.addAfter(objectKeyOf(rs), mrs * 1000 + 1);
       },
-      update: (old, cur) => {
-        if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
-        const labelsChanged = !semanticEqual(old.metadata.labels, cur.metadata.labels);
-        if (cur.metadata.deletionTimestamp) {
-          podDeleted(cur);
-          if (labelsChanged) podDeleted(old);
-          return;
-        }
-        const oldRef = controllerOf(old);
-        const curRef = controllerOf(cur);
-        const refChanged = oldRef?.uid !== curRef?.uid;
-        if (refChanged && oldRef) {
-          const prev = ownerOf(old);
-          if (prev) enqueue(prev);
-        }
-        const rs = ownerOf(cur);
-        if (rs) {
-          enqueue(rs);
-          // A pod that just became Ready turns available minReadySeconds later: look again then.
-          const mrs = rs.spec?.minReadySeconds ?? 0;
-          if (mrs > 0 && !isPodReady(old) && isPodReady(cur)) loop.queue.addAfter(objectKeyOf(rs), mrs * 1000 + 1);
-        } else if (!curRef && (labelsChanged || refChanged)) {
-          enqueueMatching(cur);
-        }
-      },
-      delete: podDeleted,
     });
 
     void Promise.all([rsInformer.waitForSync(), podInformer.waitForSync()]).then(() => loop.run(signal));
