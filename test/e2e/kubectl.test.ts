@@ -1,8 +1,8 @@
 // kubectl (the dispatcher on PATH, and the 1.27 and 1.33 binaries) against a real `skiff server`.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { TestServer, eventually, kubectlBinary } from '../support/cluster.js';
+import { execFile, spawn } from 'node:child_process';
+import { SKIFF_BIN, TestServer, eventually, kubectlBinary } from '../support/cluster.js';
 
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -184,6 +184,13 @@ describe('kubectl against skiff server', () => {
     const port = new URL((await s.k(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']))).port;
     await eventually(async () => (await s.k(['get', 'endpoints', 'kubernetes'])).includes(`127.0.0.1:${port}`), 15_000, 'endpoints');
     assert.match(await s.k(['get', 'svc', 'kubernetes']), /^kubernetes\s+ClusterIP\s+10\.43\.0\.1\s+<none>\s+443\/TCP/m);
+    // `skiff haproxy-config` reads the members from those Endpoints.
+    const cfg = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [SKIFF_BIN, 'haproxy-config', '--kubeconfig', s.kubeconfig, '--control-plane-endpoint', '127.0.0.1:7443'], (err, out) => (err ? reject(err) : resolve(out))),
+    );
+    assert.match(cfg, /^\s+bind 127\.0\.0\.1:7443$/m);
+    assert.match(cfg, new RegExp(`^\\s+server member-1 127\\.0\\.0\\.1:${port}$`, 'm'));
+    assert.match(cfg, /option httpchk GET \/readyz/);
   });
 
   it('deletes a namespace and everything in it', async () => {
