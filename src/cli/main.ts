@@ -8,6 +8,10 @@ export async function main(argv: string[]): Promise<void> {
   // `skiff agent` runs on every node, where memory counts: it loads only its own code, not the API
   // server's (SQLite, protobuf, …). Every other command line loads every command.
   if (argv[2] === 'agent') {
+    // The agent's JavaScript is never hot (it waits on the API and its pods), so V8's optimizing
+    // compiler buys it nothing, while its code pages and output cost ~4 MiB of RSS (53 vs 57 MiB with
+    // 50 process pods). Baseline (Sparkplug) compilation stays on.
+    (await import('node:v8')).setFlagsFromString('--no-opt');
     program.addCommand((await import('./agent.js')).agentCommand());
     await program.parseAsync(argv);
     return;
