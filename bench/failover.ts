@@ -14,11 +14,9 @@
 //   node dist/bench/failover.js [--quick]
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
 import { HaCluster, type HaAgent, type HaMember, type SkiffLauncher } from '../test/support/ha.js';
 import { makeTempDir, removeTempDir, skiffEntry, startChild } from './lib/util.js';
-import { ApiClient } from '../src/client/rest.js';
-import { parseKubeconfig } from '../src/pki/kubeconfig.js';
+import { expectOk, LeanConnection } from './lib/http-load.js';
 import type { KubeList } from '../src/api/types.js';
 import { benchRawEtcd, type EtcdBenchResult } from './etcd-store.js';
 import { CpuMeter, cpuSecondsOf } from './lib/util.js';
@@ -309,27 +307,24 @@ function cpuSplitMeter(ha: HaCluster, target: HaMember): () => CpuSplit {
 }
 
 /**
- * ConfigMap creates through one server by n concurrent clients (spread over a few connection
- * pools): warmupMs unmeasured on the same clients, then durationMs measured (onMeasure marks its start).
+ * ConfigMap creates through one server by n concurrent clients, each on its own keep-alive TLS
+ * connection (bench/lib/http-load.ts, so the load generator takes little of the shared CPU):
+ * warmupMs unmeasured on the same connections, then durationMs measured (onMeasure marks its start).
  */
 async function apiCreates(member: HaMember, n: number, durationMs: number, warmupMs = 0, onMeasure?: () => void): Promise<EtcdBenchResult> {
-  const kc = parseKubeconfig(readFileSync(member.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
-  const pools = Math.max(1, Math.min(8, Math.ceil(n / 16)));
-  const clients = Array.from({ length: pools }, () =>
-    new ApiClient({ servers: [member.url], caPem: kc.caPem!, clientCertPem: kc.clientCertPem!, clientKeyPem: kc.clientKeyPem!, timeoutMs: 30_000 }),
-  );
+  const conns = await Promise.all(Array.from({ length: n }, () => LeanConnection.open(member.kubeconfig, member.url)));
   const ns = `bench-${n}-${Date.now()}`;
   try {
-    await clients[0]!.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    expectOk(await conns[0]!.request('POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })));
     let seq = 0;
     const load = async (ms: number, latencies?: number[]) => {
       const end = performance.now() + ms;
       await Promise.all(
-        Array.from({ length: n }, async (_, w) => {
-          const c = clients[w % pools]!;
+        conns.map(async (c, w) => {
           while (performance.now() < end) {
             const t = performance.now();
-            await c.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${w}-${seq++}` }, data: { k: 'v'.repeat(200) } });
+            const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${w}-${seq++}` }, data: { k: 'v'.repeat(200) } });
+            expectOk(await c.request('POST', `/api/v1/namespaces/${ns}/configmaps`, body));
             latencies?.push(performance.now() - t);
           }
         }),
@@ -349,7 +344,7 @@ async function apiCreates(member: HaMember, n: number, durationMs: number, warmu
       p99Ms: Math.round((latencies[Math.floor(latencies.length * 0.99)] ?? 0) * 100) / 100,
     };
   } finally {
-    for (const c of clients) c.close();
+    for (const c of conns) c.close();
   }
 }
 

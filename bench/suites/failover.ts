@@ -68,7 +68,7 @@ function failoverTables(r: FailoverBenchResult, o: { agents: number; trials: num
         t.clients === 128 ? `≥ ${TARGET_RATIO_128.toFixed(2)}x` : '',
       ]),
       notes: [
-        'Measured first, on the fresh cluster (no agents yet). API: ConfigMap creates (~300 B) over HTTPS to one server (--storage etcd). Raw: etcd3 client puts of a ~380 B value, no transaction. etcd data on /dev/shm (no fsync cost).',
+        'Measured first, on the fresh cluster (no agents yet). API: ConfigMap creates (~300 B) over HTTPS to one server (--storage etcd), one keep-alive TLS connection per client with one request in flight (bench/lib/http-load.ts). Raw: etcd3 client puts of a ~380 B value, no transaction. etcd data on /dev/shm (no fsync cost).',
         'Each cell runs its load for 1 s unmeasured first (connections, TLS handshakes, JIT).',
         ...(at128 ? [`at 128 clients: ${at128.ratio.toFixed(2)}x of raw, ${at128.ratio >= TARGET_RATIO_128 ? 'meets' : 'MISSES'} the ≥ ${TARGET_RATIO_128}x target.`] : []),
         'Everything (3 etcd members, 3 servers, agents, the load generator) shares this machine\'s cores: see the CPU table.',

@@ -241,8 +241,8 @@ export class ObjectStore {
 
   // ---- create -------------------------------------------------------------------------------
 
-  async create(namespace: string | undefined, input: KubeObject, ctx: WriteContext): Promise<KubeObject> {
-    const obj = structuredClone(input);
+  /** Creates `obj`, which the store takes over (callers pass a freshly decoded or built object). */
+  async create(namespace: string | undefined, obj: KubeObject, ctx: WriteContext): Promise<KubeObject> {
     const meta: ObjectMeta = (obj.metadata ??= {});
     if (this.rt.namespaced) {
       if (meta.namespace && namespace && meta.namespace !== namespace) {

@@ -16,7 +16,7 @@ export interface CacheEvent {
   prev?: KubeObject;
   /** Serialized once and shared by every watcher that sends the object as plain JSON. */
   json?: string;
-  /** The whole watch line for watchers that see this event unchanged, encoded once. */
+  /** The whole watch line, framed as an HTTP chunk, for watchers that see this event unchanged: encoded once. */
   frame?: Buffer;
 }
 

@@ -40,6 +40,13 @@ export interface SqliteStoreOptions {
   watchReplayPageSize?: number;
   /** Most writes committed in one transaction. Default 1,000. */
   maxBatchSize?: number;
+  /**
+   * Writes submitted in one turn of the event loop go to the writer in messages of at most this
+   * many. Default 64. Without a cap, a burst (many clients answered at once come back at once)
+   * travels as one message after the whole burst is parsed, and the event loop then idles through
+   * the commit; with it, the writer commits the head of the burst while the rest is still parsed.
+   */
+  flushBatchSize?: number;
   /** Revisions compacted per transaction, so compaction never stalls writes for long. Default 1,000. */
   compactBatchSize?: number;
   /** The WAL file is truncated to this size after a checkpoint. Default 64 MiB. */
@@ -97,6 +104,7 @@ export class SqliteStore implements Store {
   private readonly maintenanceIntervalMs: number;
   private readonly watchBufferSize: number;
   private readonly replayPageSize: number;
+  private readonly flushBatchSize: number;
 
   private state: 'open' | 'closing' | 'closed' = 'open';
   private closing?: Promise<void>;
@@ -178,6 +186,7 @@ export class SqliteStore implements Store {
     this.maintenanceIntervalMs = Math.max(0, opts.maintenanceIntervalMs ?? 5 * 60_000);
     this.watchBufferSize = positive(opts.watchBufferSize, 10_000);
     this.replayPageSize = positive(opts.watchReplayPageSize, 1000);
+    this.flushBatchSize = positive(opts.flushBatchSize, 64);
     this.hubRevision = revision;
 
     // The writer created the schema and set WAL mode (persistent in the file) before saying ready.
@@ -296,6 +305,10 @@ export class SqliteStore implements Store {
       this.inflight.push({ op, resolve, reject });
       this.outbox.push(op);
       this.holdProcess();
+      if (this.outbox.length >= this.flushBatchSize) {
+        this.flush();
+        return;
+      }
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         // Everything submitted in this turn of the event loop travels as one message.

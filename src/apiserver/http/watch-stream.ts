@@ -35,6 +35,17 @@ export interface WatchRequest {
   onEnd?: () => void;
 }
 
+/** One chunk of a chunked HTTP/1.1 body: size in hex, CRLF, the data, CRLF. */
+export function httpChunk(data: string): Buffer {
+  const len = Buffer.byteLength(data);
+  const head = `${len.toString(16)}\r\n`;
+  const buf = Buffer.allocUnsafe(head.length + len + 2);
+  buf.write(head, 0, 'latin1');
+  buf.write(data, head.length, 'utf8');
+  buf.write('\r\n', head.length + len, 'latin1');
+  return buf;
+}
+
 export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): void {
   // The client may have gone while the handler waited for the cache; its close events already fired.
   if (req.destroyed || res.destroyed) return;
@@ -49,31 +60,38 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   let lastRv = w.fromRv ?? 0;
   const timers: NodeJS.Timeout[] = [];
 
-  const write = (line: string | Buffer): void => {
+  // Events go straight to the socket as ready-made chunks (size line, data, CRLF): a shared event
+  // is framed once for every watcher, and each delivery is one socket write instead of
+  // ServerResponse's four buffers, cork and uncork. ServerResponse still ends the stream (0-chunk).
+  // An HTTP/1.0 client gets no chunked encoding; it is served through ServerResponse.
+  const socket = res.chunkedEncoding ? res.socket : null;
+  const out = (data: string): Buffer | string => (socket ? httpChunk(data) : data);
+  const write = (chunk: Buffer | string): void => {
     if (finished) return;
-    res.write(line);
-    if (live && res.writableLength > MAX_BUFFERED_BYTES) {
+    if (socket) socket.write(chunk);
+    else res.write(chunk);
+    if (live && (socket ?? res).writableLength > MAX_BUFFERED_BYTES) {
       // A consumer this far behind may never drain: drop the connection instead of waiting on it.
       res.destroy();
       finish();
     }
   };
 
-  const line = (type: string, ev: CacheEvent): string | Buffer => {
+  const line = (type: string, ev: CacheEvent): Buffer | string => {
     if (w.shape === 'object') {
       // Most watchers see the event as it happened: encode it once and share the bytes among them.
-      if (type === ev.type) return (ev.frame ??= Buffer.from(`{"type":"${type}","object":${(ev.json ??= JSON.stringify(ev.object))}}\n`));
+      if (type === ev.type && socket) return (ev.frame ??= httpChunk(`{"type":"${type}","object":${(ev.json ??= JSON.stringify(ev.object))}}\n`));
       ev.json ??= JSON.stringify(ev.object);
-      return `{"type":"${type}","object":${ev.json}}\n`;
+      return out(`{"type":"${type}","object":${ev.json}}\n`);
     }
-    return `${JSON.stringify({ type, object: shapeObject(w.rt, ev.object, w.shape, w.now(), w.include) })}\n`;
+    return out(`${JSON.stringify({ type, object: shapeObject(w.rt, ev.object, w.shape, w.now(), w.include) })}\n`);
   };
 
   const bookmark = (extra?: Record<string, string>): void => {
     const rv = Math.max(lastRv, w.cache.revision);
     const metadata: KubeObject['metadata'] = { resourceVersion: String(rv) };
     if (extra) metadata.annotations = extra;
-    write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: w.rt.kind, apiVersion, metadata } })}\n`);
+    write(out(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: w.rt.kind, apiVersion, metadata } })}\n`));
   };
 
   const watcher: CacheWatcher = {
@@ -97,7 +115,7 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   }
 
   const sendError = (err: StatusError): void => {
-    write(`${JSON.stringify({ type: 'ERROR', object: err.status })}\n`);
+    write(out(`${JSON.stringify({ type: 'ERROR', object: err.status })}\n`));
     // client-node relists only once the stream ends after the ERROR.
     finish();
   };

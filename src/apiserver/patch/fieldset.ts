@@ -109,20 +109,27 @@ export function compare(lhs: unknown, rhs: unknown, schema: Schema | undefined):
   return c;
 }
 
+const mapLike = (v: unknown): boolean => v === undefined || v === null || isObject(v);
+const listLike = (v: unknown): boolean => v === undefined || v === null || Array.isArray(v);
+
 function visit(l: unknown, r: unknown, s: Schema | undefined, path: Path, c: Comparison): void {
-  const mapLike = (v: unknown) => v === undefined || v === null || isObject(v);
-  const listLike = (v: unknown) => v === undefined || v === null || Array.isArray(v);
   if ((isObject(l) || isObject(r)) && mapLike(l) && mapLike(r) && !isAtomicMap(s)) {
     if (isEmptyish(l) && isEmptyish(r)) return leaf(l, r, path, c);
     const lm = isObject(l) ? l : undefined;
     const rm = isObject(r) ? r : undefined;
-    const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {}), ...alwaysPresentFields(s)]);
-    for (const k of keys) {
+    const visitKey = (k: string): void => {
       const sub = childSchema(s, k);
       const lv = present(lm, k, sub);
       const rv = present(rm, k, sub);
-      if (lv === undefined && rv === undefined) continue;
+      if (lv === undefined && rv === undefined) return;
       visit(lv, rv, sub, [...path, fieldElement(k)], c);
+    };
+    const always = alwaysPresentFields(s);
+    if (!lm && always.length === 0) {
+      // Every create takes this path for every map: no key union to build.
+      for (const k of Object.keys(rm!)) visitKey(k);
+    } else {
+      for (const k of new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {}), ...always])) visitKey(k);
     }
     return node(l, r, path, c);
   }
@@ -141,11 +148,20 @@ function visit(l: unknown, r: unknown, s: Schema | undefined, path: Path, c: Com
   leaf(l, r, path, c);
 }
 
+const NO_FIELDS: string[] = [];
+const alwaysPresentCache = new WeakMap<Schema, string[]>();
+
+/** Struct fields Go always serializes (schemas are static: computed once per schema node). */
 function alwaysPresentFields(s: Schema | undefined): string[] {
-  if (s?.type !== 'struct') return [];
-  return Object.entries(s.fields)
-    .filter(([, f]) => (f.type === 'struct' || f.type === 'list') && f.alwaysPresent)
-    .map(([k]) => k);
+  if (s?.type !== 'struct') return NO_FIELDS;
+  let fields = alwaysPresentCache.get(s);
+  if (!fields) {
+    fields = Object.entries(s.fields)
+      .filter(([, f]) => (f.type === 'struct' || f.type === 'list') && f.alwaysPresent)
+      .map(([k]) => k);
+    alwaysPresentCache.set(s, fields);
+  }
+  return fields;
 }
 
 /** A field's value, with what Go always serializes filled in (`{}` or null) when its parent exists. */
