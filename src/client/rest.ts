@@ -43,6 +43,13 @@ export class ConnectionError extends Error {
   }
 }
 
+/** A request that got no answer within its timeout (the server may still be fine, only slow). */
+class RequestTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`request timed out after ${timeoutMs} ms`);
+  }
+}
+
 function buildPath(path: string, query?: RequestOptions['query']): string {
   if (!query) return path;
   const q = new URLSearchParams();
@@ -227,7 +234,7 @@ export class ApiClient {
       open.add(req);
       req.on('close', () => open.delete(req));
       const timeoutMs = o.timeoutMs ?? this.opts.timeoutMs;
-      if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
+      if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new RequestTimeoutError(timeoutMs)));
       req.on('error', reject);
       req.end(body);
     });
@@ -252,6 +259,10 @@ export class ApiClient {
       } catch (e) {
         if (o.signal?.aborted) throw e;
         lastError = new ConnectionError(server, e);
+        // One slow request says little about the server (a big list, a busy moment): with health
+        // checks running, whether it is down is theirs to decide. Marking it down here would cut
+        // every other request and watch on it.
+        if (e instanceof RequestTimeoutError && this.health) throw lastError;
         this.failover(idx, e instanceof Error ? e.message : String(e));
         // A write that may have reached the server must not be sent again elsewhere (it could
         // apply twice); only a refused connection proves nothing was sent.

@@ -65,6 +65,7 @@ async function fakeServers(names: string[]): Promise<{ servers: FakeServer[]; ca
       const srv = https.createServer({ cert: pki.server.certPem, key: pki.server.keyPem }, (req, res) => {
         fake.requests++;
         if (fake.hang) return; // accepted, never answered: a SIGSTOPped process
+        if (req.url?.startsWith('/slow')) return; // this one request is slow; the server is fine
         if (req.url?.startsWith('/readyz')) return void res.end('ok');
         if (req.url?.includes('watch=true')) {
           res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -144,6 +145,36 @@ test('a hung server is abandoned within interval + timeout; its watch stream is 
     await waitUntil(() => client.server === a.url, 3000, 'fail-back to a');
     assert.ok(Date.now() - healthyAt >= 450, `went back after ${Date.now() - healthyAt} ms`);
     assert.deepEqual(switches, [b.url, a.url]);
+    ac.abort();
+  } finally {
+    client.close();
+    await close();
+  }
+});
+
+test('one request timing out neither marks its server down nor cuts the other requests and watches on it', async () => {
+  const { servers, caPem, close } = await fakeServers(['a', 'b']);
+  const [a, b] = servers as [FakeServer, FakeServer];
+  const client = new ApiClient({ servers: [a.url, b.url], caPem, timeoutMs: 5000, healthCheck: { intervalMs: 100, timeoutMs: 200, failbackAfterMs: 600 } });
+  const switches: string[] = [];
+  client.onFailover((s) => switches.push(s));
+  try {
+    await waitUntil(() => client.serverState(a.url)?.healthy === true, 2000, 'a checked healthy');
+    const ac = new AbortController();
+    const watch = client.watch('/w', {}, ac.signal);
+    assert.equal(((await watch.next()).value as { object: { metadata: { name: string } } }).object.metadata.name, 'a');
+    let watchDone = false;
+    void watch.next().then(
+      () => (watchDone = true),
+      () => (watchDone = true),
+    );
+    await assert.rejects(client.get('/slow', { timeoutMs: 300 }), /timed out after 300 ms/);
+    assert.equal(client.server, a.url, 'still on a');
+    assert.equal(client.serverState(a.url)?.healthy, true);
+    assert.deepEqual(await client.get('/x'), { server: 'a' });
+    assert.equal(watchDone, false, 'the watch on a is still open');
+    assert.deepEqual(switches, []);
+    assert.equal(b.requests > 0, true, 'b is health-checked in the background');
     ac.abort();
   } finally {
     client.close();
