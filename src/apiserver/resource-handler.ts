@@ -17,6 +17,7 @@ import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, applyServerS
 import { applyScale, scaleOf } from './subresources/scale.js';
 import { bindPod } from './subresources/binding.js';
 import { evictPod } from './subresources/eviction.js';
+import { knownFieldsOf, unknownFields } from '../api/field-validation.js';
 
 export interface PodLogStreamer {
   stream(pod: KubeObject, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -177,17 +178,25 @@ export class ResourceHandler {
     }
   }
 
-  private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext): void {
-    if (ctx.fieldValidation === 'Ignore') return;
-    const allowed = new Set(['apiVersion', 'kind', 'metadata', ...rt.topLevelFields]);
-    const unknown = Object.keys(obj).filter((k) => !allowed.has(k));
+  /**
+   * Unknown fields anywhere in the object, per fieldValidation: Strict refuses them, Warn warns.
+   * Otherwise they are dropped, as upstream's decoding into Go structs drops them. `tolerated`:
+   * unknown fields the live object already had (a patch result is not blamed for those).
+   */
+  private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext, tolerated?: ReadonlySet<string>): void {
+    const found = unknownFields(obj, knownFieldsOf(rt), { prune: ctx.fieldValidation !== 'Strict' });
+    const unknown = tolerated ? found.filter((p) => !tolerated.has(p)) : found;
     if (unknown.length === 0) return;
     if (ctx.fieldValidation === 'Strict') {
       const list = unknown.map((f) => `unknown field "${f}"`).join(', ');
       throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: strict decoding error: ${list}`);
     }
-    for (const f of unknown) ctx.warnings.push(`unknown field "${f}"`);
-    for (const f of unknown) delete obj[f];
+    if (ctx.fieldValidation !== 'Warn') return;
+    for (const f of unknown) {
+      // A patch may be applied more than once (conflict retries): warn once.
+      const w = `unknown field "${f}"`;
+      if (!ctx.warnings.includes(w)) ctx.warnings.push(w);
+    }
   }
 
   private async readOptionalJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
@@ -226,10 +235,21 @@ export class ResourceHandler {
       });
       return sendJson(res, 200, updated, { warnings: ctx.warnings });
     }
-    const updated = await store.update(info.namespace, info.name!, (cur) => applyPatch(type, cur, patchBody, gvk), ctx, {
-      preconditionRv: () => resourceVersionInPatch(type, patchBody),
-      ...(info.subresource ? { subresource: info.subresource } : {}),
-    });
+    const known = knownFieldsOf(rt);
+    const updated = await store.update(
+      info.namespace,
+      info.name!,
+      (cur) => {
+        const next = applyPatch(type, cur, patchBody, gvk);
+        this.checkFields(next, rt, ctx, new Set(unknownFields(cur, known)));
+        return next;
+      },
+      ctx,
+      {
+        preconditionRv: () => resourceVersionInPatch(type, patchBody),
+        ...(info.subresource ? { subresource: info.subresource } : {}),
+      },
+    );
     return sendJson(res, 200, updated, { warnings: ctx.warnings });
   }
 

@@ -129,6 +129,32 @@ describe('kubectl against skiff server', () => {
     assert.match(bad.stderr, /\* spec\.replicas: Invalid value: -1: must be greater than or equal to 0/);
   });
 
+  it('refuses, warns about or drops unknown nested fields as --validate asks (strict, warn, false)', async () => {
+    const pod = (name: string) =>
+      `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n  - name: c\n    image: i\n    comand: [sleep, "1"]\n    securityContext: {runAsUser: 1000, runAsUzer: 1}\n`;
+    const strict = await s.kubectl(['create', '-f', '-'], { input: pod('strict') });
+    assert.equal(strict.code, 1);
+    assert.equal(
+      strict.stderr.trim(),
+      'Error from server (BadRequest): error when creating "STDIN": Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].comand", unknown field "spec.containers[0].securityContext.runAsUzer"',
+    );
+    const warn = await s.kubectl(['create', '--validate=warn', '-f', '-'], { input: pod('warned') });
+    assert.equal(warn.code, 0, warn.stderr);
+    assert.match(warn.stderr, /Warning: unknown field "spec\.containers\[0\]\.comand"/);
+    assert.match(await s.k(['create', '--validate=false', '-f', '-'], { input: pod('ignored') }), /pod\/ignored created/);
+    for (const name of ['warned', 'ignored']) {
+      const c = JSON.parse(await s.k(['get', 'pod', name, '-o', 'json'])).spec.containers[0];
+      assert.equal(c.comand, undefined, 'unknown fields are not stored');
+      assert.deepEqual(c.securityContext, { runAsUser: 1000 });
+    }
+    // kubectl patch sends no fieldValidation: the server's default (Warn) applies to the result.
+    const patch = await s.kubectl(['patch', 'pod', 'warned', '--type=merge', '-p', '{"spec":{"activeDeadlineSecondz":5}}']);
+    assert.equal(patch.code, 0, patch.stderr);
+    assert.match(patch.stderr, /Warning: unknown field "spec\.activeDeadlineSecondz"/);
+    assert.equal(JSON.parse(await s.k(['get', 'pod', 'warned', '-o', 'json'])).spec.activeDeadlineSecondz, undefined);
+    await s.k(['delete', 'pod', 'warned', 'ignored', '--wait=false']);
+  });
+
   it('labels, annotates, selects by label and field, and prints -o wide/yaml/jsonpath', async () => {
     await s.k(['create', 'configmap', 'one', '--from-literal=x=1']);
     await s.k(['create', 'configmap', 'two', '--from-literal=x=2']);
