@@ -19,62 +19,83 @@ interface Pending {
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 
-/** One keep-alive HTTPS connection; request() must not be called again before it settles. */
+interface Target {
+  host: string;
+  port: number;
+  hostHeader: string;
+  tls: { ca?: string; cert?: string; key?: string; servername?: string };
+}
+
+function connectTls(t: Target): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: t.host, port: t.port, ...t.tls });
+    socket.once('secureConnect', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/**
+ * One keep-alive HTTPS connection; request() must not be called again before it settles. A
+ * connection the server closed is opened again by the next request.
+ */
 export class LeanConnection {
+  private socket: TLSSocket | undefined;
   private buf: Buffer = Buffer.alloc(0);
   private pending: Pending | undefined;
-  private closed = false;
 
-  private constructor(
-    private readonly socket: TLSSocket,
-    private readonly host: string,
-  ) {
-    socket.setNoDelay(true);
-    socket.on('data', (d: Buffer) => this.onData(d));
-    const fail = (e: Error) => {
-      this.closed = true;
-      const p = this.pending;
-      this.pending = undefined;
-      p?.reject(e);
-    };
-    socket.on('error', fail);
-    socket.on('close', () => fail(new Error('connection closed')));
-  }
+  private constructor(private readonly target: Target) {}
 
   /** Connects with the kubeconfig's credentials to its server, or to `server` (an https:// URL). */
-  static open(kubeconfigPath: string, server?: string): Promise<LeanConnection> {
+  static async open(kubeconfigPath: string, server?: string): Promise<LeanConnection> {
     const kc = parseKubeconfig(readFileSync(kubeconfigPath, 'utf8'), (p) => readFileSync(p, 'utf8'));
     const url = new URL(server ?? kc.server);
-    return new Promise((resolve, reject) => {
-      const socket = connect({
-        host: url.hostname,
-        port: Number(url.port || 443),
+    const c = new LeanConnection({
+      host: url.hostname,
+      port: Number(url.port || 443),
+      hostHeader: url.host,
+      tls: {
         ...(kc.caPem ? { ca: kc.caPem } : {}),
         ...(kc.clientCertPem ? { cert: kc.clientCertPem } : {}),
         ...(kc.clientKeyPem ? { key: kc.clientKeyPem } : {}),
-        servername: url.hostname.match(/^[\d.]+$/) ? undefined : url.hostname,
-      });
-      socket.once('secureConnect', () => resolve(new LeanConnection(socket, url.host)));
-      socket.once('error', reject);
+        ...(/^[\d.]+$/.test(url.hostname) ? {} : { servername: url.hostname }),
+      },
     });
+    await c.connect();
+    return c;
+  }
+
+  private async connect(): Promise<TLSSocket> {
+    const socket = await connectTls(this.target);
+    socket.setNoDelay(true);
+    this.buf = Buffer.alloc(0);
+    socket.on('data', (d: Buffer) => this.onData(d));
+    const lost = (e: Error) => {
+      if (this.socket === socket) this.socket = undefined;
+      this.settle(undefined, e);
+    };
+    socket.on('error', lost);
+    socket.on('close', () => lost(new Error('connection closed')));
+    this.socket = socket;
+    return socket;
   }
 
   /** Sends method path with a JSON body (or none) and resolves with the status and the body. */
-  request(method: string, path: string, body?: string): Promise<LeanResponse> {
-    if (this.closed) return Promise.reject(new Error('connection closed'));
-    if (this.pending) return Promise.reject(new Error('a request is already in flight on this connection'));
+  async request(method: string, path: string, body?: string): Promise<LeanResponse> {
+    if (this.pending) throw new Error('a request is already in flight on this connection');
+    const socket = this.socket ?? (await this.connect());
     const head =
-      `${method} ${path} HTTP/1.1\r\nHost: ${this.host}\r\nAccept: application/json\r\nUser-Agent: skiff-bench\r\n` +
+      `${method} ${path} HTTP/1.1\r\nHost: ${this.target.hostHeader}\r\nAccept: application/json\r\nUser-Agent: skiff-bench\r\n` +
       (body === undefined ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject };
-      this.socket.write(body === undefined ? head : head + body);
+      socket.write(body === undefined ? head : head + body);
     });
   }
 
   close(): void {
-    this.closed = true;
-    this.socket.destroy();
+    const s = this.socket;
+    this.socket = undefined;
+    s?.destroy();
   }
 
   private onData(d: Buffer): void {
@@ -86,23 +107,23 @@ export class LeanConnection {
     const cl = /\r\ncontent-length:\s*(\d+)/i.exec(head);
     if (!cl) {
       // The API server answers these requests with Content-Length; anything else is a bench bug.
-      this.fail(new Error(`response without Content-Length: ${head.split('\r\n')[0]}`));
+      this.settle(undefined, new Error(`response without Content-Length: ${head.split('\r\n')[0]}`));
+      this.close();
       return;
     }
     const total = end + 4 + Number(cl[1]);
     if (this.buf.length < total) return;
     const body = this.buf.subarray(end + 4, total);
     this.buf = this.buf.length > total ? this.buf.subarray(total) : Buffer.alloc(0);
-    const p = this.pending;
-    this.pending = undefined;
-    p?.resolve({ status, body });
+    this.settle({ status, body });
   }
 
-  private fail(e: Error): void {
+  private settle(r: LeanResponse | undefined, e?: Error): void {
     const p = this.pending;
     this.pending = undefined;
-    p?.reject(e);
-    this.close();
+    if (!p) return;
+    if (r) p.resolve(r);
+    else p.reject(e ?? new Error('connection lost'));
   }
 }
 

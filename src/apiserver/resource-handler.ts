@@ -271,7 +271,7 @@ export class ResourceHandler {
             });
             return sendJson(res, 200, updated);
           }
-          return sendJson(res, 200, await store.update(info.namespace, info.name, () => obj, ctx, { subresource: 'status' }));
+          return sendJson(res, 200, await store.update(info.namespace, info.name, () => obj, ctx, { subresource: 'status' }), { warnings: ctx.warnings });
         }
         if (info.verb === 'patch' && sub === 'status') return this.patch(req, res, rt, store, info, query, ctx);
         throw methodNotAllowed();

@@ -261,8 +261,8 @@ export class ApiClient {
         lastError = new ConnectionError(server, e);
         // One slow request says little about the server (a big list, a busy moment): with health
         // checks running, whether it is down is theirs to decide. Marking it down here would cut
-        // every other request and watch on it.
-        if (e instanceof RequestTimeoutError && this.health) throw lastError;
+        // every other request and watch on it. (A server already known to be down is left at once.)
+        if (e instanceof RequestTimeoutError && this.health && this.health.state(server)?.healthy !== false) throw lastError;
         this.failover(idx, e instanceof Error ? e.message : String(e));
         // A write that may have reached the server must not be sent again elsewhere (it could
         // apply twice); only a refused connection proves nothing was sent.

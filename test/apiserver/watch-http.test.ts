@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject, WatchEvent } from '../../src/api/types.js';
 import type { ApiClient } from '../../src/client/rest.js';
+import { connect } from 'node:tls';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
 
 describe('watch over HTTP', () => {
@@ -51,6 +52,32 @@ describe('watch over HTTP', () => {
     const names = events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name).sort();
     assert.deepEqual(names, ['one', 'two']);
     assert.equal(events.at(-1)!.object.metadata.annotations?.['k8s.io/initial-events-end'], 'true');
+  });
+
+  it('answers a HEAD watch without a body, and the connection stays usable', async () => {
+    const port = Number(new URL(srv.url).port);
+    const socket = connect({ host: '127.0.0.1', port, ...srv.adminTls });
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => (text += d));
+    try {
+      await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
+      const until = async (re: RegExp) => {
+        for (let i = 0; i < 300 && !re.test(text); i++) await new Promise((r) => setTimeout(r, 10));
+        assert.match(text, re);
+      };
+      socket.write(`HEAD ${CM}?watch=true&timeoutSeconds=1 HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await until(/^HTTP\/1\.1 200 OK\r\n[\s\S]*?\r\n\r\n/);
+      await c.create(CM, { metadata: { name: 'during-head' } });
+      // After the watch times out, the next request on the same connection gets a clean answer.
+      socket.write('GET /version HTTP/1.1\r\nHost: x\r\n\r\n');
+      await until(/\r\n\r\nHTTP\/1\.1 200 OK\r\n[\s\S]*"gitVersion"/);
+      assert.doesNotMatch(text, /during-head/, 'no event in the HEAD response');
+      assert.doesNotMatch(text, /Transfer-Encoding: chunked/i);
+    } finally {
+      socket.destroy();
+      await c.delete(`${CM}/during-head`).catch(() => {});
+    }
   });
 
   it('serves health and Prometheus metrics', async () => {

@@ -14,6 +14,8 @@ export interface InProcessServer {
   api: ApiServer;
   store: Store;
   url: string;
+  /** The admin's TLS material, for tests that speak HTTP by hand. */
+  adminTls: { ca: string; cert: string; key: string };
   /** An admin client (system:masters). */
   client(): ApiClient;
   stop(): Promise<void>;
@@ -39,6 +41,7 @@ export async function startInProcessServer(extra: Partial<ApiServerOptions> = {}
     api,
     store,
     url,
+    adminTls: { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem },
     client() {
       const c = new ApiClient({ servers: [url], caPem: pki.ca.certPem, clientCertPem: pki.admin.certPem, clientKeyPem: pki.admin.keyPem, timeoutMs: 10_000 });
       clients.push(c);

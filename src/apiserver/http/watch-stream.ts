@@ -49,7 +49,9 @@ export function httpChunk(data: string): Buffer {
 export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): void {
   // The client may have gone while the handler waited for the cache; its close events already fired.
   if (req.destroyed || res.destroyed) return;
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  // No explicit Transfer-Encoding: Node frames HTTP/1.1 bodies as chunks itself, and knows that a
+  // HEAD response has no body and that an HTTP/1.0 client cannot take chunks.
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
   // Node holds headers until the first body write; kubectl waits for them.
   res.flushHeaders();
   const apiVersion = apiVersionOf(w.rt.group, w.rt.version);
@@ -63,8 +65,9 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   // Events go straight to the socket as ready-made chunks (size line, data, CRLF): a shared event
   // is framed once for every watcher, and each delivery is one socket write instead of
   // ServerResponse's four buffers, cork and uncork. ServerResponse still ends the stream (0-chunk).
-  // An HTTP/1.0 client gets no chunked encoding; it is served through ServerResponse.
-  const socket = res.chunkedEncoding ? res.socket : null;
+  // A response without chunks (HEAD, an HTTP/1.0 client) or one queued behind a pipelined
+  // request (no socket yet) is served through ServerResponse.
+  const socket = res.chunkedEncoding && req.method !== 'HEAD' ? res.socket : null;
   const out = (data: string): Buffer | string => (socket ? httpChunk(data) : data);
   const write = (chunk: Buffer | string): void => {
     if (finished) return;
