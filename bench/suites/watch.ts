@@ -305,13 +305,16 @@ export const watchSuite: Suite = {
   name: 'watch',
   description: `watch latency commit->client p50/p99 with ${WATCHERS} watchers, server RSS`,
   async run(ctx: SuiteContext): Promise<SuiteResult> {
-    // The headline rate (50/s, 200 objects) plus a light one, both over the same open watchers.
+    // A light rate three times over (its median p99 is the target check: one phase on a shared
+    // 2-core machine says little), then the headline rate, all over the same open watchers.
     const phases: WatchPhase[] = ctx.quick
       ? [
           { ratePerSec: 10, objects: 30 },
           { ratePerSec: 50, objects: 100 },
         ]
       : [
+          { ratePerSec: 10, objects: 100 },
+          { ratePerSec: 10, objects: 100 },
           { ratePerSec: 10, objects: 100 },
           { ratePerSec: 50, objects: 200 },
         ];
@@ -371,6 +374,15 @@ export const watchSuite: Suite = {
           const pass = p.latencyMs.p99 < TARGET_P99_MS && p.eventsReceived === p.eventsExpected && r.watchersOpen === r.watchers;
           return `target at ${p.ratePerSec}/s: p99 < ${TARGET_P99_MS} ms with every event delivered: ${pass ? 'PASS' : 'FAIL'} (p99 ${fmtMs(p.latencyMs.p99)} ms, ${fmtInt(p.eventsReceived)}/${fmtInt(p.eventsExpected)} events)`;
         }),
+        ...[...new Set(r.phases.map((p) => p.ratePerSec))]
+          .map((rate) => r.phases.filter((p) => p.ratePerSec === rate))
+          .filter((same) => same.length > 1)
+          .map((same) => {
+            const p99s = same.map((p) => p.latencyMs.p99).sort((a, b) => a - b);
+            const median = p99s[Math.floor(p99s.length / 2)]!;
+            const all = same.every((p) => p.eventsReceived === p.eventsExpected) && r.watchersOpen === r.watchers;
+            return `target at ${same[0]!.ratePerSec}/s, median p99 of ${same.length} phases: ${fmtMs(median)} ms ${median < TARGET_P99_MS && all ? 'PASS' : 'FAIL'} (p99s: ${p99s.map(fmtMs).join(', ')} ms)`;
+          }),
         `latency: from just before the POST was sent until the watcher's socket delivered the ADDED event. last-watcher: per object, until the last of the ${r.watchersOpen} had it. create: POST round trip.`,
         `server RSS: ${fmtMiB(r.serverRssBytes.idle)} idle, ${fmtMiB(r.serverRssBytes.withWatchers)} with ${r.watchersOpen} watchers open (~${rssPerWatcherKiB.toFixed(1)} KiB per watcher), ` +
           r.phases.map((p) => `${fmtMiB(p.serverRssAfterBytes)} after the ${p.ratePerSec}/s phase`).join(', '),
