@@ -180,12 +180,16 @@ export class ResourceHandler {
 
   /**
    * Unknown fields anywhere in the object, per fieldValidation: Strict refuses them, Warn warns.
-   * Otherwise they are dropped, as upstream's decoding into Go structs drops them. `tolerated`:
-   * unknown fields the live object already had (a patch result is not blamed for those).
+   * Otherwise they are dropped, as upstream's decoding into Go structs drops them. `live`: for a
+   * patch result, the object it was made from; unknown fields that one already had (stored before
+   * skiff checked nested fields) are not the patch's fault.
    */
-  private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext, tolerated?: ReadonlySet<string>): void {
-    const found = unknownFields(obj, knownFieldsOf(rt), { prune: ctx.fieldValidation !== 'Strict' });
-    const unknown = tolerated ? found.filter((p) => !tolerated.has(p)) : found;
+  private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext, live?: KubeObject): void {
+    const known = knownFieldsOf(rt);
+    const found = unknownFields(obj, known, { prune: ctx.fieldValidation !== 'Strict' });
+    if (found.length === 0) return;
+    const inherited = live ? new Set(unknownFields(live, known)) : undefined;
+    const unknown = inherited ? found.filter((p) => !inherited.has(p)) : found;
     if (unknown.length === 0) return;
     if (ctx.fieldValidation === 'Strict') {
       const list = unknown.map((f) => `unknown field "${f}"`).join(', ');
@@ -235,13 +239,12 @@ export class ResourceHandler {
       });
       return sendJson(res, 200, updated, { warnings: ctx.warnings });
     }
-    const known = knownFieldsOf(rt);
     const updated = await store.update(
       info.namespace,
       info.name!,
       (cur) => {
         const next = applyPatch(type, cur, patchBody, gvk);
-        this.checkFields(next, rt, ctx, new Set(unknownFields(cur, known)));
+        this.checkFields(next, rt, ctx, cur);
         return next;
       },
       ctx,
