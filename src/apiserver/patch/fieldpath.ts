@@ -168,7 +168,8 @@ function decodeInto(node: FieldSet, fields: JsonObject): void {
 }
 
 function sortedChildren(node: FieldSet): [PathElement, FieldSet][] {
-  return [...node.children.entries()].sort((a, b) => comparePathElements(a[0], b[0]));
+  const entries = [...node.children.entries()];
+  return entries.length > 1 ? entries.sort((a, b) => comparePathElements(a[0], b[0])) : entries;
 }
 
 // ---- path elements --------------------------------------------------------------------------

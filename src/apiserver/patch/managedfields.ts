@@ -102,10 +102,16 @@ export function setManagedFields(obj: KubeObject, managers: Managers): void {
   else delete obj.metadata.managedFields;
 }
 
+let lastTime: { now: string; managed: string } | undefined;
+
 /** Upstream records times as RFC 3339 with whole seconds. */
 export function toManagedTime(now: string): string {
+  // Every write converts the current time: the same second repeats thousands of times.
+  if (lastTime?.now === now) return lastTime.managed;
   const ms = Date.parse(now);
-  return Number.isNaN(ms) ? now : new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const managed = Number.isNaN(ms) ? now : new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  lastTime = { now, managed };
+  return managed;
 }
 
 /**
