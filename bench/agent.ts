@@ -6,6 +6,7 @@
 //
 // benchAgent() returns the figures; bench/run.ts prints and records them. Run alone:
 //   node dist/bench/agent.js [--quick]
+import { eventually } from '../test/support/eventually.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -46,19 +47,6 @@ export interface AgentBenchFigures {
 const TOKEN = 'benchx.0123456789abcdef';
 const NODE = 'bench-node';
 
-async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 async function measureIdle(pid: number, pods: number, settleMs: number, idleMs: number): Promise<IdleFigures> {
   await sleep(settleMs);
@@ -106,7 +94,7 @@ export async function benchAgent(opts: AgentBenchOptions = {}): Promise<AgentBen
       [skiffEntry(), 'agent', '--server', serverUrl, '--token', TOKEN, '--ca-file', join(server.dataDir, 'tls', 'ca.crt'), '--data-dir', dataDir, '--node-name', NODE, '--kubelet-port', '0'],
       join(dataDir, 'agent.log'),
     );
-    await waitFor('agent Ready', 30_000, async () => (await client.get<Node>(`/api/v1/nodes/${NODE}`)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    await eventually(async () => (await client.get<Node>(`/api/v1/nodes/${NODE}`)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), 30_000, 'agent Ready', 50);
     progress(`skiff agent ready (pid ${agent.pid}); measuring idle with 0 pods`);
     const idle: IdleFigures[] = [await measureIdle(agent.pid, 0, settleMs, idleMs)];
 
@@ -119,10 +107,10 @@ export async function benchAgent(opts: AgentBenchOptions = {}): Promise<AgentBen
         spec: { nodeName: NODE, terminationGracePeriodSeconds: 2, containers: [{ name: 'c', image: 'none', command: ['sleep', '3600'] }] },
       });
     }
-    await waitFor(`${podCount} pods Running`, 60_000, async () => {
+    await eventually(async () => {
       const list = await client.get<KubeList<Pod>>('/api/v1/namespaces/default/pods', { query: { fieldSelector: `spec.nodeName=${NODE}` } });
       return list.items.filter((p) => p.status?.phase === 'Running').length === podCount;
-    });
+    }, 60_000, `${podCount} pods Running`, 50);
     progress(`measuring idle with ${podCount} pods`);
     idle.push(await measureIdle(agent.pid, podCount, settleMs, idleMs));
 

@@ -12,6 +12,7 @@
 //
 // benchFailover() returns the figures; bench/suites/failover.ts prints and records them. Run alone:
 //   node dist/bench/failover.js [--quick]
+import { eventually } from '../test/support/eventually.js';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { HaCluster, type HaAgent, type HaMember, type SkiffLauncher } from '../test/support/ha.js';
@@ -105,19 +106,6 @@ function percentiles(xs: number[]): Percentiles {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs: number, what: string, intervalMs = 20): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
 
 /** Failover log times (ms since epoch) of an agent. */
 function switchTimes(a: HaAgent): number[] {
@@ -180,7 +168,7 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
       a.start([m.url]);
       agents.push({ a, joined: m.url });
     }
-    await until(async () => {
+    await eventually(async () => {
       const c = admin();
       try {
         const leases = await c.get<KubeList>(NODE_LEASES);
@@ -248,14 +236,14 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
         metadata: { name },
         spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
       });
-      const newLeader = until(async () => {
+      const newLeader = eventually(async () => {
         const l = await c.get<{ spec: { holderIdentity?: string } }>(CONTROLLER_LEASE);
         return l.spec.holderIdentity && l.spec.holderIdentity !== holder ? performance.now() : undefined;
-      }, 30_000, 'a new controller leader');
-      const rs = until(async () => {
+      }, 30_000, 'a new controller leader', 20);
+      const rs = eventually(async () => {
         const l = await c.get<KubeList>('/apis/apps/v1/namespaces/default/replicasets', { query: { labelSelector: `app=${name}` } });
         return l.items.length > 0 ? performance.now() : undefined;
-      }, 30_000, 'the ReplicaSet of a Deployment created after the kill');
+      }, 30_000, 'the ReplicaSet of a Deployment created after the kill', 20);
       takeoverMs.push((await newLeader) - killedAt);
       rsMs.push((await rs) - killedAt);
       c.close();

@@ -12,6 +12,7 @@
 // The default profile takes ~6 minutes (50 s grace + 300 s toleration); --quick skips it.
 //
 //   node dist/bench/run.js node-death [--quick]
+import { eventually } from '../../test/support/eventually.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -96,20 +97,6 @@ export interface NodeDeathRun {
   seconds: number;
 }
 
-async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-    await sleep(100);
-  }
-}
 
 const isReady = (n: Node) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const hasTaint = (n: Node, key: string, effect: string) => (n.spec?.taints ?? []).some((t) => t.key === key && t.effect === effect);
@@ -165,18 +152,18 @@ export async function benchNodeDeath(p: Profile): Promise<NodeDeathRun> {
       agents.push({ name, child });
     }
     const c = client;
-    await waitFor(`${AGENTS} nodes Ready`, 60_000, async () => {
+    await eventually(async () => {
       for (const a of agents) if (!a.child.alive()) throw new Error(`agent ${a.name} exited:\n${a.child.logTail()}`);
       const nodes = await c.get<KubeList<Node>>('/api/v1/nodes');
       return nodes.items.filter(isReady).length === AGENTS;
-    });
+    }, 60_000, `${AGENTS} nodes Ready`, 100);
     progress(`node-death (${p.name}): ${AGENTS} agents Ready; creating a Deployment of ${REPLICAS}`);
     await c.create(`/apis/apps/v1/namespaces/${NAMESPACE}/deployments`, deployment());
-    const before = await waitFor(`${REPLICAS} replicas Running`, 60_000, async () => {
+    const before = await eventually(async () => {
       const pods = await listPods(c);
       const running = pods.filter((x) => x.status?.phase === 'Running' && !x.metadata.deletionTimestamp);
       return running.length === REPLICAS ? running : undefined;
-    });
+    }, 60_000, `${REPLICAS} replicas Running`, 100);
     const perNode: Record<string, number> = {};
     for (const a of agents) perNode[a.name] = 0;
     for (const x of before) perNode[x.spec!.nodeName!] = (perNode[x.spec!.nodeName!] ?? 0) + 1;

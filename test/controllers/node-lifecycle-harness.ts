@@ -11,6 +11,7 @@ import { DEFAULT_CONTROLLER_OPTIONS, type Controller, type ControllerContext, ty
 import { FakeClock, type Clock } from '../../src/util/clock.js';
 import { silentLogger, type Logger } from '../../src/util/log.js';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
+import { eventually } from '../support/eventually.js';
 
 export interface Harness {
   srv: InProcessServer;
@@ -159,19 +160,8 @@ export async function events(client: ApiClient, reason: string): Promise<KubeObj
 }
 
 /** Polls (real time, bounded) until fn holds. */
-export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+export function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+  return eventually(fn, timeoutMs, what, 25);
 }
 
 /**

@@ -7,25 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { ApiClient } from '../../src/client/rest.js';
-import { SKIFF_BIN, containerPids, eventually } from '../support/cluster.js';
+import { SKIFF_BIN, containerPids, eventually, processesMentioning } from '../support/cluster.js';
 import type { KubeList } from '../../src/api/types.js';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
 import type { Lease } from '../../src/api/kinds/lease.js';
-
-/** Processes whose command line mentions `needle` (the cluster's data dir). */
-function processesMentioning(needle: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(needle)) out.push(Number(p));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
 
 describe('skiff up', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'skiff-up-e2e-'));

@@ -4,27 +4,14 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { ApiClient } from '../../src/client/rest.js';
-import { SKIFF_BIN, eventually } from '../support/cluster.js';
+import { SKIFF_BIN, eventually, processesMentioning } from '../support/cluster.js';
 import { freePorts, requireEtcdBinary } from '../support/etcd.js';
 import type { KubeList, KubeObject } from '../../src/api/types.js';
-
-function processesMentioning(needle: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(needle)) out.push(Number(p));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
 
 describe('skiff up --servers 3 --storage etcd', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'skiff-ha-up-'));

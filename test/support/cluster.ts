@@ -103,21 +103,22 @@ export class TestServer {
   }
 }
 
-/** Polls fn until it returns a truthy value; fails after timeoutMs with the last value or error. */
-export async function eventually<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
+import { eventually } from './eventually.js';
+
+export { eventually };
+
+/** Processes (other than this one) whose command line mentions `needle`, e.g. a cluster's data dir. */
+export function processesMentioning(needle: string): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
     try {
-      const v = await fn();
-      if (v) return v;
-      last = v;
-    } catch (e) {
-      last = e;
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(needle)) out.push(Number(p));
+    } catch {
+      /* gone */
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
+  return out;
 }
 
 /** A bootstrap token for test servers (`skiff server --token`) that test agents join with. */
