@@ -10,17 +10,13 @@
 
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { performance } from 'node:perf_hooks';
 import { Etcd3 } from 'etcd3';
 import { openEtcdStore } from '../src/store/etcd.js';
 import { startEtcd } from '../src/etcd/local-cluster.js';
+import { measureWriters, samplePodValue, type WriteLoadResult } from './lib/writers.js';
 
-export interface EtcdBenchResult {
-  writesPerSec: number;
-  writes: number;
-  p50Ms: number;
-  p99Ms: number;
-}
+/** Kept under its old name for the suites that import it. */
+export type EtcdBenchResult = WriteLoadResult;
 
 export interface EtcdBenchRow {
   writers: number;
@@ -28,47 +24,12 @@ export interface EtcdBenchRow {
   store: EtcdBenchResult;
 }
 
-/** A pod-sized object, as in the SQLite bench. */
-function sampleValue(n: number): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `bench-${n}`, namespace: 'default', labels: { app: 'bench' }, uid: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}` },
-    spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'registry.example/app:1.0', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
-    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
-  });
-}
-
-/** Runs `concurrency` writers, each awaiting its previous write, for durationMs. */
-async function measure(concurrency: number, durationMs: number, write: (key: string) => Promise<unknown>): Promise<EtcdBenchResult> {
-  const latencies: number[] = [];
-  const start = performance.now();
-  const end = start + durationMs;
-  let n = 0;
-  const writer = async (w: number) => {
-    while (performance.now() < end) {
-      const t = performance.now();
-      await write(`/registry/pods/w${w}/${n++}`);
-      latencies.push(performance.now() - t);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, (_, w) => writer(w)));
-  const elapsed = performance.now() - start;
-  latencies.sort((a, b) => a - b);
-  return {
-    writesPerSec: Math.round((latencies.length / elapsed) * 1000),
-    writes: latencies.length,
-    p50Ms: round2(latencies[Math.floor(latencies.length * 0.5)] ?? 0),
-    p99Ms: round2(latencies[Math.floor(latencies.length * 0.99)] ?? 0),
-  };
-}
-
 /** Raw etcd3 puts (no transaction, no compare) with the client's default settings. */
 export async function benchRawEtcd(endpoints: string[], concurrency: number, durationMs: number, prefix = '/bench-raw'): Promise<EtcdBenchResult> {
   const client = new Etcd3({ hosts: endpoints });
   try {
-    const value = sampleValue(0);
-    return await measure(concurrency, durationMs, (key) => client.put(`${prefix}/${concurrency}${key}`).value(value).exec());
+    const value = samplePodValue(0);
+    return await measureWriters(concurrency, durationMs, (w, n) => client.put(`${prefix}/${concurrency}/registry/pods/w${w}/${n}`).value(value).exec());
   } finally {
     client.close();
   }
@@ -78,8 +39,8 @@ export async function benchRawEtcd(endpoints: string[], concurrency: number, dur
 export async function benchEtcdStore(endpoints: string[], concurrency: number, durationMs: number, prefix = '/bench-store'): Promise<EtcdBenchResult> {
   const store = await openEtcdStore({ endpoints, compactIntervalMs: 0 });
   try {
-    const value = sampleValue(0);
-    return await measure(concurrency, durationMs, (key) => store.create(`${prefix}/${concurrency}${key}`, value));
+    const value = samplePodValue(0);
+    return await measureWriters(concurrency, durationMs, (w, n) => store.create(`${prefix}/${concurrency}/registry/pods/w${w}/${n}`, value));
   } finally {
     await store.close();
   }
@@ -94,10 +55,6 @@ export async function benchEtcd(endpoints: string[], durationMs: number, writers
     rows.push({ writers: w, raw, store });
   }
   return rows;
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
 }
 
 async function main(): Promise<void> {

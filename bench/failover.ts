@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { HaCluster, type HaAgent, type HaMember, type SkiffLauncher } from '../test/support/ha.js';
 import { makeTempDir, removeTempDir, skiffEntry, startChild } from './lib/util.js';
 import { expectOk, LeanConnection } from './lib/http-load.js';
+import { measureWriters } from './lib/writers.js';
 import type { KubeList } from '../src/api/types.js';
 import { benchRawEtcd, type EtcdBenchResult } from './etcd-store.js';
 import { CpuMeter, cpuSecondsOf } from './lib/util.js';
@@ -304,33 +305,13 @@ async function apiCreates(member: HaMember, n: number, durationMs: number, warmu
   const ns = `bench-${n}-${Date.now()}`;
   try {
     expectOk(await conns[0]!.request('POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })));
-    let seq = 0;
-    const load = async (ms: number, latencies?: number[]) => {
-      const end = performance.now() + ms;
-      await Promise.all(
-        conns.map(async (c, w) => {
-          while (performance.now() < end) {
-            const t = performance.now();
-            const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${w}-${seq++}` }, data: { k: 'v'.repeat(200) } });
-            expectOk(await c.request('POST', `/api/v1/namespaces/${ns}/configmaps`, body));
-            latencies?.push(performance.now() - t);
-          }
-        }),
-      );
+    const creates = (phase: string) => (w: number, seq: number) => {
+      const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${phase}-${w}-${seq}` }, data: { k: 'v'.repeat(200) } });
+      return conns[w]!.request('POST', `/api/v1/namespaces/${ns}/configmaps`, body).then(expectOk);
     };
-    if (warmupMs > 0) await load(warmupMs);
+    if (warmupMs > 0) await measureWriters(n, warmupMs, creates('warm'));
     onMeasure?.();
-    const latencies: number[] = [];
-    const start = performance.now();
-    await load(durationMs, latencies);
-    const elapsed = performance.now() - start;
-    latencies.sort((a, b) => a - b);
-    return {
-      writesPerSec: Math.round((latencies.length / elapsed) * 1000),
-      writes: latencies.length,
-      p50Ms: Math.round((latencies[Math.floor(latencies.length * 0.5)] ?? 0) * 100) / 100,
-      p99Ms: Math.round((latencies[Math.floor(latencies.length * 0.99)] ?? 0) * 100) / 100,
-    };
+    return await measureWriters(n, durationMs, creates('m'));
   } finally {
     for (const c of conns) c.close();
   }

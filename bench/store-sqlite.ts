@@ -10,54 +10,21 @@ import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { openSqliteStore } from '../src/store/sqlite.js';
+import { measureWriters, samplePodValue, type WriteLoadResult } from './lib/writers.js';
 
-export interface StoreBenchResult {
-  writesPerSec: number;
-  writes: number;
+export interface StoreBenchResult extends WriteLoadResult {
   /** Commits (fsyncs) the writes needed; writes/transactions is the group-commit batch size. */
   transactions: number;
-  p50Ms: number;
-  p99Ms: number;
-}
-
-/** A pod-sized object, so the figures include realistic value sizes. */
-function sampleValue(n: number): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `bench-${n}`, namespace: 'default', labels: { app: 'bench' }, uid: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}` },
-    spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'registry.example/app:1.0', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
-    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
-  });
 }
 
 /** Creates distinct keys from `concurrency` writers, each awaiting its previous write, for durationMs. */
 export async function benchSqliteStore(dir: string, concurrency: number, durationMs: number): Promise<StoreBenchResult> {
   const store = await openSqliteStore({ path: join(dir, `store-${concurrency}.db`), maintenanceIntervalMs: 0 });
   try {
-    const value = sampleValue(0);
-    const latencies: number[] = [];
-    const start = performance.now();
-    const end = start + durationMs;
+    const value = samplePodValue(0);
     const tx0 = store.stats().transactions;
-    let n = 0;
-    const writer = async (w: number) => {
-      while (performance.now() < end) {
-        const t = performance.now();
-        await store.create(`/registry/pods/w${w}/${n++}`, value);
-        latencies.push(performance.now() - t);
-      }
-    };
-    await Promise.all(Array.from({ length: concurrency }, (_, w) => writer(w)));
-    const elapsed = performance.now() - start;
-    latencies.sort((a, b) => a - b);
-    return {
-      writesPerSec: Math.round((latencies.length / elapsed) * 1000),
-      writes: latencies.length,
-      transactions: store.stats().transactions - tx0,
-      p50Ms: round2(latencies[Math.floor(latencies.length * 0.5)] ?? 0),
-      p99Ms: round2(latencies[Math.floor(latencies.length * 0.99)] ?? 0),
-    };
+    const r = await measureWriters(concurrency, durationMs, (w, n) => store.create(`/registry/pods/w${w}/${n}`, value));
+    return { ...r, transactions: store.stats().transactions - tx0 };
   } finally {
     await store.close();
   }
@@ -71,7 +38,7 @@ export async function benchRawSqlite(dir: string, durationMs: number): Promise<{
     db.pragma('synchronous = FULL');
     db.exec('CREATE TABLE IF NOT EXISTS kv (id INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL)');
     const insert = db.prepare<[string, string]>('INSERT INTO kv (key, value) VALUES (?, ?)');
-    const value = sampleValue(0);
+    const value = samplePodValue(0);
     const start = performance.now();
     const end = start + durationMs;
     let writes = 0;
@@ -81,10 +48,6 @@ export async function benchRawSqlite(dir: string, durationMs: number): Promise<{
   } finally {
     db.close();
   }
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
 }
 
 async function main(): Promise<void> {
