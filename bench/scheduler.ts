@@ -12,9 +12,7 @@ import type { Node } from '../src/api/kinds/node.js';
 import type { Pod } from '../src/api/kinds/pod.js';
 import type { KubeList } from '../src/api/types.js';
 import type { ApiClient } from '../src/client/rest.js';
-import { EventRecorder } from '../src/controllers/events.js';
-import { SharedInformers } from '../src/controllers/informers.js';
-import { DEFAULT_CONTROLLER_OPTIONS, type ControllerContext } from '../src/controllers/manager.js';
+import { DEFAULT_CONTROLLER_OPTIONS, controllerContext } from '../src/controllers/manager.js';
 import { SchedulerController, type SchedulerOptions } from '../src/scheduler/scheduler.js';
 import { systemClock } from '../src/util/clock.js';
 import { silentLogger } from '../src/util/log.js';
@@ -124,15 +122,8 @@ export async function benchScheduler(opts: SchedulerBenchOptions): Promise<Sched
     say(`created ${opts.pods} pending pods in ${setupSeconds.toFixed(1)} s`);
 
     const log = silentLogger();
-    const informers = new SharedInformers(client, systemClock, log);
-    const ctx: ControllerContext = {
-      client,
-      informers,
-      clock: systemClock,
-      log,
-      options: DEFAULT_CONTROLLER_OPTIONS,
-      recorder: (component) => new EventRecorder(client, { component }, systemClock, log),
-    };
+    const ctx = controllerContext(client, systemClock, log, DEFAULT_CONTROLLER_OPTIONS);
+    const informers = ctx.informers;
     const controller = new SchedulerController(opts.scheduler ?? {});
     const cpu0 = process.cpuUsage();
     const machine = new CpuMeter();

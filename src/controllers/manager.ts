@@ -46,6 +46,26 @@ export interface ControllerContext {
   recorder(component: string): EventRecorder;
 }
 
+/**
+ * A context for one leadership term (or one test run): fresh informers, one event recorder per
+ * component. `host` goes into recorded Events' source.
+ */
+export function controllerContext(client: ApiClient, clock: Clock, log: Logger, options: ControllerOptions, host?: string): ControllerContext {
+  const recorders = new Map<string, EventRecorder>();
+  return {
+    client,
+    informers: new SharedInformers(client, clock, log),
+    clock,
+    log,
+    options,
+    recorder(component) {
+      let r = recorders.get(component);
+      if (!r) recorders.set(component, (r = new EventRecorder(client, host ? { component, host } : { component }, clock, log)));
+      return r;
+    },
+  };
+}
+
 export interface Controller {
   readonly name: string;
   /** Registers informer handlers and starts its loops; everything stops when signal aborts. */
@@ -94,24 +114,11 @@ export class ControllerManager {
     // Every in-flight request of every controller listens on this one signal.
     setMaxListeners(0, signal);
     // Fresh caches per term: a new leader must not act on what an old term saw.
-    const informers = new SharedInformers(this.client, this.clock, this.log);
-    const recorders = new Map<string, EventRecorder>();
-    const ctx: ControllerContext = {
-      client: this.client,
-      informers,
-      clock: this.clock,
-      log: this.log,
-      options: this.options,
-      recorder: (component) => {
-        let r = recorders.get(component);
-        if (!r) recorders.set(component, (r = new EventRecorder(this.client, { component, host: hostname() }, this.clock, this.log)));
-        return r;
-      },
-    };
+    const ctx = controllerContext(this.client, this.clock, this.log, this.options, hostname());
     for (const c of this.controllers) {
       c.start(ctx, signal);
       this.log.info({ controller: c.name }, 'controller started');
     }
-    informers.start(signal);
+    ctx.informers.start(signal);
   }
 }

@@ -6,9 +6,8 @@ import { isStatusError } from '../../src/api/errors.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
 import { Informer } from '../../src/client/informer.js';
 import type { ApiClient } from '../../src/client/rest.js';
-import { EventRecorder } from '../../src/controllers/events.js';
 import { SharedInformers } from '../../src/controllers/informers.js';
-import { type Controller, type ControllerContext, DEFAULT_CONTROLLER_OPTIONS } from '../../src/controllers/manager.js';
+import { type Controller, DEFAULT_CONTROLLER_OPTIONS, controllerContext } from '../../src/controllers/manager.js';
 import { systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/log.js';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
@@ -49,23 +48,10 @@ export interface RunningControllers {
 export function startControllers(client: ApiClient, controllers: Controller[]): RunningControllers {
   const ac = new AbortController();
   const log = silentLogger();
-  const informers = new SharedInformers(client, systemClock, log);
-  const recorders = new Map<string, EventRecorder>();
-  const ctx: ControllerContext = {
-    client,
-    informers,
-    clock: systemClock,
-    log,
-    options: DEFAULT_CONTROLLER_OPTIONS,
-    recorder(component) {
-      let r = recorders.get(component);
-      if (!r) recorders.set(component, (r = new EventRecorder(client, { component }, systemClock, log)));
-      return r;
-    },
-  };
+  const ctx = controllerContext(client, systemClock, log, DEFAULT_CONTROLLER_OPTIONS);
   for (const c of controllers) c.start(ctx, ac.signal);
-  informers.start(ac.signal);
-  return { informers, stop: () => ac.abort() };
+  ctx.informers.start(ac.signal);
+  return { informers: ctx.informers, stop: () => ac.abort() };
 }
 
 export function nsPath(ns: string, resource: string, name?: string, group = 'apps/v1'): string {

@@ -6,9 +6,7 @@ import type { KubeList, KubeObject } from '../../src/api/types.js';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
 import type { ApiClient } from '../../src/client/rest.js';
-import { EventRecorder } from '../../src/controllers/events.js';
-import { SharedInformers } from '../../src/controllers/informers.js';
-import { DEFAULT_CONTROLLER_OPTIONS, type ControllerContext } from '../../src/controllers/manager.js';
+import { DEFAULT_CONTROLLER_OPTIONS, controllerContext } from '../../src/controllers/manager.js';
 import { SchedulerController } from '../../src/scheduler/scheduler.js';
 import { systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -43,15 +41,8 @@ describe('scheduler', () => {
   function startScheduler(): SchedulerController {
     const ac = new AbortController();
     const log = silentLogger();
-    const informers = new SharedInformers(client, systemClock, log);
-    const ctx: ControllerContext = {
-      client,
-      informers,
-      clock: systemClock,
-      log,
-      options: DEFAULT_CONTROLLER_OPTIONS,
-      recorder: (component) => new EventRecorder(client, { component }, systemClock, log),
-    };
+    const ctx = controllerContext(client, systemClock, log, DEFAULT_CONTROLLER_OPTIONS);
+    const informers = ctx.informers;
     // Short back-off so retries after cluster changes are quick in tests.
     const controller = new SchedulerController({ queue: { initialBackoffMs: 50, maxBackoffMs: 200, maxUnschedulableMs: 60_000 } });
     controller.start(ctx, ac.signal);
