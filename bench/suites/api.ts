@@ -4,7 +4,6 @@
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { KubeObject } from '../../src/api/types.js';
-import type { ApiClient } from '../../src/client/rest.js';
 import { benchRawSqlite } from '../store-sqlite.js';
 import { profileTable, profilesIn, summarizeNewProfiles, type ProfileSummary } from '../lib/cpuprofile.js';
 import { etcdInstalled, startEtcd, startSkiffServer, type EtcdServer, type SkiffServer } from '../lib/servers.js';
@@ -109,15 +108,10 @@ const PAYLOAD_BYTES = OBJECT_BYTES - JSON.stringify(configMap('c128-l127-000000'
 
 const CM_PATH = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
 
-/** Clients for `clients` concurrent loops: one ApiClient per 64 loops (or just one if shared). */
-function clientsFor(server: SkiffServer, clients: number, shared: boolean): ApiClient[] {
-  const n = shared ? 1 : Math.ceil(clients / CLIENT_MAX_SOCKETS);
-  return Array.from({ length: n }, () => server.client());
-}
-
 /** Creates through skiff's own ApiClient (https.request underneath): what a Node program pays. */
 async function apiClientCreates(server: SkiffServer, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
-  const cs = clientsFor(server, clients, false);
+  // One ApiClient per 64 loops: its https.Agent allows 64 sockets.
+  const cs = Array.from({ length: Math.ceil(clients / CLIENT_MAX_SOCKETS) }, () => server.client());
   const clientOf = (l: number) => cs[Math.floor(l / CLIENT_MAX_SOCKETS) % cs.length]!;
   try {
     const r = await runLoad(

@@ -46,18 +46,9 @@ function walk(value: unknown, tree: FieldTree, path: string, out: string[], prun
   value.forEach((item, i) => walk(item, tree.list, `${path}[${i}]`, out, prune));
 }
 
-const topLevelOnly = new WeakMap<ResourceType, FieldTree>();
-
-/** The kind's tree; a kind without one is checked at the top level only. */
+/** The kind's tree (every served kind has one: test/api/field-validation.test.ts checks). */
 export function knownFieldsOf(rt: ResourceType): FieldTree {
   const tree = KNOWN_FIELDS[`${rt.group}/${rt.kind}`];
-  if (tree) return tree;
-  let t = topLevelOnly.get(rt);
-  if (!t) {
-    const fields: Record<string, FieldTree> = { apiVersion: 'leaf', kind: 'leaf', metadata: 'leaf' };
-    for (const f of rt.topLevelFields) fields[f] = 'leaf';
-    t = { fields };
-    topLevelOnly.set(rt, t);
-  }
-  return t;
+  if (!tree) throw new Error(`no known-fields tree for ${rt.group}/${rt.kind}: add one to src/api/known-fields.ts`);
+  return tree;
 }

@@ -18,7 +18,7 @@ export class ReconcileLoop {
   readonly queue: WorkQueue<string>;
   constructor(
     private readonly reconciler: Reconciler,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly log: Logger,
     private readonly workers = 2,
   ) {
