@@ -67,7 +67,7 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   // ServerResponse's four buffers, cork and uncork. ServerResponse still ends the stream (0-chunk).
   // A response without chunks (HEAD, an HTTP/1.0 client) or one queued behind a pipelined
   // request (no socket yet) is served through ServerResponse.
-  const socket = res.chunkedEncoding && req.method !== 'HEAD' ? res.socket : null;
+  const socket = res.chunkedEncoding ? res.socket : null;
   const out = (data: string): Buffer | string => (socket ? httpChunk(data) : data);
   const write = (chunk: Buffer | string): void => {
     if (finished) return;
