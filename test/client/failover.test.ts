@@ -114,12 +114,18 @@ async function waitUntil(fn: () => boolean, timeoutMs: number, what: string): Pr
   return Date.now() - start;
 }
 
-test('a hung server is abandoned within interval + timeout; its watch stream is cut; fail-back after the delay', async () => {
+/** Servers a and b, and a client preferring a that health-checks both (fast timings) and records its switches. */
+async function twoCheckedServers() {
   const { servers, caPem, close } = await fakeServers(['a', 'b']);
   const [a, b] = servers as [FakeServer, FakeServer];
   const client = new ApiClient({ servers: [a.url, b.url], caPem, timeoutMs: 5000, healthCheck: { intervalMs: 100, timeoutMs: 200, failbackAfterMs: 600 } });
   const switches: string[] = [];
   client.onFailover((s) => switches.push(s));
+  return { a, b, client, switches, close };
+}
+
+test('a hung server is abandoned within interval + timeout; its watch stream is cut; fail-back after the delay', async () => {
+  const { a, b, client, switches, close } = await twoCheckedServers();
   try {
     assert.deepEqual(await client.get('/x'), { server: 'a' });
     const ac = new AbortController();
@@ -153,11 +159,7 @@ test('a hung server is abandoned within interval + timeout; its watch stream is 
 });
 
 test('one request timing out neither marks its server down nor cuts the other requests and watches on it', async () => {
-  const { servers, caPem, close } = await fakeServers(['a', 'b']);
-  const [a, b] = servers as [FakeServer, FakeServer];
-  const client = new ApiClient({ servers: [a.url, b.url], caPem, timeoutMs: 5000, healthCheck: { intervalMs: 100, timeoutMs: 200, failbackAfterMs: 600 } });
-  const switches: string[] = [];
-  client.onFailover((s) => switches.push(s));
+  const { a, b, client, switches, close } = await twoCheckedServers();
   try {
     await waitUntil(() => client.serverState(a.url)?.healthy === true, 2000, 'a checked healthy');
     const ac = new AbortController();
