@@ -8,9 +8,9 @@ import type { Clock } from '../util/clock.js';
 import type { ResourceRequest } from './http/request-info.js';
 import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, type PatchType } from './http/codec.js';
 import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/negotiate.js';
-import { serveWatch } from './http/watch-stream.js';
+import { serveWatch, type WatchTerms } from './http/watch-stream.js';
 import { buildFilter } from './filters.js';
-import { keyPrefix, nowRfc3339, type ObjectStore } from './object-store.js';
+import { keyPrefix, nowRfc3339, type ListOptions, type ObjectStore } from './object-store.js';
 import { boolParam, deleteOptions, dryRunParam, fieldValidationParam, intParam } from './query.js';
 import { managerFromUserAgent, type UserInfo, type WriteContext } from './request-context.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, applyServerSide } from './patch/index.js';
@@ -72,17 +72,8 @@ export class ResourceHandler {
         return sendJson(res, 200, shapeObject(rt, obj, negotiate(accept), this.deps.clock.now(), includeObjectParam(query)));
       }
       case 'list': {
-        const shape = negotiate(accept);
-        const filter = buildFilter(rt, { namespace: info.namespace, labelSelector: query.get('labelSelector'), fieldSelector: query.get('fieldSelector') }, this.deps.indexedFields(rt));
-        const limit = intParam(query, 'limit');
-        const list = await store.list(info.namespace, {
-          filter,
-          ...(limit !== undefined ? { limit } : {}),
-          ...(query.get('continue') ? { continueToken: query.get('continue')! } : {}),
-          ...(query.get('resourceVersion') !== null ? { resourceVersion: query.get('resourceVersion')! } : {}),
-          ...(query.get('resourceVersionMatch') ? { resourceVersionMatch: query.get('resourceVersionMatch')! } : {}),
-        });
-        return sendJson(res, 200, shapeList(rt, list, shape, this.deps.clock.now(), includeObjectParam(query)));
+        const list = await store.list(info.namespace, this.listOptions(rt, info, query));
+        return sendJson(res, 200, shapeList(rt, list, negotiate(accept), this.deps.clock.now(), includeObjectParam(query)));
       }
       case 'watch':
         return this.watch(req, res, rt, store, info, query);
@@ -124,7 +115,21 @@ export class ResourceHandler {
     }
   }
 
-  private async watch(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams): Promise<void> {
+  /** A list request's options, from its query. */
+  listOptions(rt: ResourceType, info: ResourceRequest, query: URLSearchParams): ListOptions {
+    const filter = buildFilter(rt, { namespace: info.namespace, labelSelector: query.get('labelSelector'), fieldSelector: query.get('fieldSelector') }, this.deps.indexedFields(rt));
+    const limit = intParam(query, 'limit');
+    return {
+      filter,
+      ...(limit !== undefined ? { limit } : {}),
+      ...(query.get('continue') ? { continueToken: query.get('continue')! } : {}),
+      ...(query.get('resourceVersion') !== null ? { resourceVersion: query.get('resourceVersion')! } : {}),
+      ...(query.get('resourceVersionMatch') ? { resourceVersionMatch: query.get('resourceVersionMatch')! } : {}),
+    };
+  }
+
+  /** A watch request's terms, from its query, once the cache has caught up with what it asks for. */
+  async watchTerms(rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams): Promise<WatchTerms> {
     const filter = buildFilter(
       rt,
       { namespace: info.namespace, labelSelector: query.get('labelSelector'), fieldSelector: query.get('fieldSelector'), name: info.name },
@@ -141,18 +146,25 @@ export class ResourceHandler {
     if (fromRv !== undefined) await store.cache.waitForRevision(fromRv, 3000);
     if (sendInitial && rvParam) await store.cache.waitForRevision(Number(rvParam) || 0, 3000);
     const timeoutSeconds = intParam(query, 'timeoutSeconds');
-    serveWatch(req, res, {
-      rt,
-      cache: store.cache,
+    return {
       filter,
       keyPrefix: keyPrefix(rt, info.namespace),
       fromRv,
-      shape: negotiate(req.headers.accept),
-      ...(includeObjectParam(query) ? { include: includeObjectParam(query)! } : {}),
       timeoutMs: timeoutSeconds && timeoutSeconds > 0 ? timeoutSeconds * 1000 : this.deps.minRequestTimeoutMs * (1 + Math.random()),
       bookmarks: boolParam(query, 'allowWatchBookmarks'),
       bookmarkIntervalMs: this.deps.watchBookmarkIntervalMs,
       sendInitialEventsEnd: sendInitial && boolParam(query, 'allowWatchBookmarks'),
+    };
+  }
+
+  private async watch(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams): Promise<void> {
+    const terms = await this.watchTerms(rt, store, info, query);
+    serveWatch(req, res, {
+      rt,
+      cache: store.cache,
+      ...terms,
+      shape: negotiate(req.headers.accept),
+      ...(includeObjectParam(query) ? { include: includeObjectParam(query)! } : {}),
       now: () => this.deps.clock.now(),
     });
   }

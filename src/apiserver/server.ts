@@ -17,6 +17,7 @@ import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { ApiMetrics } from './metrics.js';
 import { ObjectStore, type NamespaceLookup } from './object-store.js';
 import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
+import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
 import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
 import { alwaysMatch } from './watch-cache.js';
@@ -70,6 +71,8 @@ export class ApiServer {
   private readonly stores = new Map<ResourceType, ObjectStore>();
   private readonly discovery = new Discovery(allResourceTypes);
   private readonly handler: ResourceHandler;
+  /** Lists and watches for this process's own controllers, straight from the watch caches. */
+  readonly localReads: LocalReads;
   private readonly authenticator: Authenticator;
   private readonly authorizer: Authorizer;
   private server?: https.Server;
@@ -113,6 +116,7 @@ export class ApiServer {
       watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs ?? 60_000,
       minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
     });
+    this.localReads = new LocalReads({ handler: this.handler, typeFor: resourceTypeFor, storeFor: (rt) => this.stores.get(rt)! });
   }
 
   /** Admission plugins by resource: DefaultTolerationSeconds for pods, address allocation for services. */

@@ -1,12 +1,20 @@
 // A shared informer: list, then watch from the list's resourceVersion, keeping a local cache and
 // telling handlers about adds, updates and deletes. Relists on 410, re-watches when a stream ends,
 // backs off on errors. Level-triggered controllers read its cache; they never trust one event.
-import type { KubeList, KubeObject } from '../api/types.js';
+import type { KubeList, KubeObject, WatchEvent } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import type { ApiClient } from './rest.js';
+
+/**
+ * Where an informer lists and watches: the API over HTTP (ApiClient), or, for a server's own
+ * controllers, that server's watch caches. A 410 surfaces as a StatusError with code 410.
+ */
+export interface ListWatchSource {
+  list<T extends KubeObject>(path: string, query: Record<string, string>, signal: AbortSignal): Promise<KubeList<T>>;
+  watch<T extends KubeObject>(path: string, query: Record<string, string>, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
+}
 
 export interface InformerHandlers<T extends KubeObject> {
   add?(obj: T): void;
@@ -37,7 +45,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private syncWaiters: (() => void)[] = [];
   private readonly clock: Clock;
 
-  constructor(private readonly client: ApiClient, private readonly opts: InformerOptions) {
+  constructor(private readonly source: ListWatchSource, private readonly opts: InformerOptions) {
     this.clock = opts.clock ?? systemClock;
   }
 
@@ -109,7 +117,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const rv = resourceVersion === '0' && this.resourceVersion ? this.resourceVersion : resourceVersion;
     const query: Record<string, string> = { ...this.query() };
     if (rv) query.resourceVersion = rv;
-    const list = await this.client.get<KubeList<T>>(this.opts.path, { query, signal });
+    const list = await this.source.list<T>(this.opts.path, query, signal);
     const fresh = new Map<string, T>();
     for (const item of list.items) fresh.set(objectKeyOf(item), item);
     for (const [key, old] of this.cache) {
@@ -135,7 +143,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async watchOnce(signal: AbortSignal): Promise<void> {
     const timeout = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
     const query = { ...this.query(), resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeout) };
-    for await (const ev of this.client.watch<T>(this.opts.path, query, signal)) {
+    for await (const ev of this.source.watch<T>(this.opts.path, query, signal)) {
       const obj = ev.object;
       const rv = obj.metadata?.resourceVersion;
       if (ev.type === 'BOOKMARK') {

@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { StatusError } from '../api/errors.js';
-import type { KubeObject, Status, WatchEvent } from '../api/types.js';
+import type { KubeList, KubeObject, Status, WatchEvent } from '../api/types.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { ServerHealthChecker, pickServer, type HealthCheckOptions, type ServerState } from './server-health.js';
 
@@ -286,6 +286,10 @@ export class ApiClient {
 
   get<T = KubeObject>(path: string, o?: RequestOptions): Promise<T> {
     return this.request<T>('GET', path, o);
+  }
+  /** A collection, as an informer lists it. */
+  list<T extends KubeObject = KubeObject>(path: string, query: RequestOptions['query'], signal?: AbortSignal): Promise<KubeList<T>> {
+    return this.request<KubeList<T>>('GET', path, { query, ...(signal ? { signal } : {}) });
   }
   create<T = KubeObject>(path: string, body: unknown, o: RequestOptions = {}): Promise<T> {
     return this.request<T>('POST', path, { ...o, body });

@@ -1,7 +1,6 @@
 // One informer per resource per process, shared by every controller that reads it.
 import type { KubeObject } from '../api/types.js';
-import { Informer } from '../client/informer.js';
-import type { ApiClient } from '../client/rest.js';
+import { Informer, type ListWatchSource } from '../client/informer.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 
@@ -9,13 +8,13 @@ export class SharedInformers {
   private readonly informers = new Map<string, Informer>();
   private started?: AbortSignal;
 
-  constructor(private readonly client: ApiClient, private readonly clock: Clock, private readonly log: Logger) {}
+  constructor(private readonly source: ListWatchSource, private readonly clock: Clock, private readonly log: Logger) {}
 
   /** The informer for a collection path such as /api/v1/pods or /apis/apps/v1/deployments. */
   for<T extends KubeObject = KubeObject>(path: string): Informer<T> {
     let inf = this.informers.get(path);
     if (!inf) {
-      inf = new Informer(this.client, { path, clock: this.clock, log: this.log });
+      inf = new Informer(this.source, { path, clock: this.clock, log: this.log });
       this.informers.set(path, inf);
       if (this.started) void inf.run(this.started);
     }

@@ -4,6 +4,7 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../client/rest.js';
+import type { ListWatchSource } from '../client/informer.js';
 import { LeaderElector } from '../client/leader-election.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -48,13 +49,21 @@ export interface ControllerContext {
 
 /**
  * A context for one leadership term (or one test run): fresh informers, one event recorder per
- * component. `host` goes into recorded Events' source.
+ * component. `host` goes into recorded Events' source. Informers read from `reads` (by default
+ * the API, through `client`); writes always go through `client`.
  */
-export function controllerContext(client: ApiClient, clock: Clock, log: Logger, options: ControllerOptions, host?: string): ControllerContext {
+export function controllerContext(
+  client: ApiClient,
+  clock: Clock,
+  log: Logger,
+  options: ControllerOptions,
+  host?: string,
+  reads: ListWatchSource = client,
+): ControllerContext {
   const recorders = new Map<string, EventRecorder>();
   return {
     client,
-    informers: new SharedInformers(client, clock, log),
+    informers: new SharedInformers(reads, clock, log),
     clock,
     log,
     options,
@@ -89,6 +98,8 @@ export class ControllerManager {
     private readonly log: Logger,
     private readonly options: ControllerOptions,
     private readonly election: LeaderElectionTimings,
+    /** Where informers list and watch: the server's own caches when it runs the controllers. */
+    private readonly reads: ListWatchSource = client,
   ) {}
 
   get isLeader(): boolean {
@@ -114,7 +125,7 @@ export class ControllerManager {
     // Every in-flight request of every controller listens on this one signal.
     setMaxListeners(0, signal);
     // Fresh caches per term: a new leader must not act on what an old term saw.
-    const ctx = controllerContext(this.client, this.clock, this.log, this.options, hostname());
+    const ctx = controllerContext(this.client, this.clock, this.log, this.options, hostname(), this.reads);
     for (const c of this.controllers) {
       c.start(ctx, signal);
       this.log.info({ controller: c.name }, 'controller started');

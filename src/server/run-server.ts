@@ -99,7 +99,8 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   log.info({ kubeconfig: kubeconfigPath, server: serverUrl }, 'admin kubeconfig written');
 
 
-  // Controllers talk to their own server over loopback HTTPS, exactly as they would to another member.
+  // Controllers write to their own server over loopback HTTPS, exactly as they would to another
+  // member; their informers read this server's watch caches directly.
   const loopbackHost = cfg.listenHost === '0.0.0.0' ? '127.0.0.1' : cfg.listenHost === '::' ? '::1' : cfg.listenHost;
   const controllerClient = new ApiClient({
     servers: [`https://${loopbackHost.includes(':') ? `[${loopbackHost}]` : loopbackHost}:${port}`],
@@ -109,7 +110,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     timeoutMs: 30_000,
     userAgent: 'skiff-controller-manager/0.1.0',
   });
-  const manager = new ControllerManager(controllerClient, allControllers(), systemClock, log, cfg.controllers, cfg.leaderElection);
+  const manager = new ControllerManager(controllerClient, allControllers(), systemClock, log, cfg.controllers, cfg.leaderElection, api.localReads);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });

@@ -18,19 +18,23 @@ import { shapeObject, type IncludeObject, type ResponseShape } from './negotiate
 /** A watcher that falls this far behind is cut off; the client resumes from its last RV. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
-export interface WatchRequest {
-  rt: ResourceType;
-  cache: WatchCache;
+/** What a watch request asks for, whatever carries it (HTTP, or the server's own controllers). */
+export interface WatchTerms {
   filter: WatchFilter;
   keyPrefix: string;
   /** undefined: start with the current state (rv unset or 0). */
   fromRv: number | undefined;
-  shape: ResponseShape;
-  include?: IncludeObject;
   timeoutMs: number;
   bookmarks: boolean;
   bookmarkIntervalMs: number;
   sendInitialEventsEnd: boolean;
+}
+
+export interface WatchRequest extends WatchTerms {
+  rt: ResourceType;
+  cache: WatchCache;
+  shape: ResponseShape;
+  include?: IncludeObject;
   now: () => number;
   onEnd?: () => void;
 }
@@ -46,6 +50,13 @@ export function httpChunk(data: string): Buffer {
   return buf;
 }
 
+/** A BOOKMARK event's object: only the kind and the revision the watcher has seen up to. */
+export function bookmarkObject(rt: ResourceType, rv: number, annotations?: Record<string, string>): KubeObject {
+  const metadata: KubeObject['metadata'] = { resourceVersion: String(rv) };
+  if (annotations) metadata.annotations = annotations;
+  return { kind: rt.kind, apiVersion: apiVersionOf(rt.group, rt.version), metadata };
+}
+
 export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): void {
   // The client may have gone while the handler waited for the cache; its close events already fired.
   if (req.destroyed || res.destroyed) return;
@@ -54,7 +65,6 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
   // Node holds headers until the first body write; kubectl waits for them.
   res.flushHeaders();
-  const apiVersion = apiVersionOf(w.rt.group, w.rt.version);
   let finished = false;
   // The opening burst (current state or replayed window) is written in one go and may be large;
   // the slow-consumer cap applies to live events after it.
@@ -91,10 +101,7 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   };
 
   const bookmark = (extra?: Record<string, string>): void => {
-    const rv = Math.max(lastRv, w.cache.revision);
-    const metadata: KubeObject['metadata'] = { resourceVersion: String(rv) };
-    if (extra) metadata.annotations = extra;
-    write(out(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: w.rt.kind, apiVersion, metadata } })}\n`));
+    write(out(`${JSON.stringify({ type: 'BOOKMARK', object: bookmarkObject(w.rt, Math.max(lastRv, w.cache.revision), extra) })}\n`));
   };
 
   const watcher: CacheWatcher = {
