@@ -439,3 +439,49 @@ test('the synced last-applied annotation is encoded as Go writes it', () => {
   assert.ok(text.startsWith('{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"app":"a\\u003cb\\u003e\\u0026c"},"name":"web"'));
   assert.deepEqual(JSON.parse(text), config);
 });
+
+test("a create's entry is exactly what the general update path records", async () => {
+  const { useGeneralPathForCreates } = await import('../../src/apiserver/patch/managedfields.js');
+  const objects: KubeObject[] = [
+    stored(manifest({ replicas: 3, labels: { app: 'web', tier: 'front' } })),
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'default', labels: { a: 'b' }, annotations: { x: 'y' }, finalizers: ['f1', 'f2'], ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u1', controller: true }] },
+      spec: {
+        containers: [
+          { name: 'a', image: 'busybox', command: ['sleep', '1'], env: [{ name: 'X', value: '1' }, { name: 'Y', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }], ports: [{ containerPort: 80 }, { containerPort: 53, protocol: 'UDP' }], resources: {} },
+          { name: 'b', image: 'busybox', volumeMounts: [{ name: 'v', mountPath: '/v' }] },
+        ],
+        volumes: [{ name: 'v', emptyDir: {} }],
+        tolerations: [{ key: 'k', operator: 'Exists', effect: 'NoSchedule' }],
+        nodeSelector: { disk: 'ssd' },
+        securityContext: {},
+        restartPolicy: 'Always',
+      },
+      status: { phase: 'Pending' },
+    },
+    { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels: { 'kubernetes.io/hostname': 'n1' } }, spec: { taints: [{ key: 't', effect: 'NoExecute' }], unschedulable: true }, status: { conditions: [{ type: 'Ready', status: 'True' }], capacity: { cpu: '2' } } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: { a: '1', b: '' }, binaryData: { z: 'AAAA' } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'only-identity', namespace: 'default' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }], clusterIPs: [], type: 'ClusterIP' } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns', labels: {} }, spec: { finalizers: ['kubernetes'] } },
+    { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l', namespace: 'kube-node-lease' }, spec: { holderIdentity: 'n1', leaseDurationSeconds: 40, renewTime: null } },
+    { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'd', namespace: 'default' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }, { name: 'c', image: 'dup' }] } } } },
+  ];
+  for (const obj of objects) {
+    const [group, version] = obj.apiVersion!.includes('/') ? obj.apiVersion!.split('/') : ['', obj.apiVersion!];
+    const opts = { manager: 'm', operation: 'Update' as const, now: T1, apiVersion: obj.apiVersion!, gvk: { group: group!, version: version!, kind: obj.kind! } };
+    const fast = structuredClone(obj);
+    updateManagedFields(undefined, fast, opts);
+    const general = structuredClone(obj);
+    useGeneralPathForCreates(true);
+    try {
+      updateManagedFields(undefined, general, opts);
+    } finally {
+      useGeneralPathForCreates(false);
+    }
+    assert.deepEqual(fast.metadata.managedFields, general.metadata.managedFields, `${obj.kind} ${obj.metadata.name}`);
+    assert.deepEqual(JSON.stringify(fast), JSON.stringify(general), `${obj.kind} ${obj.metadata.name}: key order`);
+  }
+});

@@ -94,6 +94,34 @@ export class FieldSet {
     return s;
   }
 
+  /** In place: drops the members `other` has (exact paths) and whatever that leaves empty. */
+  removeMembers(other: FieldSet): this {
+    if (other.member) this.member = false;
+    for (const [pe, theirs] of other.children) {
+      const mine = this.children.get(pe);
+      if (!mine) continue;
+      mine.removeMembers(theirs);
+      if (mine.isEmpty()) this.children.delete(pe);
+    }
+    return this;
+  }
+
+  /** In place: drops the given paths, everything beneath them and whatever that leaves empty. */
+  removeSubtrees(prefixes: FieldSet): this {
+    if (prefixes.member) {
+      this.member = false;
+      this.children.clear();
+      return this;
+    }
+    for (const [pe, p] of prefixes.children) {
+      const mine = this.children.get(pe);
+      if (!mine) continue;
+      mine.removeSubtrees(p);
+      if (mine.isEmpty()) this.children.delete(pe);
+    }
+    return this;
+  }
+
   /** Removes the given paths and everything beneath them. */
   withoutSubtrees(prefixes: FieldSet): FieldSet {
     if (prefixes.member) return new FieldSet();

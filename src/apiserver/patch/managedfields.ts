@@ -69,19 +69,21 @@ export function decodeOrEmpty(raw: unknown): Managers {
   }
 }
 
+/** One manager's entry, its fields in the order upstream writes them. */
+function entryOf(m: Manager): ManagedFieldsEntry {
+  const e: ManagedFieldsEntry = m.manager ? { manager: m.manager, operation: m.operation } : { operation: m.operation };
+  if (m.apiVersion) e.apiVersion = m.apiVersion;
+  if (m.time) e.time = m.time;
+  e.fieldsType = 'FieldsV1';
+  e.fieldsV1 = m.set.toFieldsV1();
+  if (m.subresource) e.subresource = m.subresource;
+  return e;
+}
+
 /** Entries in upstream's order: appliers first, then by time, manager, apiVersion, subresource. */
 export function encodeManagedFields(managers: Managers): ManagedFieldsEntry[] {
   const entries: ManagedFieldsEntry[] = [];
-  for (const m of managers.values()) {
-    if (m.set.isEmpty()) continue;
-    const e: ManagedFieldsEntry = m.manager ? { manager: m.manager, operation: m.operation } : { operation: m.operation };
-    if (m.apiVersion) e.apiVersion = m.apiVersion;
-    if (m.time) e.time = m.time;
-    e.fieldsType = 'FieldsV1';
-    e.fieldsV1 = m.set.toFieldsV1();
-    if (m.subresource) e.subresource = m.subresource;
-    entries.push(e);
-  }
+  for (const m of managers.values()) if (!m.set.isEmpty()) entries.push(entryOf(m));
   const seconds = (t: string | undefined) => (t ? Math.floor(Date.parse(t) / 1000) || 0 : 0);
   return entries.sort((p, q) => {
     if (p.operation !== q.operation) return p.operation! < q.operation! ? -1 : 1;
@@ -124,13 +126,17 @@ export interface FieldFilter {
   only?: FieldSet;
 }
 
+// The filters are only read, never changed: built once.
+const NO_FILTER: FieldFilter = {};
+const WITHOUT_STATUS: FieldFilter = { exclude: FieldSet.fromPaths([[fieldElement('status')]]) };
+const WITHOUT_SPEC: FieldFilter = { exclude: FieldSet.fromPaths([[fieldElement('spec')]]) };
+const ONLY_REPLICAS: FieldFilter = { only: FieldSet.fromPaths([[fieldElement('spec'), fieldElement('replicas')]]) };
+
 export function fieldFilter(gvk: Pick<GroupVersionKind, 'group' | 'kind'>, subresource: string | undefined): FieldFilter {
-  if (subresource === undefined || subresource === '') {
-    return hasStatusSubresource(gvk) ? { exclude: FieldSet.fromPaths([[fieldElement('status')]]) } : {};
-  }
-  if (subresource === 'status') return { exclude: FieldSet.fromPaths([[fieldElement('spec')]]) };
-  if (subresource === 'scale') return { only: FieldSet.fromPaths([[fieldElement('spec'), fieldElement('replicas')]]) };
-  return {};
+  if (subresource === undefined || subresource === '') return hasStatusSubresource(gvk) ? WITHOUT_STATUS : NO_FILTER;
+  if (subresource === 'status') return WITHOUT_SPEC;
+  if (subresource === 'scale') return ONLY_REPLICAS;
+  return NO_FILTER;
 }
 
 export function filterSet(set: FieldSet, f: FieldFilter): FieldSet {
@@ -165,6 +171,7 @@ export function updateManagedFields(old: KubeObject | undefined, updated: KubeOb
   try {
     const gvk = opts.gvk ?? { ...parseApiVersion(opts.apiVersion), kind: updated.kind ?? old?.kind ?? '' };
     const managers = baseManagers(old, updated, opts.subresource);
+    if (!old && !opts.subresource && managers.size === 0 && !forceGeneralPath) return recordCreate(updated, gvk, opts);
     const before = withoutManagedFields(old);
     const after = withoutManagedFields(updated);
     const diff = filterComparison(compare(before, after, schemaFor(gvk)), fieldFilter(gvk, opts.subresource));
@@ -187,6 +194,30 @@ export function updateManagedFields(old: KubeObject | undefined, updated: KubeOb
   } catch {
     delete updated.metadata.managedFields;
   }
+}
+
+/** For tests: take the general path for creates too, to check recordCreate against it. */
+let forceGeneralPath = false;
+export function useGeneralPathForCreates(on: boolean): void {
+  forceGeneralPath = on;
+}
+
+/**
+ * A create that brings no managedFields of its own, which is nearly every create: nobody owns
+ * anything yet, so the writer's one entry is everything the object sets. The same result as the
+ * general path, without its copies of the field set (a create paid for three).
+ */
+function recordCreate(created: KubeObject, gvk: GroupVersionKind, opts: UpdateManagedFieldsOptions): void {
+  const diff = compare(undefined, withoutManagedFields(created), schemaFor(gvk));
+  const taken = diff.modified.isEmpty() ? diff.added : diff.added.union(diff.modified);
+  const filter = fieldFilter(gvk, undefined);
+  if (filter.exclude) taken.removeSubtrees(filter.exclude);
+  taken.removeMembers(STRIPPED_FIELDS);
+  if (taken.isEmpty()) {
+    delete created.metadata.managedFields;
+    return;
+  }
+  created.metadata.managedFields = [entryOf({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, time: toManagedTime(opts.now), set: taken })];
 }
 
 /**
