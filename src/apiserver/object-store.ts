@@ -55,8 +55,14 @@ const MAX_RETRIES = 1000;
 /** Kinds whose DELETE returns the object rather than a Status, as upstream's registries do. */
 const RETURNS_DELETED_OBJECT = new Set(['pods', 'services', 'namespaces', 'nodes']);
 
+let lastSecond: { second: number; text: string } | undefined;
+
+/** The clock's time as upstream's metav1.Time writes it: RFC 3339, whole seconds. */
 export function nowRfc3339(clock: Clock): string {
-  return new Date(Math.floor(clock.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  // Every write stamps the time, and the same second repeats thousands of times.
+  const second = Math.floor(clock.now() / 1000);
+  if (lastSecond?.second !== second) lastSecond = { second, text: new Date(second * 1000).toISOString().replace('.000Z', 'Z') };
+  return lastSecond.text;
 }
 
 export function objectKey(rt: ResourceType, namespace: string | undefined, name: string): string {

@@ -30,7 +30,8 @@ export function parseRequestInfo(
   query: URLSearchParams,
   isNamespacedResource: (group: string, version: string, resource: string) => boolean,
 ): RequestInfo {
-  const parts = path.split('/').filter((p) => p.length > 0).map(decodeURIComponent);
+  const segments = path.split('/').filter((p) => p.length > 0);
+  const parts = path.includes('%') ? segments.map(decodeURIComponent) : segments;
   let group: string;
   let version: string;
   let rest: string[];
