@@ -23,5 +23,7 @@ const e2e = files.filter((f) => f.includes('/e2e/'));
 // A test that hangs fails after 5 minutes instead of eating CI's time; a file whose tests are done
 // exits even if a stray handle would keep its process alive.
 const args = ['--test', '--test-reporter=spec', '--test-concurrency=1', '--test-timeout=300000', '--test-force-exit', ...unit, ...e2e];
-const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
+// Objects a server shares with its own read-only informers are frozen under test (and in every
+// server the tests start), so code that changes one fails loudly instead of corrupting a cache.
+const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, SKIFF_FREEZE_SHARED: '1' } });
 process.exit(r.status ?? 1);

@@ -3,11 +3,13 @@
 // record each way and a parse of the chunked stream: a quarter of a create's CPU when the garbage
 // collector watches every kind. Writes still go over HTTP, through authorization and admission.
 // Controllers get their own copies of every object, as they would from the wire: the caches'
-// objects are shared and must never be changed in place.
+// objects are shared and must never be changed in place. Readers that promise only to read
+// (ReadOptions.readOnly) get the cache's own objects; with SKIFF_FREEZE_SHARED=1 (the test suite
+// sets it) those are frozen first, so a broken promise fails loudly instead of corrupting the cache.
 import type { KubeList, KubeObject, WatchEvent } from '../api/types.js';
 import { StatusError, timeout as timeoutError, tooOldResourceVersion } from '../api/errors.js';
 import type { ResourceType } from '../api/resource.js';
-import type { ListWatchSource } from '../client/informer.js';
+import type { ListWatchSource, ReadOptions } from '../client/informer.js';
 import { parseRequestInfo, type ResourceRequest } from './http/request-info.js';
 import { bookmarkObject } from './http/watch-stream.js';
 import { shapeList } from './http/negotiate.js';
@@ -31,17 +33,39 @@ function copyOf<T>(v: unknown): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
 
+const FREEZE_SHARED = process.env.SKIFF_FREEZE_SHARED === '1';
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const child of Object.values(v)) deepFreeze(child);
+  }
+  return v;
+}
+
+/** A cache object handed out without a copy. */
+function shared<T>(v: T): T {
+  return FREEZE_SHARED ? deepFreeze(v) : v;
+}
+
 export class LocalReads implements ListWatchSource {
+  readonly sharesObjects = true;
+
   constructor(private readonly deps: LocalReadsDeps) {}
 
-  async list<T extends KubeObject>(path: string, query: Record<string, string>): Promise<KubeList<T>> {
+  async list<T extends KubeObject>(path: string, query: Record<string, string>, _signal?: AbortSignal, opts: ReadOptions = {}): Promise<KubeList<T>> {
     const { rt, store, info } = this.collection(path);
     const list = await store.list(info.namespace, this.deps.handler.listOptions(rt, info, new URLSearchParams(query)));
-    // Shaped as over HTTP: items of a typed list carry no kind or apiVersion.
-    return copyOf<KubeList<T>>(shapeList(rt, list, 'object', Date.now()));
+    // Shaped as over HTTP: items of a typed list carry no kind or apiVersion (each item a new
+    // object, its fields still the cache's).
+    const shaped = shapeList(rt, list, 'object', Date.now()) as KubeList<T>;
+    if (!opts.readOnly) return copyOf<KubeList<T>>(shaped);
+    for (const item of shaped.items) shared(item);
+    return shaped;
   }
 
-  async *watch<T extends KubeObject>(path: string, query: Record<string, string>, signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
+  async *watch<T extends KubeObject>(path: string, query: Record<string, string>, signal: AbortSignal, opts: ReadOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const readOnly = opts.readOnly ?? false;
     const { rt, store, info } = this.collection(path);
     const terms = await this.deps.handler.watchTerms(rt, store, info, new URLSearchParams(query));
     const cache = store.cache;
@@ -66,8 +90,9 @@ export class LocalReads implements ListWatchSource {
       filter: terms.filter,
       send(type: CacheEventType, ev: CacheEvent) {
         if (ev.rv > lastRv) lastRv = ev.rv;
+        if (readOnly) queue.push({ type, object: shared(ev.object) as T });
         // The same JSON HTTP watchers are sent, encoded once per event for all of them.
-        queue.push({ type, object: JSON.parse((ev.json ??= JSON.stringify(ev.object))) as T });
+        else queue.push({ type, object: JSON.parse((ev.json ??= JSON.stringify(ev.object))) as T });
         notify();
       },
       end: finish,

@@ -149,8 +149,9 @@ export class ObjectStore {
   }
 
   private stamp(obj: KubeObject): KubeObject {
-    obj.apiVersion = this.apiVersion;
-    obj.kind = this.rt.kind;
+    // Cached objects pass through here too and are never written to: only set what is missing.
+    if (obj.apiVersion !== this.apiVersion) obj.apiVersion = this.apiVersion;
+    if (obj.kind !== this.rt.kind) obj.kind = this.rt.kind;
     return obj;
   }
 

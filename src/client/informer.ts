@@ -12,8 +12,18 @@ import type { Logger } from '../util/log.js';
  * controllers, that server's watch caches. A 410 surfaces as a StatusError with code 410.
  */
 export interface ListWatchSource {
-  list<T extends KubeObject>(path: string, query: Record<string, string>, signal: AbortSignal): Promise<KubeList<T>>;
-  watch<T extends KubeObject>(path: string, query: Record<string, string>, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
+  /** Whether read-only reads get shared objects rather than copies (see ReadOptions). */
+  readonly sharesObjects?: boolean;
+  list<T extends KubeObject>(path: string, query: Record<string, string>, signal: AbortSignal, opts?: ReadOptions): Promise<KubeList<T>>;
+  watch<T extends KubeObject>(path: string, query: Record<string, string>, signal: AbortSignal, opts?: ReadOptions): AsyncIterable<WatchEvent<T>>;
+}
+
+export interface ReadOptions {
+  /**
+   * The reader never changes what it is given, so a source may hand out objects it shares with
+   * others (a server's cache) instead of copies. Over HTTP every object is a copy anyway.
+   */
+  readOnly?: boolean;
 }
 
 export interface InformerHandlers<T extends KubeObject> {
@@ -31,6 +41,8 @@ export interface InformerOptions {
   log?: Logger;
   /** Watch request lifetime; the informer re-watches after it. */
   watchTimeoutSeconds?: number;
+  /** Handlers only read objects (never change them): a source may share them instead of copying. */
+  readOnly?: boolean;
 }
 
 export function objectKeyOf(obj: KubeObject): string {
@@ -117,7 +129,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const rv = resourceVersion === '0' && this.resourceVersion ? this.resourceVersion : resourceVersion;
     const query: Record<string, string> = { ...this.query() };
     if (rv) query.resourceVersion = rv;
-    const list = await this.source.list<T>(this.opts.path, query, signal);
+    const list = await this.source.list<T>(this.opts.path, query, signal, { readOnly: this.opts.readOnly ?? false });
     const fresh = new Map<string, T>();
     for (const item of list.items) fresh.set(objectKeyOf(item), item);
     for (const [key, old] of this.cache) {
@@ -143,7 +155,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async watchOnce(signal: AbortSignal): Promise<void> {
     const timeout = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
     const query = { ...this.query(), resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeout) };
-    for await (const ev of this.source.watch<T>(this.opts.path, query, signal)) {
+    for await (const ev of this.source.watch<T>(this.opts.path, query, signal, { readOnly: this.opts.readOnly ?? false })) {
       const obj = ev.object;
       const rv = obj.metadata?.resourceVersion;
       if (ev.type === 'BOOKMARK') {

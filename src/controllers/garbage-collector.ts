@@ -86,7 +86,8 @@ class GarbageCollector implements Reconciler {
     this.loop = new ReconcileLoop(this, ctx.clock, this.log, 4);
     for (const rt of allResourceTypes) {
       if (IGNORED.has(`${rt.group}/${rt.version}/${rt.resource}`)) continue;
-      this.informers.push({ rt, informer: ctx.informers.for(collectionPathOf(rt)) });
+      // The graph only reads objects; every change goes through a fresh GET.
+      this.informers.push({ rt, informer: ctx.informers.for(collectionPathOf(rt), { readOnly: true }) });
     }
   }
 

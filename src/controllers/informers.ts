@@ -10,12 +10,19 @@ export class SharedInformers {
 
   constructor(private readonly source: ListWatchSource, private readonly clock: Clock, private readonly log: Logger) {}
 
-  /** The informer for a collection path such as /api/v1/pods or /apis/apps/v1/deployments. */
-  for<T extends KubeObject = KubeObject>(path: string): Informer<T> {
-    let inf = this.informers.get(path);
+  /**
+   * The informer for a collection path such as /api/v1/pods or /apis/apps/v1/deployments.
+   * Read-only informers (handlers that never change an object) are separate ones, whose objects
+   * a server's own cache may share with them instead of copying.
+   */
+  for<T extends KubeObject = KubeObject>(path: string, opts: { readOnly?: boolean } = {}): Informer<T> {
+    // Where every object is a copy anyway (HTTP), one informer serves both kinds of reader.
+    const readOnly = (opts.readOnly ?? false) && this.source.sharesObjects === true;
+    const id = readOnly ? `${path} (read-only)` : path;
+    let inf = this.informers.get(id);
     if (!inf) {
-      inf = new Informer(this.source, { path, clock: this.clock, log: this.log });
-      this.informers.set(path, inf);
+      inf = new Informer(this.source, { path, clock: this.clock, log: this.log, readOnly });
+      this.informers.set(id, inf);
       if (this.started) void inf.run(this.started);
     }
     return inf as unknown as Informer<T>;

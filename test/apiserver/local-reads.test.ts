@@ -118,6 +118,32 @@ describe('local reads (controllers in the server process)', () => {
     assert.equal((again.items[0] as { data?: Record<string, string> }).data?.k, '2');
   });
 
+  it('shares its own objects with read-only readers: the same content, frozen under test', async () => {
+    const signal = new AbortController().signal;
+    const copied = await local.list<KubeObject>(CM, {}, signal);
+    const sharedList = await local.list<KubeObject>(CM, {}, signal, { readOnly: true });
+    assert.deepEqual(sharedList, copied);
+    const rv = copied.metadata.resourceVersion!;
+    await c.create(CM, { metadata: { name: 'shared-one', labels: { x: 'y' } } });
+    const read = async (readOnly: boolean) => {
+      const stop = new AbortController();
+      try {
+        for await (const ev of local.watch<KubeObject>(CM, { resourceVersion: rv }, stop.signal, { readOnly })) return ev;
+      } finally {
+        stop.abort();
+      }
+      return undefined;
+    };
+    const [a, b] = [await read(false), await read(true)];
+    assert.deepEqual(b, a);
+    if (process.env.SKIFF_FREEZE_SHARED === '1') {
+      assert.ok(Object.isFrozen(b!.object.metadata.labels));
+      assert.throws(() => ((b!.object.metadata.labels as Record<string, string>).x = 'changed'), TypeError);
+      assert.throws(() => ((sharedList.items[0]!.metadata as Record<string, unknown>).name = 'changed'), TypeError);
+      assert.ok(!Object.isFrozen(a!.object.metadata.labels));
+    }
+  });
+
   it('feeds an informer that stays in step with the API', async () => {
     const stop = new AbortController();
     const inf = new Informer(local, { path: CM });
