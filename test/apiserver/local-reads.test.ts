@@ -97,6 +97,28 @@ describe('local reads (controllers in the server process)', () => {
     }
   });
 
+  it('leaves no watcher behind: after a break, an abort, a timeout or a 410', async () => {
+    const cache = srv.api.storeByResource('', 'configmaps').cache;
+    const start = cache.watcherCount;
+    const rv = (await c.list(CM, {})).metadata.resourceVersion!;
+    await collect(local, { resourceVersion: '0' }, (evs) => evs.length >= 1);
+    assert.equal(cache.watcherCount, start, 'after the consumer broke off');
+    const stop = new AbortController();
+    const waiting = (async () => {
+      for await (const _ of local.watch(CM, { resourceVersion: rv }, stop.signal)) void _;
+    })();
+    await eventually(() => cache.watcherCount === start + 1, 5000, 'the watch to register');
+    stop.abort();
+    await waiting;
+    assert.equal(cache.watcherCount, start, 'after an abort while waiting');
+    const timedOut = await collect(local, { resourceVersion: rv, timeoutSeconds: '1', allowWatchBookmarks: 'true' }, () => false);
+    assert.equal(timedOut[timedOut.length - 1]!.type, 'BOOKMARK', 'a timed-out watch ends with a bookmark');
+    assert.ok(Number(timedOut[timedOut.length - 1]!.object.metadata.resourceVersion) >= Number(rv));
+    assert.equal(cache.watcherCount, start, 'after the timeout');
+    await assert.rejects(collect(local, { resourceVersion: '1' }, () => false), (e: unknown) => isStatusError(e) && e.code === 410);
+    assert.equal(cache.watcherCount, start, 'after a 410');
+  });
+
   it('refuses what is not a collection with 404', async () => {
     for (const path of ['/api/v1/namespaces/default/configmaps/a', '/api/v1/nothings', '/healthz', '/api/v1/namespaces/default/pods/x/log']) {
       await assert.rejects(local.list(path, {}, new AbortController().signal), (e: unknown) => isStatusError(e) && e.code === 404, path);

@@ -2,7 +2,11 @@
 // that goes away. A body is used whole or not at all, and the server keeps serving.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { connect as netConnect, type AddressInfo } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
+import { isStatusError } from '../../src/api/errors.js';
+import { readBody } from '../../src/apiserver/http/codec.js';
 import type { KubeObject } from '../../src/api/types.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
@@ -51,14 +55,50 @@ describe('request bodies on the wire', () => {
     assert.equal((await c.get<KubeObject>(`${CM}/chunked`)).metadata.name, 'chunked');
   });
 
-  it('writes nothing when the client leaves halfway through a body, and keeps serving', async () => {
+  /** Requests counted in the server's metrics for ConfigMap creates with this status code. */
+  async function createsAnswered(code: number): Promise<number> {
+    const text = String(await c.get('/metrics'));
+    let n = 0;
+    for (const line of text.split('\n')) {
+      if (line.startsWith('apiserver_request_total{') && line.includes('verb="create"') && line.includes('resource="configmaps"') && line.includes(`code="${code}"`)) {
+        n += Number(line.slice(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return n;
+  }
+
+  it('writes nothing when the client leaves halfway through a body, answers it as a 400 and keeps serving', async () => {
+    const before = await createsAnswered(400);
     const { socket } = await open();
     const body = JSON.stringify({ metadata: { name: 'half' }, data: { k: 'v'.repeat(1000) } });
     socket.write(`POST ${CM} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
     socket.write(body.slice(0, 300));
     await new Promise((r) => setImmediate(r));
     socket.destroy();
-    await eventually(async () => (await c.list(CM, {})).items.length >= 2, 5000, 'the server to keep answering');
+    await eventually(async () => (await createsAnswered(400)) === before + 1, 5000, 'the cut-off create to end as a 400');
     await assert.rejects(c.get(`${CM}/half`), (e: unknown) => (e as { code?: number }).code === 404);
+  });
+
+  it('settles reading the body of a request whose client left before it was read', async () => {
+    let outcome: Promise<unknown> | undefined;
+    let arrived = false;
+    const server = createServer((req) => {
+      arrived = true;
+      // As a handler that authenticated first: the client is gone before the body is read.
+      req.socket.once('close', () => setImmediate(() => (outcome = readBody(req).then(() => 'read', (e: unknown) => e))));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const socket = netConnect((server.address() as AddressInfo).port, '127.0.0.1');
+      await new Promise<void>((r) => socket.once('connect', r));
+      socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789');
+      await eventually(() => arrived, 5000, 'the request to arrive');
+      socket.destroy();
+      await eventually(() => outcome, 5000, 'the handler to start reading');
+      const result = await Promise.race([outcome!, new Promise((r) => setTimeout(() => r('hung'), 3000))]);
+      assert.ok(isStatusError(result) && result.code === 400, `expected a 400, got ${String(result)}`);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -51,7 +51,9 @@ describe('garbage collector', () => {
   });
 
   async function setup(): Promise<Harness> {
-    h = await harness({ clock: systemClock });
+    // As in `skiff server`: the collector's read-only informers share the server cache's objects
+    // (frozen under test, so a write to one would fail here).
+    h = await harness({ clock: systemClock, localReads: true });
     return h;
   }
 

@@ -30,6 +30,8 @@ export interface HarnessOptions {
   server?: Partial<ApiServerOptions>;
   /** Replaces the shared informers (e.g. to make a cache lag behind the API on purpose). */
   informers?: (client: ApiClient, clock: Clock, log: Logger) => SharedInformers;
+  /** Informers read the server's caches directly, as in `skiff server` (default: over HTTP). */
+  localReads?: boolean;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -40,7 +42,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   const running: AbortController[] = [];
   const makeCtx = (): ControllerContext => ({
     client,
-    informers: opts.informers ? opts.informers(client, clock, log) : new SharedInformers(client, clock, log),
+    informers: opts.informers ? opts.informers(client, clock, log) : new SharedInformers(opts.localReads ? srv.api.localReads : client, clock, log),
     clock,
     log,
     options: { ...DEFAULT_CONTROLLER_OPTIONS, ...opts.options },

@@ -1,5 +1,6 @@
 // Reading request bodies (JSON, YAML, Protobuf) and writing JSON responses.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { finished } from 'node:stream';
 import YAML from 'yaml';
 import type { KubeObject, Status } from '../../api/types.js';
 import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } from '../../api/errors.js';
@@ -18,43 +19,33 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     req.resume();
     return Promise.reject(requestEntityTooLarge(limit));
   }
-  // Plain stream events: an async iterator per request cost more than the rest of reading it.
+  // Stream events rather than an async iterator per request, which cost more than the rest of
+  // reading it. finished() also settles for a request that ended or broke before we got here.
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const done = (): void => {
+    let settled = false;
+    let stopWatching = (): void => {};
+    const settle = (err?: Error): void => {
+      if (settled) return;
+      settled = true;
       req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
+      stopWatching();
+      if (err) reject(err);
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
-        done();
+        settle(requestEntityTooLarge(limit));
         req.resume();
-        reject(requestEntityTooLarge(limit));
         return;
       }
       chunks.push(chunk);
     };
-    const onEnd = (): void => {
-      done();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    const onError = (e: Error): void => {
-      done();
-      reject(e);
-    };
-    const onClose = (): void => {
-      done();
-      // Nobody is left to answer; a client error, not the server's.
-      reject(badRequest('the client closed the connection before sending all of the request body'));
-    };
     req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
+    // Nobody is left to answer when the client goes mid-body: its error, not the server's.
+    stopWatching = finished(req, (err) => settle(err ? badRequest('the client closed the connection before sending all of the request body') : undefined));
   });
 }
 
