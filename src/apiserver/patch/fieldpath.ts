@@ -225,6 +225,8 @@ const RANK: Record<string, number> = { f: 0, k: 1, v: 2, i: 3 };
 
 /** Upstream's total order: fields, then keys, then values, then indexes. */
 export function comparePathElements(a: PathElement, b: PathElement): number {
+  // Two fields, by far the most common pair: the shared "f:" prefix keeps the names' order.
+  if (a.charCodeAt(0) === 102 && b.charCodeAt(0) === 102 && a.charCodeAt(1) === 58 && b.charCodeAt(1) === 58) return a < b ? -1 : a > b ? 1 : 0;
   const ra = RANK[a[0]!] ?? 4;
   const rb = RANK[b[0]!] ?? 4;
   if (ra !== rb) return ra - rb;
