@@ -7,15 +7,14 @@
 // (ReadOptions.readOnly) get the cache's own objects; with SKIFF_FREEZE_SHARED=1 (the test suite
 // sets it) those are frozen first, so a broken promise fails loudly instead of corrupting the cache.
 import type { KubeList, KubeObject, WatchEvent } from '../api/types.js';
-import { StatusError, timeout as timeoutError, tooOldResourceVersion } from '../api/errors.js';
+import { StatusError } from '../api/errors.js';
 import type { ResourceType } from '../api/resource.js';
 import type { ListWatchSource, ReadOptions } from '../client/informer.js';
 import { parseRequestInfo, type ResourceRequest } from './http/request-info.js';
-import { bookmarkObject } from './http/watch-stream.js';
 import { shapeList } from './http/negotiate.js';
 import type { ObjectStore } from './object-store.js';
 import type { ResourceHandler } from './resource-handler.js';
-import { ExpiredError, TooLargeResourceVersionError, type CacheEvent, type CacheEventType, type CacheWatcher } from './watch-cache.js';
+import { startWatch } from './watch-session.js';
 
 export interface LocalReadsDeps {
   handler: ResourceHandler;
@@ -68,61 +67,30 @@ export class LocalReads implements ListWatchSource {
     const readOnly = opts.readOnly ?? false;
     const { rt, store, info } = this.collection(path);
     const terms = await this.deps.handler.watchTerms(rt, store, info, new URLSearchParams(query));
-    const cache = store.cache;
     let queue: WatchEvent<T>[] = [];
     let ended = false;
-    let lastRv = terms.fromRv ?? 0;
     let wake: (() => void) | undefined;
     const notify = (): void => {
       const w = wake;
       wake = undefined;
       w?.();
     };
-    const bookmark = (annotations?: Record<string, string>): void => {
-      queue.push({ type: 'BOOKMARK', object: bookmarkObject(rt, Math.max(lastRv, cache.revision), annotations) as T });
+    const push = (ev: WatchEvent<T>): void => {
+      queue.push(ev);
       notify();
     };
-    const finish = (): void => {
-      ended = true;
-      notify();
-    };
-    const watcher: CacheWatcher = {
-      filter: terms.filter,
-      send(type: CacheEventType, ev: CacheEvent) {
-        if (ev.rv > lastRv) lastRv = ev.rv;
-        if (readOnly) queue.push({ type, object: shared(ev.object) as T });
-        // The same JSON HTTP watchers are sent, encoded once per event for all of them.
-        else queue.push({ type, object: JSON.parse((ev.json ??= JSON.stringify(ev.object))) as T });
+    const stop = startWatch(rt, store.cache, terms, {
+      // Read-only readers get the cache's object; others the same JSON HTTP watchers are sent
+      // (encoded once per event for all of them), decoded into their own copy.
+      event: (type, ev) => push({ type, object: (readOnly ? shared(ev.object) : JSON.parse((ev.json ??= JSON.stringify(ev.object)))) as T }),
+      bookmark: (object) => push({ type: 'BOOKMARK', object: object as T }),
+      end: () => {
+        ended = true;
         notify();
       },
-      end: finish,
-    };
-    const timers: NodeJS.Timeout[] = [];
-    const onAbort = (): void => finish();
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
+    signal.addEventListener('abort', stop, { once: true });
     try {
-      try {
-        cache.watch(watcher, terms.fromRv, terms.keyPrefix);
-      } catch (e) {
-        if (e instanceof ExpiredError) throw tooOldResourceVersion(e.requested, e.oldest);
-        if (e instanceof TooLargeResourceVersionError) throw timeoutError(e.message);
-        throw e;
-      }
-      if (terms.sendInitialEventsEnd) bookmark({ 'k8s.io/initial-events-end': 'true' });
-      timers.push(
-        setTimeout(() => {
-          if (terms.bookmarks) bookmark();
-          finish();
-        }, terms.timeoutMs),
-      );
-      if (terms.bookmarks) {
-        const tick = (): void => {
-          if (ended) return;
-          bookmark();
-          timers.push(setTimeout(tick, terms.bookmarkIntervalMs));
-        };
-        timers.push(setTimeout(tick, terms.bookmarkIntervalMs));
-      }
       for (;;) {
         if (queue.length > 0) {
           const batch = queue;
@@ -137,9 +105,8 @@ export class LocalReads implements ListWatchSource {
         await new Promise<void>((r) => (wake = r));
       }
     } finally {
-      signal.removeEventListener('abort', onAbort);
-      for (const t of timers) clearTimeout(t);
-      cache.removeWatcher(watcher);
+      signal.removeEventListener('abort', stop);
+      stop();
     }
   }
 

@@ -1,34 +1,13 @@
 // A watch as newline-delimited JSON over one chunked response, fed by the watch cache.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceType } from '../../api/resource.js';
-import type { KubeObject } from '../../api/types.js';
-import { tooOldResourceVersion, timeout as timeoutError, type StatusError } from '../../api/errors.js';
-import { apiVersionOf } from '../../api/types.js';
-import {
-  ExpiredError,
-  TooLargeResourceVersionError,
-  type CacheEvent,
-  type CacheEventType,
-  type CacheWatcher,
-  type WatchCache,
-  type WatchFilter,
-} from '../watch-cache.js';
+import { StatusError } from '../../api/errors.js';
+import type { CacheEvent, WatchCache } from '../watch-cache.js';
+import { startWatch, type WatchTerms } from '../watch-session.js';
 import { shapeObject, type IncludeObject, type ResponseShape } from './negotiate.js';
 
 /** A watcher that falls this far behind is cut off; the client resumes from its last RV. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-
-/** What a watch request asks for, whatever carries it (HTTP, or the server's own controllers). */
-export interface WatchTerms {
-  filter: WatchFilter;
-  keyPrefix: string;
-  /** undefined: start with the current state (rv unset or 0). */
-  fromRv: number | undefined;
-  timeoutMs: number;
-  bookmarks: boolean;
-  bookmarkIntervalMs: number;
-  sendInitialEventsEnd: boolean;
-}
 
 export interface WatchRequest extends WatchTerms {
   rt: ResourceType;
@@ -50,13 +29,6 @@ export function httpChunk(data: string): Buffer {
   return buf;
 }
 
-/** A BOOKMARK event's object: only the kind and the revision the watcher has seen up to. */
-export function bookmarkObject(rt: ResourceType, rv: number, annotations?: Record<string, string>): KubeObject {
-  const metadata: KubeObject['metadata'] = { resourceVersion: String(rv) };
-  if (annotations) metadata.annotations = annotations;
-  return { kind: rt.kind, apiVersion: apiVersionOf(rt.group, rt.version), metadata };
-}
-
 export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): void {
   // The client may have gone while the handler waited for the cache; its close events already fired.
   if (req.destroyed || res.destroyed) return;
@@ -65,12 +37,11 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
   // Node holds headers until the first body write; kubectl waits for them.
   res.flushHeaders();
-  let finished = false;
+  let ended = false;
   // The opening burst (current state or replayed window) is written in one go and may be large;
   // the slow-consumer cap applies to live events after it.
   let live = false;
-  let lastRv = w.fromRv ?? 0;
-  const timers: NodeJS.Timeout[] = [];
+  let stopWatch = (): void => {};
 
   // Events go straight to the socket as ready-made chunks (size line, data, CRLF): a shared event
   // is framed once for every watcher, and each delivery is one socket write instead of
@@ -80,14 +51,20 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   const socket = res.chunkedEncoding ? res.socket : null;
   const out = (data: string): Buffer | string => (socket ? httpChunk(data) : data);
   const write = (chunk: Buffer | string): void => {
-    if (finished) return;
+    if (ended) return;
     if (socket) socket.write(chunk);
     else res.write(chunk);
     if (live && (socket ?? res).writableLength > MAX_BUFFERED_BYTES) {
       // A consumer this far behind may never drain: drop the connection instead of waiting on it.
       res.destroy();
-      finish();
+      stopWatch();
     }
+  };
+  const endResponse = (): void => {
+    if (ended) return;
+    ended = true;
+    res.end();
+    w.onEnd?.();
   };
 
   const line = (type: string, ev: CacheEvent): Buffer | string => {
@@ -100,58 +77,19 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
     return out(`${JSON.stringify({ type, object: shapeObject(w.rt, ev.object, w.shape, w.now(), w.include) })}\n`);
   };
 
-  const bookmark = (extra?: Record<string, string>): void => {
-    write(out(`${JSON.stringify({ type: 'BOOKMARK', object: bookmarkObject(w.rt, Math.max(lastRv, w.cache.revision), extra) })}\n`));
-  };
-
-  const watcher: CacheWatcher = {
-    filter: w.filter,
-    send(type: CacheEventType, ev: CacheEvent) {
-      if (ev.rv > lastRv) lastRv = ev.rv;
-      write(line(type, ev));
-    },
-    end() {
-      finish();
-    },
-  };
-
-  function finish(): void {
-    if (finished) return;
-    finished = true;
-    for (const t of timers) clearTimeout(t);
-    w.cache.removeWatcher(watcher);
-    res.end();
-    w.onEnd?.();
-  }
-
-  const sendError = (err: StatusError): void => {
-    write(out(`${JSON.stringify({ type: 'ERROR', object: err.status })}\n`));
-    // client-node relists only once the stream ends after the ERROR.
-    finish();
-  };
-
-  req.on('close', finish);
-  res.on('close', finish);
-
   try {
-    w.cache.watch(watcher, w.fromRv, w.keyPrefix);
+    stopWatch = startWatch(w.rt, w.cache, w, {
+      event: (type, ev) => write(line(type, ev)),
+      bookmark: (object) => write(out(`${JSON.stringify({ type: 'BOOKMARK', object })}\n`)),
+      end: endResponse,
+    });
   } catch (e) {
-    if (e instanceof ExpiredError) return sendError(tooOldResourceVersion(e.requested, e.oldest));
-    if (e instanceof TooLargeResourceVersionError) return sendError(timeoutError(e.message));
-    throw e;
+    if (!(e instanceof StatusError)) throw e;
+    write(out(`${JSON.stringify({ type: 'ERROR', object: e.status })}\n`));
+    // client-node relists only once the stream ends after the ERROR.
+    return endResponse();
   }
   live = true;
-  if (w.sendInitialEventsEnd) bookmark({ 'k8s.io/initial-events-end': 'true' });
-  timers.push(setTimeout(() => {
-    if (w.bookmarks) bookmark();
-    finish();
-  }, w.timeoutMs));
-  if (w.bookmarks) {
-    const tick = (): void => {
-      if (finished) return;
-      bookmark();
-      timers.push(setTimeout(tick, w.bookmarkIntervalMs));
-    };
-    timers.push(setTimeout(tick, w.bookmarkIntervalMs));
-  }
+  req.on('close', stopWatch);
+  res.on('close', stopWatch);
 }
