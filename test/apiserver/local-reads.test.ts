@@ -9,25 +9,11 @@ import { Informer, type ListWatchSource } from '../../src/client/informer.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
 import { eventually } from '../support/eventually.js';
+import { collectEvents } from '../support/watch-events.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
-/** Watches until `until` holds (or 5 s pass), returning what was seen. */
-async function collect(source: ListWatchSource, query: Record<string, string>, until: (evs: WatchEvent<KubeObject>[]) => boolean): Promise<WatchEvent<KubeObject>[]> {
-  const stop = new AbortController();
-  const events: WatchEvent<KubeObject>[] = [];
-  const timer = setTimeout(() => stop.abort(), 5000);
-  try {
-    for await (const ev of source.watch<KubeObject>(CM, query, stop.signal)) {
-      events.push(ev);
-      if (until(events)) break;
-    }
-  } finally {
-    clearTimeout(timer);
-    stop.abort();
-  }
-  return events;
-}
+const collect = (source: ListWatchSource, query: Record<string, string>, until: (evs: WatchEvent<KubeObject>[]) => boolean) => collectEvents(source, CM, query, until);
 
 const summary = (evs: WatchEvent<KubeObject>[]) => evs.map((e) => `${e.type}:${e.object.metadata.name ?? ''}:${e.object.metadata.resourceVersion}`);
 

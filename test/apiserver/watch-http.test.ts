@@ -5,6 +5,7 @@ import type { KubeObject, WatchEvent } from '../../src/api/types.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import { connect } from 'node:tls';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
+import { collectEvents } from '../support/watch-events.js';
 
 describe('watch over HTTP', () => {
   let srv: InProcessServer;
@@ -16,21 +17,7 @@ describe('watch over HTTP', () => {
   });
   after(async () => srv.stop());
 
-  async function collect(query: Record<string, string>, until: (evs: WatchEvent<KubeObject>[]) => boolean): Promise<WatchEvent<KubeObject>[]> {
-    const stop = new AbortController();
-    const events: WatchEvent<KubeObject>[] = [];
-    const timer = setTimeout(() => stop.abort(), 5000);
-    try {
-      for await (const ev of c.watch<KubeObject>(CM, query, stop.signal)) {
-        events.push(ev);
-        if (until(events)) break;
-      }
-    } finally {
-      clearTimeout(timer);
-      stop.abort();
-    }
-    return events;
-  }
+  const collect = (query: Record<string, string>, until: (evs: WatchEvent<KubeObject>[]) => boolean) => collectEvents(c, CM, query, until);
 
   it('resumes from a resourceVersion and sends bookmarks when asked', async () => {
     const first = await c.create(CM, { metadata: { name: 'one', labels: { w: 'x' } } });
