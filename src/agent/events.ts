@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { type AgentApi, errorText, rfc3339 } from './api.js';
+import { type AgentApi, errorText } from './api.js';
+import { rfc3339 } from '../util/time.js';
 
 export const AGENT_COMPONENT = 'skiff-agent';
 

@@ -3,7 +3,8 @@
 import { readFileSync, statfsSync } from 'node:fs';
 import { arch, availableParallelism, platform, release, totalmem } from 'node:os';
 import type { Node, NodeCondition, NodeStatus, Taint, TaintEffect } from '../api/kinds/node.js';
-import { MACHINE_ID_ANNOTATION, RETIRE_ANNOTATION, rfc3339 } from './api.js';
+import { MACHINE_ID_ANNOTATION, RETIRE_ANNOTATION } from './api.js';
+import { rfc3339 } from '../util/time.js';
 import type { ObservedNode } from './state-dir.js';
 
 export const AGENT_VERSION = 'v1.32.0-skiff.0.1.0';

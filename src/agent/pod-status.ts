@@ -2,7 +2,7 @@
 // phase (upstream getPhase), conditions, containerStatuses in the shapes kubectl's printers and
 // `describe` read. Pure functions: pod sync decides, these only describe.
 import type { ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus, RestartPolicy } from '../api/kinds/pod.js';
-import { rfc3339 } from './api.js';
+import { rfc3339 } from '../util/time.js';
 
 /** What pod sync knows about one container, in status terms. */
 export interface ContainerView {

@@ -20,6 +20,7 @@ import {
 } from '../api/errors.js';
 import { isStoreError, type KeyValue, type Store } from '../store/store.js';
 import type { Clock } from '../util/clock.js';
+import { rfc3339 } from '../util/time.js';
 import { WatchCache, type WatchFilter } from './watch-cache.js';
 import type { WriteContext } from './request-context.js';
 import { updateManagedFields } from './patch/index.js';
@@ -55,14 +56,9 @@ const MAX_RETRIES = 1000;
 /** Kinds whose DELETE returns the object rather than a Status, as upstream's registries do. */
 const RETURNS_DELETED_OBJECT = new Set(['pods', 'services', 'namespaces', 'nodes']);
 
-let lastSecond: { second: number; text: string } | undefined;
-
 /** The clock's time as upstream's metav1.Time writes it: RFC 3339, whole seconds. */
 export function nowRfc3339(clock: Clock): string {
-  // Every write stamps the time, and the same second repeats thousands of times.
-  const second = Math.floor(clock.now() / 1000);
-  if (lastSecond?.second !== second) lastSecond = { second, text: new Date(second * 1000).toISOString().replace('.000Z', 'Z') };
-  return lastSecond.text;
+  return rfc3339(clock.now());
 }
 
 export function objectKey(rt: ResourceType, namespace: string | undefined, name: string): string {
@@ -524,9 +520,6 @@ function restore(meta: ObjectMeta, old: ObjectMeta, field: 'deletionTimestamp' |
   else (meta as Record<string, unknown>)[field] = old[field];
 }
 
-function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /** An update that removed the last finalizer of an object whose grace period is over deletes it. */
 function shouldDeleteDuringUpdate(obj: KubeObject): boolean {

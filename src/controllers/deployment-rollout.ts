@@ -5,6 +5,7 @@
 import type { Deployment, DeploymentCondition, DeploymentStatus } from '../api/kinds/deployment.js';
 import type { ReplicaSet } from '../api/kinds/replicaset.js';
 import { annotatedNumber, byCreation, DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION } from './revisions.js';
+import { rfc3339 } from '../util/time.js';
 
 // Condition reasons, exactly upstream's (kubectl and users match on them).
 export const REASON = {
@@ -171,10 +172,6 @@ export function proportionalSizes(d: Deployment, newRS: ReplicaSet | undefined, 
 
 // ---------------------------------------------------------------------------------------------
 // Conditions and status.
-
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export function getCondition(status: DeploymentStatus | undefined, type: string): DeploymentCondition | undefined {
   return (status?.conditions ?? []).find((c) => c.type === type);

@@ -5,6 +5,7 @@ import { isStatusError } from '../api/errors.js';
 import type { ApiClient } from '../client/rest.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
+import { rfc3339 } from '../util/time.js';
 
 export interface EventSource {
   component: string;
@@ -17,9 +18,6 @@ interface Seen {
   count: number;
 }
 
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export class EventRecorder {
   private readonly seen = new Map<string, Seen>();

@@ -6,7 +6,7 @@ import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
 import type { Clock } from '../util/clock.js';
-import { rfc3339 } from './node-lifecycle-taints.js';
+import { rfc3339 } from '../util/time.js';
 
 export class PodsByNode {
   private readonly byNode = new Map<string, Set<string>>();

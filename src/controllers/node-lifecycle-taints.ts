@@ -6,6 +6,7 @@ import type { Toleration } from '../api/kinds/pod.js';
 import { isStatusError } from '../api/errors.js';
 import type { ApiClient } from '../client/rest.js';
 import type { Clock } from '../util/clock.js';
+import { rfc3339 } from '../util/time.js';
 
 export const TAINT_NOT_READY = 'node.kubernetes.io/not-ready';
 export const TAINT_UNREACHABLE = 'node.kubernetes.io/unreachable';
@@ -56,9 +57,6 @@ export function toleratesTaint(tol: Toleration, taint: Taint): boolean {
   return (tol.value ?? '') === (taint.value ?? '');
 }
 
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /**
  * Adds and removes taints (matched by key and effect) on a live Node. Added taints get timeAdded

@@ -27,11 +27,11 @@ import {
   TAINT_UNSCHEDULABLE,
   UNREACHABLE_NO_EXECUTE,
   hasTaint,
-  rfc3339,
   sameTaint,
   swapNodeTaints,
   taintsOf,
 } from './node-lifecycle-taints.js';
+import { rfc3339 } from '../util/time.js';
 
 /** How often the NoExecute tainting queues are drained (upstream NodeEvictionPeriod). */
 export const NODE_EVICTION_PERIOD_MS = 100;

@@ -7,6 +7,7 @@ import { parseApiVersion } from '../../api/types.js';
 import { FieldSet, fieldElement } from './fieldpath.js';
 import { STRIPPED_FIELDS, compare, type Comparison } from './fieldset.js';
 import { isObject, type JsonObject } from './json.js';
+import { rfc3339 } from '../../util/time.js';
 import { hasStatusSubresource, schemaFor } from './schema.js';
 
 export interface Manager {
@@ -104,16 +105,10 @@ export function setManagedFields(obj: KubeObject, managers: Managers): void {
   else delete obj.metadata.managedFields;
 }
 
-let lastTime: { now: string; managed: string } | undefined;
-
 /** Upstream records times as RFC 3339 with whole seconds. */
 export function toManagedTime(now: string): string {
-  // Every write converts the current time: the same second repeats thousands of times.
-  if (lastTime?.now === now) return lastTime.managed;
   const ms = Date.parse(now);
-  const managed = Number.isNaN(ms) ? now : new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-  lastTime = { now, managed };
-  return managed;
+  return Number.isNaN(ms) ? now : rfc3339(ms);
 }
 
 /**

@@ -1,0 +1,11 @@
+// Times as Kubernetes writes them (metav1.Time): RFC 3339, whole seconds, UTC.
+
+let last: { second: number; text: string } | undefined;
+
+/** `ms` (epoch milliseconds) as metav1.Time is written, e.g. 2026-11-30T04:00:00Z. */
+export function rfc3339(ms: number): string {
+  // Every write stamps a time and the same second repeats thousands of times: format it once.
+  const second = Math.floor(ms / 1000);
+  if (last?.second !== second) last = { second, text: new Date(second * 1000).toISOString().replace('.000Z', 'Z') };
+  return last.text;
+}
