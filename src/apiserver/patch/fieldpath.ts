@@ -94,29 +94,22 @@ export class FieldSet {
     return s;
   }
 
-  /** In place: drops the members `other` has (exact paths) and whatever that leaves empty. */
-  removeMembers(other: FieldSet): this {
-    if (other.member) this.member = false;
+  /**
+   * In place: drops `other`'s paths, as exact members or with everything beneath them, and
+   * whatever that leaves empty.
+   */
+  remove(other: FieldSet, what: 'members' | 'subtrees'): this {
+    if (other.member) {
+      this.member = false;
+      if (what === 'subtrees') {
+        this.children.clear();
+        return this;
+      }
+    }
     for (const [pe, theirs] of other.children) {
       const mine = this.children.get(pe);
       if (!mine) continue;
-      mine.removeMembers(theirs);
-      if (mine.isEmpty()) this.children.delete(pe);
-    }
-    return this;
-  }
-
-  /** In place: drops the given paths, everything beneath them and whatever that leaves empty. */
-  removeSubtrees(prefixes: FieldSet): this {
-    if (prefixes.member) {
-      this.member = false;
-      this.children.clear();
-      return this;
-    }
-    for (const [pe, p] of prefixes.children) {
-      const mine = this.children.get(pe);
-      if (!mine) continue;
-      mine.removeSubtrees(p);
+      mine.remove(theirs, what);
       if (mine.isEmpty()) this.children.delete(pe);
     }
     return this;

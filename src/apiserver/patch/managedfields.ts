@@ -206,8 +206,8 @@ function recordCreate(created: KubeObject, gvk: GroupVersionKind, opts: UpdateMa
   const diff = compare(undefined, withoutManagedFields(created), schemaFor(gvk));
   const taken = diff.modified.isEmpty() ? diff.added : diff.added.union(diff.modified);
   const filter = fieldFilter(gvk, undefined);
-  if (filter.exclude) taken.removeSubtrees(filter.exclude);
-  taken.removeMembers(STRIPPED_FIELDS);
+  if (filter.exclude) taken.remove(filter.exclude, 'subtrees');
+  taken.remove(STRIPPED_FIELDS, 'members');
   if (taken.isEmpty()) {
     delete created.metadata.managedFields;
     return;
