@@ -27,6 +27,16 @@ export interface SkiffServerOptions {
   keepDataDir?: boolean;
 }
 
+/** Creates namespace `name` on the server (the namespace a suite writes its objects into). */
+export async function createNamespace(server: SkiffServer, name: string): Promise<void> {
+  const admin = server.client();
+  try {
+    await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  } finally {
+    admin.close();
+  }
+}
+
 export async function startSkiffServer(opts: SkiffServerOptions = {}): Promise<SkiffServer> {
   const bin = skiffEntry();
   if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p ${projectRoot()})`);

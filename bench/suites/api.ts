@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import type { KubeObject } from '../../src/api/types.js';
 import { benchRawSqlite } from '../store-sqlite.js';
 import { profileTable, profilesIn, summarizeNewProfiles, type ProfileSummary } from '../lib/cpuprofile.js';
-import { etcdInstalled, startEtcd, startSkiffServer, type EtcdServer, type SkiffServer } from '../lib/servers.js';
+import { createNamespace, etcdInstalled, startEtcd, startSkiffServer, type EtcdServer, type SkiffServer } from '../lib/servers.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { expectOk, LeanConnection } from '../lib/http-load.js';
 import { CpuMeter, fmtInt, fmtMs, makeTempDir, percentile, progress, removeTempDir, round, type Table } from '../lib/util.js';
@@ -205,9 +205,9 @@ export const apiSuite: Suite = {
     // --- through the API
     let server: SkiffServer | undefined = await startSkiffServer();
     try {
+      await createNamespace(server, NAMESPACE);
       const admin = server.client();
       try {
-        await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
         // Warm the server's JIT a little and learn the stored object size.
         const probe = await admin.create<KubeObject>(CM_PATH, configMap('probe', PAYLOAD_BYTES));
         const { resourceVersion: _rv, ...meta } = probe.metadata;
@@ -286,12 +286,7 @@ export const apiSuite: Suite = {
     if (etcdInstalled() && !etcdError) {
       const [srv, etcd] = await Promise.all([startSkiffServer(), startEtcd()]);
       try {
-        const admin = srv.client();
-        try {
-          await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-        } finally {
-          admin.close();
-        }
+        await createNamespace(srv, NAMESPACE);
         const value = 'x'.repeat(storedBytes);
         await apiCreates(srv, 16, Math.min(1000, ctx.durationMs), 'rwarm');
         await etcdPuts(etcd, 16, Math.min(1000, ctx.durationMs), value);
@@ -435,12 +430,7 @@ async function profileCreates(ctx: SuiteContext): Promise<ProfileSummary[]> {
   let r: LoadResult;
   let window: { startUs: number; endUs: number } | undefined;
   try {
-    const admin = server.client();
-    try {
-      await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    } finally {
-      admin.close();
-    }
+    await createNamespace(server, NAMESPACE);
     await apiCreates(server, 16, Math.min(1000, ctx.durationMs), 'warm');
     r = await apiCreates(server, 128, ctx.durationMs, 'prof');
     window = lastWindowUs;

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import type { KubeList } from '../../src/api/types.js';
 import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 import { profileTable, profilesIn, summarizeNewProfiles, type ProfileSummary } from '../lib/cpuprofile.js';
-import { startSkiffServer, type SkiffServer } from '../lib/servers.js';
+import { createNamespace, startSkiffServer, type SkiffServer } from '../lib/servers.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { CpuMeter, fmtInt, fmtMiB, fmtMs, percentile, progress, round, rssOf, sleep, type Table } from '../lib/util.js';
 
@@ -78,7 +78,7 @@ async function runWatchBench(server: SkiffServer, phases: WatchPhase[]): Promise
   const client = server.client();
   const watchers: Watcher[] = [];
   try {
-    await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    await createNamespace(server, NAMESPACE);
     const list = await client.get<KubeList>(CM_PATH);
     const rv = list.metadata.resourceVersion!;
     await sleep(500);
