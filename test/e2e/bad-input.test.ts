@@ -94,6 +94,12 @@ describe('bad input', () => {
     assert.equal((await send('GET', '/api/v1/namespaces/nope/configmaps/x')).code, 404);
   });
 
+  it('answers a malformed percent escape in a path with 400', async () => {
+    const r = await send('GET', '/api/v1/namespaces/default/configmaps/a%zz');
+    assert.equal(r.code, 400);
+    assert.equal(status(r).reason, 'BadRequest');
+  });
+
   it('answers a stale resourceVersion with 409 and an unknown content type with 415', async () => {
     const created = await send('POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'rv' }, data: { a: '1' } }));
     assert.equal(created.code, 201);

@@ -1,5 +1,7 @@
 // Turns a URL path and method into the Kubernetes request attributes (verb, group, resource,
 // namespace, name, subresource), as upstream's RequestInfoFactory does.
+import { badRequest } from '../../api/errors.js';
+
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
 export interface ResourceRequest {
@@ -24,6 +26,15 @@ export type RequestInfo = ResourceRequest | NonResourceRequest;
  * `isNamespacedResource(group, version, resource)` tells whether "namespaces/foo/<x>" names a
  * namespaced collection or a subresource of the Namespace foo.
  */
+/** One percent-encoded path segment; a malformed escape is the client's error, not the server's. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`invalid URL escape in path segment ${JSON.stringify(segment)}`);
+  }
+}
+
 export function parseRequestInfo(
   method: string,
   path: string,
@@ -31,7 +42,7 @@ export function parseRequestInfo(
   isNamespacedResource: (group: string, version: string, resource: string) => boolean,
 ): RequestInfo {
   const segments = path.split('/').filter((p) => p.length > 0);
-  const parts = path.includes('%') ? segments.map(decodeURIComponent) : segments;
+  const parts = path.includes('%') ? segments.map(decodeSegment) : segments;
   let group: string;
   let version: string;
   let rest: string[];
