@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { UserInfo } from './request-context.js';
 import type { RequestInfo } from './http/request-info.js';
+import { tlsSocketOf } from './http/listener.js';
 
 export interface TokenAuthenticator {
   /** The user a bearer token stands for, or undefined when it is not valid. */
@@ -47,7 +48,7 @@ export class Authenticator {
   }
 
   async authenticate(req: IncomingMessage): Promise<UserInfo | undefined> {
-    const fromCert = this.certificateUser(req.socket as TLSSocket);
+    const fromCert = this.certificateUser(tlsSocketOf(req));
     if (fromCert) return fromCert;
     const header = req.headers.authorization;
     if (header && /^bearer\s+/i.test(header)) {

@@ -1,7 +1,7 @@
 // Kubernetes object semantics for one resource on top of the Store: defaulting, validation,
 // generation, status/main-resource separation, compare-and-swap with retries, graceful deletion
 // and finalizers. The HTTP layer decodes requests into these calls; controllers never see it.
-import { randomUUID, randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeList, KubeObject, ObjectMeta, Status } from '../api/types.js';
@@ -21,6 +21,7 @@ import {
 import { isStoreError, type KeyValue, type Store } from '../store/store.js';
 import type { Clock } from '../util/clock.js';
 import { rfc3339 } from '../util/time.js';
+import { randomString } from '../util/random.js';
 import { WatchCache, type WatchFilter } from './watch-cache.js';
 import type { WriteContext } from './request-context.js';
 import { updateManagedFields } from './patch/index.js';
@@ -70,11 +71,27 @@ export function keyPrefix(rt: ResourceType, namespace?: string): string {
 }
 
 const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+/** Names drawn for one create with generateName before AlreadyExists (upstream: 8). */
+const GENERATE_NAME_ATTEMPTS = 8;
+/**
+ * Writes under `first`, and while the name is taken under names from `draw`: upstream
+ * (RetryGenerateName, on by default since 1.32) tries 8 generated names before AlreadyExists.
+ */
+export async function retryGeneratedName<T>(first: string, draw: () => string, write: (name: string) => Promise<T>, attempts = GENERATE_NAME_ATTEMPTS): Promise<T> {
+  let name = first;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write(name);
+    } catch (e) {
+      if (!isStoreError(e, 'exists') || attempt >= attempts) throw e;
+      name = draw();
+    }
+  }
+}
+
+/** Upstream's generated-name suffix: five characters without vowels or look-alikes. */
 function randomSuffix(): string {
-  const bytes = randomBytes(5);
-  let s = '';
-  for (const b of bytes) s += NAME_SUFFIX_ALPHABET[b % NAME_SUFFIX_ALPHABET.length];
-  return s;
+  return randomString(NAME_SUFFIX_ALPHABET, 5);
 }
 
 function decode(kv: KeyValue): KubeObject {
@@ -255,7 +272,8 @@ export class ObjectStore {
     } else {
       delete meta.namespace;
     }
-    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomSuffix()}`;
+    const generated = !meta.name && !!meta.generateName;
+    if (generated) meta.name = `${meta.generateName}${randomSuffix()}`;
     this.stamp(obj);
     meta.uid = randomUUID();
     meta.creationTimestamp = nowRfc3339(this.clock);
@@ -290,11 +308,16 @@ export class ObjectStore {
       if (await this.store.get(objectKey(this.rt, meta.namespace, meta.name!))) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
       return obj;
     }
-    try {
-      const kv = await this.store.create(objectKey(this.rt, meta.namespace, meta.name!), encode(obj));
+    const write = async (name: string): Promise<KubeObject> => {
+      meta.name = name;
+      const kv = await this.store.create(objectKey(this.rt, meta.namespace, name), encode(obj));
       // The object is what was just written; no need to parse the stored text back.
       meta.resourceVersion = String(kv.modRevision);
       return obj;
+    };
+    try {
+      // The name is not among the fields managedFields records, so a redrawn one changes nothing else.
+      return generated ? await retryGeneratedName(meta.name!, () => `${meta.generateName}${randomSuffix()}`, write) : await write(meta.name!);
     } catch (e) {
       if (isStoreError(e, 'exists')) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
       throw e;

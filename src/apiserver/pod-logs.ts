@@ -67,7 +67,9 @@ export class AgentLogProxy implements PodLogStreamer {
           return;
         }
         upstream.setTimeout(0);
-        res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+        // No Transfer-Encoding: Node frames an HTTP/1.1 body without a length as chunks itself,
+        // and HTTP/2 forbids the header.
+        res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private' });
         res.flushHeaders();
         agentRes.pipe(res);
         agentRes.on('end', resolve);

@@ -1,8 +1,6 @@
 // The API server: HTTPS, authentication, discovery, health, metrics and the resource handler,
 // over one Store with a watch cache per resource.
-import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
 import { StatusError, forbidden, internalError, isStatusError, serviceUnavailable, unauthorized } from '../api/errors.js';
@@ -10,10 +8,11 @@ import { allResourceTypes, resourceTypeFor } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer } from './auth.js';
+import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION } from './discovery.js';
 import { sendJson, sendStatus } from './http/codec.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
+import { ApiListener } from './http/listener.js';
 import { ApiMetrics } from './metrics.js';
 import { ObjectStore, type NamespaceLookup } from './object-store.js';
 import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
@@ -42,6 +41,8 @@ export interface ApiServerOptions {
   /** Bootstrap tokens to make valid at start (`skiff server --token`). */
   bootstrapTokens?: string[];
   authenticator?: Authenticator;
+  /** Bearer tokens checked before bootstrap tokens (`--token-auth-file`). */
+  tokenAuthenticators?: TokenAuthenticator[];
   authorizer?: Authorizer;
   admission?: Partial<AdmissionOptions>;
   podLogs?: PodLogStreamer;
@@ -75,14 +76,14 @@ export class ApiServer {
   readonly localReads: LocalReads;
   private readonly authenticator: Authenticator;
   private readonly authorizer: Authorizer;
-  private server?: https.Server;
+  private listener?: ApiListener;
   private readonly log: Logger;
   private stopping = false;
 
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
-    this.authenticator = opts.authenticator ?? new Authenticator([{ authenticate: (t) => this.authenticateBootstrapToken(t) }]);
+    this.authenticator = opts.authenticator ?? new Authenticator([...(opts.tokenAuthenticators ?? []), { authenticate: (t) => this.authenticateBootstrapToken(t) }]);
     this.authorizer =
       opts.authorizer ??
       new MastersAuthorizer(new NodeAuthorizer((ns, name) => this.storeByResource('', 'pods').tryGet(ns, name), new BootstrapAuthorizer()));
@@ -185,20 +186,9 @@ export class ApiServer {
     await Promise.all([...this.stores.values()].map((s) => s.cache.whenReady()));
     await this.ensureDefaultNamespaces();
     await this.ensureBootstrapTokens();
-    const server = https.createServer(
-      { key: this.opts.tls.keyPem, cert: this.opts.tls.certPem, ca: this.opts.tls.caPem, requestCert: true, rejectUnauthorized: false },
-      (req, res) => void this.serve(req, res),
-    );
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 70_000;
-    // Watches and log streams run long; upstream bounds them itself.
-    server.requestTimeout = 0;
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.opts.port, this.opts.host, () => resolve());
-    });
-    const port = (server.address() as AddressInfo).port;
+    const listener = new ApiListener(this.opts, (req, res) => void this.serve(req, res));
+    this.listener = listener;
+    const port = await listener.listen();
     this.log.info({ host: this.opts.host, port }, 'API server listening');
     return port;
   }
@@ -206,13 +196,7 @@ export class ApiServer {
   async stop(): Promise<void> {
     this.stopping = true;
     for (const s of this.stores.values()) s.cache.stop();
-    if (this.server) {
-      const server = this.server;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    }
+    await this.listener?.close();
   }
 
   private async ensureDefaultNamespaces(): Promise<void> {

@@ -14,6 +14,7 @@ export function serverCommand(): Command {
     .option('--etcd-endpoints <urls>', 'etcd client URLs, comma-separated', listArg, [])
     .option('--control-plane-endpoint <host:port>', 'shared endpoint (load balancer) put into certificates and kubeconfigs')
     .addOption(new Option('--token <token>', 'a bootstrap token (abcdef.0123456789abcdef) agents may join with').env('SKIFF_TOKEN'))
+    .option('--token-auth-file <file>', 'static bearer tokens, one "token,user,uid[,\"group1,group2\"]" line each, as kube-apiserver reads them')
     .addOption(durationOption('--compact-interval <duration>', 'how often old store history is compacted', 300_000))
     .option('--compact-min-retain <revisions>', 'revisions of history always kept', intArg, 1000)
     .option('--default-not-ready-toleration-seconds <n>', 'toleration added to pods for the not-ready taint', intArg, 300)
@@ -53,6 +54,7 @@ export function serverCommand(): Command {
         watchCacheSize: o.watchCacheSize as number,
         minRequestTimeoutSeconds: o.minRequestTimeoutSeconds as number,
         ...(o.token ? { token: o.token as string } : {}),
+        ...(o.tokenAuthFile ? { tokenAuthFile: o.tokenAuthFile as string } : {}),
         controllers: {
           nodeMonitorPeriodMs: o.nodeMonitorPeriod as number,
           nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,

@@ -1,4 +1,5 @@
 // Runs one `skiff server`: store, certificates, API server, compaction, admin kubeconfig.
+import { StaticTokens } from '../auth/static-tokens.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +34,8 @@ export interface ServerConfig {
   minRequestTimeoutSeconds: number;
   /** A bootstrap token agents may join with (`--token`). */
   token?: string;
+  /** CSV of static bearer tokens (`--token-auth-file`), as kube-apiserver reads it. */
+  tokenAuthFile?: string;
   controllers: ControllerOptions;
   leaderElection: LeaderElectionTimings;
 }
@@ -83,6 +86,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     ca: pki.ca,
     kubeletClient: pki.kubeletClient,
     ...(cfg.token ? { bootstrapTokens: [cfg.token] } : {}),
+    ...(cfg.tokenAuthFile ? { tokenAuthenticators: [StaticTokens.fromFile(cfg.tokenAuthFile)] } : {}),
     advertiseAddress: `${advertise}:${cfg.port}`,
     watchCacheSize: cfg.watchCacheSize,
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,

@@ -60,7 +60,11 @@ describe('object semantics', () => {
 
   it('generates names from generateName', async () => {
     const cm = await c.create('/api/v1/namespaces/default/configmaps', { metadata: { generateName: 'gen-' } });
-    assert.match(cm.metadata.name!, /^gen-[a-z0-9]{5}$/);
+    assert.match(cm.metadata.name!, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    // As upstream, managedFields record generateName but never the name (a redrawn name changes no owner).
+    const fields = JSON.stringify(cm.metadata.managedFields);
+    assert.match(fields, /f:generateName/);
+    assert.doesNotMatch(fields, /f:name/);
   });
 
   it('refuses content in a missing namespace (404)', async () => {

@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join as joinPath } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { TestServer, SKIFF_BIN } from '../support/cluster.js';
@@ -32,10 +33,15 @@ async function csrFor(name: string): Promise<{ csrPem: string; keyPem: string }>
 describe('tokens, join and node credentials', () => {
   const s = new TestServer('security');
   const flagToken = 'abcdef.0123456789abcdef';
+  const adminToken = 'static-admin-3f9c2a7e1b';
+  const userToken = 'static-user-8d41c06b55';
+  const tokenFile = joinPath(s.dataDir, 'tokens.csv');
   let server = '';
   let caPem = '';
   before(async () => {
-    await s.start(['--token', flagToken]);
+    // One admin and one ordinary user, as kube-apiserver's --token-auth-file takes them.
+    writeFileSync(tokenFile, `${adminToken},ci-admin,1,"system:masters,ci"\n${userToken},alice,2\n`);
+    await s.start(['--token', flagToken, '--token-auth-file', tokenFile]);
     const kc = parseKubeconfig(readFileSync(s.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
     server = kc.server;
     caPem = kc.caPem!;
@@ -86,6 +92,32 @@ describe('tokens, join and node credentials', () => {
     // A bootstrap token grants nothing but joining.
     await assert.rejects(anon.get('/api/v1/namespaces/kube-system/secrets'), (e) => isStatusError(e) && e.code === 403);
     anon.close();
+  });
+
+  it('takes static bearer tokens from --token-auth-file, from kubectl (HTTP/2) and client libraries', async () => {
+    const admin = new ApiClient({ servers: [server], caPem, token: adminToken });
+    const ns = await admin.get<{ metadata: { name: string } }>('/api/v1/namespaces/default');
+    assert.equal(ns.metadata.name, 'default');
+    admin.close();
+    const caFile = joinPath(s.dataDir, 'ca.pem');
+    writeFileSync(caFile, caPem);
+    const kubectl = (token: string, ...args: string[]) =>
+      new Promise<{ code: number; out: string }>((resolve) =>
+        execFile('kubectl', ['--server', server, '--certificate-authority', caFile, '--token', token, ...args], (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout + stderr })),
+      );
+    const created = await kubectl(adminToken, 'create', 'configmap', 'from-static-token', '-n', 'default', '--from-literal=k=v');
+    assert.equal(created.code, 0, created.out);
+    const listed = await kubectl(adminToken, 'get', 'configmap', 'from-static-token', '-n', 'default', '--show-managed-fields', '-o', 'json');
+    assert.equal(listed.code, 0, listed.out);
+    const cm = JSON.parse(listed.out) as { metadata: { managedFields?: { manager: string }[] } };
+    assert.deepEqual(cm.metadata.managedFields?.map((f) => f.manager), ['kubectl-create'], listed.out);
+    // A user outside system:masters is authenticated (403, not 401) and named in the refusal.
+    const refused = await kubectl(userToken, 'get', 'secrets', '-n', 'kube-system');
+    assert.equal(refused.code, 1);
+    assert.match(refused.out, /Error from server \(Forbidden\): secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "kube-system"/);
+    const wrong = await kubectl(`${adminToken}x`, 'get', 'namespaces');
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.out, /Unauthorized/);
   });
 
   it('lets a node write only its own Node, Lease and pods', async () => {

@@ -1,0 +1,53 @@
+// Static bearer tokens from a CSV file, as kube-apiserver's --token-auth-file reads it: one
+// `token,user,uid[,"group1,group2"]` record per line. Meant for scripts, CI and load generators that
+// cannot present a client certificate; the tokens never expire and change only with a restart.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import type { UserInfo } from '../apiserver/request-context.js';
+import type { TokenAuthenticator } from '../apiserver/auth.js';
+
+/**
+ * Tokens are kept by their SHA-256, so looking one up takes the same time however much of a
+ * guess matches a real token.
+ */
+function digest(token: string): string {
+  return createHash('sha256').update(token).digest('base64');
+}
+
+export class StaticTokens implements TokenAuthenticator {
+  private constructor(private readonly users: Map<string, UserInfo>) {}
+
+  /** Reads the file; throws with the file name and line for a malformed record. */
+  static fromFile(path: string): StaticTokens {
+    return StaticTokens.parse(readFileSync(path, 'utf8'), path);
+  }
+
+  static parse(text: string, source = 'token file'): StaticTokens {
+    let records: string[][];
+    try {
+      records = parse(text, { relax_column_count: true, skip_empty_lines: true, trim: true }) as string[][];
+    } catch (e) {
+      throw new Error(`${source}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const users = new Map<string, UserInfo>();
+    records.forEach((r, i) => {
+      if (r.length < 3) throw new Error(`${source}: record ${i + 1} has ${r.length} columns; need at least 3 (token, user name, user uid)`);
+      const [token, name, , groups] = r as [string, string, string, string?];
+      if (!token || !name) throw new Error(`${source}: record ${i + 1} has an empty token or user name`);
+      const key = digest(token);
+      if (users.has(key)) throw new Error(`${source}: record ${i + 1} repeats a token`);
+      users.set(key, { name, groups: (groups ?? '').split(',').map((g) => g.trim()).filter((g) => g.length > 0) });
+    });
+    return new StaticTokens(users);
+  }
+
+  get size(): number {
+    return this.users.size;
+  }
+
+  async authenticate(token: string): Promise<UserInfo | undefined> {
+    const user = this.users.get(digest(token));
+    return user ? { name: user.name, groups: [...user.groups] } : undefined;
+  }
+}

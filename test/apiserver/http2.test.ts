@@ -1,0 +1,116 @@
+// HTTP/2 beside HTTP/1.1 on the API port, as kube-apiserver serves them: kubectl and client-go
+// negotiate h2 and multiplex requests and watches over one connection.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http2, { type ClientHttp2Session } from 'node:http2';
+import { connect } from 'node:tls';
+import type { KubeObject } from '../../src/api/types.js';
+import { StaticTokens } from '../../src/auth/static-tokens.js';
+import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
+
+interface H2Response {
+  status: number;
+  headers: http2.IncomingHttpHeaders;
+  body: string;
+}
+
+function request(session: ClientHttp2Session, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<H2Response> {
+  return new Promise((resolve, reject) => {
+    const req = session.request({ ':method': method, ':path': path, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}), ...headers });
+    let status = 0;
+    let respHeaders: http2.IncomingHttpHeaders = {};
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('response', (h) => {
+      status = Number(h[':status']);
+      respHeaders = h;
+    });
+    req.on('data', (d: string) => (text += d));
+    req.on('end', () => resolve({ status, headers: respHeaders, body: text }));
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+describe('HTTP/2', () => {
+  let srv: InProcessServer;
+  let session: ClientHttp2Session;
+  const CM = '/api/v1/namespaces/default/configmaps';
+  before(async () => {
+    srv = await startInProcessServer({ tokenAuthenticators: [StaticTokens.parse('h2-static-token,robot,7,system:masters\n')] });
+    session = http2.connect(srv.url, { ca: srv.adminTls.ca, cert: srv.adminTls.cert, key: srv.adminTls.key });
+  });
+  after(async () => {
+    session.close();
+    await srv.stop();
+  });
+
+  it('negotiates h2 by ALPN and still serves HTTP/1.1 clients on the same port', async () => {
+    const alpn = (protocols: string[]) =>
+      new Promise<string | false | null>((resolve, reject) => {
+        const s = connect({ host: '127.0.0.1', port: Number(new URL(srv.url).port), ca: srv.adminTls.ca, ALPNProtocols: protocols }, () => {
+          resolve(s.alpnProtocol);
+          s.destroy();
+        });
+        s.once('error', reject);
+      });
+    assert.equal(await alpn(['h2', 'http/1.1']), 'h2');
+    assert.equal(await alpn(['http/1.1']), 'http/1.1');
+    // skiff's own ApiClient speaks HTTP/1.1.
+    const ns = await srv.client().get<KubeObject>('/api/v1/namespaces/default');
+    assert.equal(ns.metadata.name, 'default');
+  });
+
+  it('authenticates the connection certificate once for every stream, and bearer tokens per request', async () => {
+    const list = await request(session, 'GET', '/api/v1/namespaces');
+    assert.equal(list.status, 200, list.body);
+    assert.ok((JSON.parse(list.body) as { items: KubeObject[] }).items.some((n) => n.metadata.name === 'kube-system'));
+    const anon = http2.connect(srv.url, { ca: srv.adminTls.ca });
+    try {
+      const refused = await request(anon, 'GET', '/api/v1/namespaces');
+      assert.equal(refused.status, 401);
+      assert.equal((JSON.parse(refused.body) as { reason: string }).reason, 'Unauthorized');
+      const byToken = await request(anon, 'GET', '/api/v1/namespaces/default', undefined, { authorization: 'Bearer h2-static-token' });
+      assert.equal(byToken.status, 200, byToken.body);
+    } finally {
+      anon.close();
+    }
+  });
+
+  it('runs concurrent creates over one connection, and answers errors as Status objects', async () => {
+    const created = await Promise.all(Array.from({ length: 50 }, (_, i) => request(session, 'POST', CM, { metadata: { name: `h2-${i}` }, data: { i: String(i) } })));
+    assert.deepEqual(created.map((r) => r.status), Array(50).fill(201));
+    assert.equal(new Set(created.map((r) => (JSON.parse(r.body) as KubeObject).metadata.resourceVersion)).size, 50);
+    const dup = await request(session, 'POST', CM, { metadata: { name: 'h2-0' } });
+    assert.equal(dup.status, 409);
+    assert.equal((JSON.parse(dup.body) as { reason: string }).reason, 'AlreadyExists');
+    const bad = await request(session, 'POST', CM, '{"metadata":');
+    assert.equal(bad.status, 400);
+  });
+
+  it('streams a watch while other requests share the connection', async () => {
+    const start = JSON.parse((await request(session, 'GET', CM)).body) as { metadata: { resourceVersion: string } };
+    const watch = session.request({ ':method': 'GET', ':path': `${CM}?watch=1&resourceVersion=${start.metadata.resourceVersion}&allowWatchBookmarks=true` });
+    watch.setEncoding('utf8');
+    const seen: string[] = [];
+    let buffered = '';
+    const got = new Promise<void>((resolve, reject) => {
+      watch.on('data', (d: string) => {
+        buffered += d;
+        for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+          const ev = JSON.parse(buffered.slice(0, nl)) as { type: string; object: KubeObject };
+          buffered = buffered.slice(nl + 1);
+          if (ev.type !== 'BOOKMARK') seen.push(`${ev.type} ${ev.object.metadata.name}`);
+          if (seen.length === 2) resolve();
+        }
+      });
+      watch.on('error', reject);
+      setTimeout(() => reject(new Error(`watch saw only ${JSON.stringify(seen)}`)), 10_000).unref();
+    });
+    assert.equal((await request(session, 'POST', CM, { metadata: { name: 'watched' } })).status, 201);
+    assert.equal((await request(session, 'DELETE', `${CM}/watched`)).status, 200);
+    await got;
+    assert.deepEqual(seen, ['ADDED watched', 'DELETED watched']);
+    watch.close();
+  });
+});
