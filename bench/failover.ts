@@ -18,6 +18,10 @@ import { performance } from 'node:perf_hooks';
 import { HaCluster, type HaAgent, type HaMember, type SkiffLauncher } from '../test/support/ha.js';
 import { makeTempDir, removeTempDir, skiffEntry, startChild } from './lib/util.js';
 import { expectOk, LeanConnection } from './lib/http-load.js';
+import { h2loadInstalled, h2loadPosts, type H2LoadResult } from './lib/h2load.js';
+import { ApiClient } from '../src/client/rest.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { measureWriters } from './lib/writers.js';
 import type { KubeList } from '../src/api/types.js';
 import { benchRawEtcd, type EtcdBenchResult } from './etcd-store.js';
@@ -54,6 +58,9 @@ export interface ThroughputRow {
   rawP99Ms: number;
   /** apiCreatesPerSec / rawPutsPerSec (target ≥ 0.6 at 128 clients). */
   ratio: number;
+  /** The same creates as `clients` HTTP/2 streams over one connection (h2load), when installed. */
+  apiH2CreatesPerSec?: number;
+  ratioH2?: number;
   /** Where the CPU went during each window. */
   apiCpu?: CpuSplit;
   rawCpu?: CpuSplit;
@@ -131,7 +138,12 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
   const takeoverTrials = o.takeoverTrials ?? 2;
   const durationMs = o.durationMs ?? 3000;
   log('starting etcd (3 members) and 3 servers');
-  const ha = await HaCluster.start({ serverFlags: FAILOVER_SERVER_FLAGS, launch: benchLauncher, dir: makeTempDir('skiff-bench-ha-') });
+  const dir = makeTempDir('skiff-bench-ha-');
+  // A static admin token for h2load, which cannot present a client certificate.
+  const tokenFile = join(dir, 'tokens.csv');
+  writeFileSync(tokenFile, `${H2_TOKEN},bench-admin,1,system:masters\n`);
+  const ha = await HaCluster.start({ serverFlags: [...FAILOVER_SERVER_FLAGS, '--token-auth-file', tokenFile], launch: benchLauncher, dir });
+  const h2 = h2loadInstalled();
   const agents: { a: HaAgent; joined: string }[] = [];
   try {
     // --- API creates/s vs raw etcd puts/s -------------------------------------------------------
@@ -158,7 +170,15 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
         apiCpu,
         rawCpu,
       };
-      log(`${n} clients: API creates ${row.apiCreatesPerSec}/s vs raw puts ${row.rawPutsPerSec}/s (${row.ratio}x)`);
+      if (h2 && n === 128) {
+        const h = await apiCreatesH2(ha.members[0]!, n, durationMs, dir);
+        row.apiH2CreatesPerSec = h.opsPerSec;
+        row.ratioH2 = Math.round((h.opsPerSec / Math.max(1, raw.writesPerSec)) * 100) / 100;
+      }
+      log(
+        `${n} clients: API creates ${row.apiCreatesPerSec}/s vs raw puts ${row.rawPutsPerSec}/s (${row.ratio}x)` +
+          (row.apiH2CreatesPerSec !== undefined ? `; over HTTP/2 ${row.apiH2CreatesPerSec}/s (${row.ratioH2}x)` : ''),
+      );
       throughput.push(row);
     }
 
@@ -315,6 +335,21 @@ async function apiCreates(member: HaMember, n: number, durationMs: number, warmu
   } finally {
     for (const c of conns) c.close();
   }
+}
+
+const H2_TOKEN = 'skiff-bench-admin-token';
+
+/** The same creates as `streams` concurrent HTTP/2 streams on one connection (h2load, generated names). */
+async function apiCreatesH2(member: HaMember, streams: number, durationMs: number, workDir: string): Promise<H2LoadResult> {
+  const c = ApiClient.fromKubeconfig(member.kubeconfig, { servers: [member.url] });
+  const ns = `bench-h2-${Date.now()}`;
+  try {
+    await c.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  } finally {
+    c.close();
+  }
+  const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'cm-' }, data: { k: 'v'.repeat(200) } });
+  return h2loadPosts({ url: `${member.url}/api/v1/namespaces/${ns}/configmaps`, token: H2_TOKEN, body, connections: 1, streams, warmUpMs: 1000, durationMs, workDir });
 }
 
 async function main(): Promise<void> {

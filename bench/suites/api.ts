@@ -9,6 +9,9 @@ import { profileTable, profilesIn, summarizeNewProfiles, type ProfileSummary } f
 import { createNamespace, etcdInstalled, startEtcd, startSkiffServer, type EtcdServer, type SkiffServer } from '../lib/servers.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { expectOk, LeanConnection } from '../lib/http-load.js';
+import { h2loadInstalled, h2loadPosts } from '../lib/h2load.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CpuMeter, fmtInt, fmtMs, makeTempDir, percentile, progress, removeTempDir, round, type Table } from '../lib/util.js';
 
 const CLIENTS = [1, 16, 128];
@@ -151,6 +154,64 @@ async function apiCreates(server: SkiffServer, clients: number, durationMs: numb
   }
 }
 
+/** The bearer token of the bench's static admin user (h2load cannot present a certificate). */
+const BENCH_TOKEN = 'skiff-bench-admin-token';
+
+/** Starts a server that also takes BENCH_TOKEN, for h2load. */
+async function startBenchServer(opts: { nodeArgs?: string[] } = {}): Promise<SkiffServer> {
+  const dir = makeTempDir('skiff-bench-tokens-');
+  const file = join(dir, 'tokens.csv');
+  writeFileSync(file, `${BENCH_TOKEN},bench-admin,1,system:masters\n`);
+  const server = await startSkiffServer({ ...opts, serverArgs: ['--token-auth-file', file] });
+  const stop = server.stop.bind(server);
+  server.stop = async () => {
+    await stop();
+    removeTempDir(dir);
+  };
+  return server;
+}
+
+/**
+ * Creates over HTTP/2: one TLS connection carrying `streams` concurrent requests, as client-go
+ * multiplexes a process's requests and as the etcd3 client carries puts over one gRPC channel.
+ * Names come from generateName, since h2load sends one body.
+ */
+async function apiCreatesH2(server: SkiffServer, streams: number, durationMs: number): Promise<LoadResult> {
+  const url = /server:\s*(\S+)/.exec(readFileSync(server.kubeconfig, 'utf8'))![1]!;
+  const body = configMap('', PAYLOAD_BYTES);
+  body.metadata = { generateName: 'h2-', namespace: NAMESPACE, labels: { app: 'skiff-bench' } };
+  const dir = makeTempDir('skiff-bench-h2load-');
+  const cpu = new CpuMeter(server.pid);
+  try {
+    const r = await h2loadPosts({
+      url: `${url}${CM_PATH}`,
+      token: BENCH_TOKEN,
+      body: JSON.stringify(body),
+      connections: 1,
+      streams,
+      warmUpMs: 1000,
+      durationMs,
+      workDir: dir,
+    });
+    const usage = cpu.read();
+    return {
+      clients: streams,
+      opsPerSec: r.opsPerSec,
+      ops: r.ops,
+      errors: r.errors,
+      ...(r.firstError ? { firstError: r.firstError } : {}),
+      p50Ms: r.p50Ms,
+      p99Ms: r.p99Ms,
+      ...(usage.pidPct !== undefined ? { serverCpuPct: Math.round(usage.pidPct) } : {}),
+      ...(usage.mainThreadPct !== undefined ? { serverMainThreadCpuPct: Math.round(usage.mainThreadPct) } : {}),
+      benchCpuPct: r.loadGenCpuPct ?? 0,
+      ...(usage.machinePct !== undefined ? { machineCpuPct: Math.round(usage.machinePct) } : {}),
+    };
+  } finally {
+    removeTempDir(dir);
+  }
+}
+
 async function apiUpdates(server: SkiffServer, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
   const conns = await leanConnections(server, clients);
   const last: KubeObject[] = [];
@@ -203,7 +264,9 @@ export const apiSuite: Suite = {
     let storedBytes = 0;
 
     // --- through the API
-    let server: SkiffServer | undefined = await startSkiffServer();
+    const h2 = h2loadInstalled();
+    let createsH2: LoadResult | undefined;
+    let server: SkiffServer | undefined = await startBenchServer();
     try {
       await createNamespace(server, NAMESPACE);
       const admin = server.client();
@@ -232,6 +295,13 @@ export const apiSuite: Suite = {
       progress(`api: creates, 128 clients through skiff's ApiClient (https.request), ${ctx.durationMs} ms`);
       createsSharedClient = await apiClientCreates(server, 128, ctx.durationMs, 'apiclient');
       progress(`api: creates, 128 clients, ApiClient: ${createsSharedClient.opsPerSec}/s`);
+      if (h2) {
+        progress(`api: creates over HTTP/2, 1 connection x 128 streams (h2load), ${ctx.durationMs} ms`);
+        createsH2 = await apiCreatesH2(server, 128, ctx.durationMs);
+        progress(`api: creates over HTTP/2: ${createsH2.opsPerSec}/s (p99 ${createsH2.p99Ms} ms, ${createsH2.errors} errors)`);
+      } else {
+        progress('api: h2load not installed (apt-get install nghttp2-client): no HTTP/2 cells');
+      }
     } finally {
       await server.stop();
       server = undefined;
@@ -282,9 +352,9 @@ export const apiSuite: Suite = {
 
     // --- the target, measured robustly: API and raw etcd cells alternate, so a slower or faster
     // spell of a shared machine falls on both sides of the ratio
-    const rounds: { api: number; etcd: number }[] = [];
+    const rounds: { api: number; etcd: number; apiH2?: number }[] = [];
     if (etcdInstalled() && !etcdError) {
-      const [srv, etcd] = await Promise.all([startSkiffServer(), startEtcd()]);
+      const [srv, etcd] = await Promise.all([startBenchServer(), startEtcd()]);
       try {
         await createNamespace(srv, NAMESPACE);
         const value = 'x'.repeat(storedBytes);
@@ -294,8 +364,12 @@ export const apiSuite: Suite = {
           progress(`api: target round ${i + 1}/${TARGET_ROUNDS}: API creates then etcd puts, 128 clients, ${ctx.durationMs} ms each`);
           const a = await apiCreates(srv, 128, ctx.durationMs, `r${i}`);
           const e = await etcdPuts(etcd, 128, ctx.durationMs, value);
-          rounds.push({ api: a.opsPerSec, etcd: e.opsPerSec });
-          progress(`api: target round ${i + 1}: ${a.opsPerSec} vs ${e.opsPerSec} (${(a.opsPerSec / e.opsPerSec).toFixed(2)}x)`);
+          const a2 = h2 ? await apiCreatesH2(srv, 128, ctx.durationMs) : undefined;
+          rounds.push({ api: a.opsPerSec, etcd: e.opsPerSec, ...(a2 ? { apiH2: a2.opsPerSec } : {}) });
+          progress(
+            `api: target round ${i + 1}: ${a.opsPerSec} vs ${e.opsPerSec} (${(a.opsPerSec / e.opsPerSec).toFixed(2)}x)` +
+              (a2 ? `; HTTP/2 ${a2.opsPerSec} (${(a2.opsPerSec / e.opsPerSec).toFixed(2)}x)` : ''),
+          );
         }
       } finally {
         await Promise.all([srv.stop(), etcd.stop()]);
@@ -345,6 +419,14 @@ export const apiSuite: Suite = {
           `(rounds: ${rounds.map((r) => `${fmtInt(r.api)} vs ${fmtInt(r.etcd)}`).join('; ')})`,
       );
     }
+    const h2Ratios = rounds.filter((r) => r.apiH2 !== undefined).map((r) => r.apiH2! / r.etcd).sort((a, b) => a - b);
+    const medianH2Ratio = h2Ratios.length ? h2Ratios[Math.floor(h2Ratios.length / 2)]! : undefined;
+    if (medianH2Ratio !== undefined) {
+      main.notes!.push(
+        `the same over HTTP/2 (1 connection x 128 streams, as client-go and the etcd3 client multiplex), same rounds: ${medianH2Ratio.toFixed(2)}x ${medianH2Ratio >= 2 ? 'PASS' : 'FAIL'} ` +
+          `(${rounds.map((r) => `${fmtInt(r.apiH2)} vs ${fmtInt(r.etcd)}`).join('; ')})`,
+      );
+    }
     if (e128) {
       const rc = c128.opsPerSec / e128.opsPerSec;
       const ru = u128.opsPerSec / e128.opsPerSec;
@@ -377,6 +459,7 @@ export const apiSuite: Suite = {
         ...creates.map((r) => detailRow('API create', r)),
         ...updates.map((r) => detailRow('API update (PUT, CAS)', r)),
         detailRow('API create via ApiClient', createsSharedClient),
+        ...(createsH2 ? [detailRow('API create, HTTP/2 streams', createsH2)] : []),
         ...(etcdResults.length ? etcdResults.map((r) => detailRow('etcd put', r)) : [detailRow('etcd put', undefined)]),
       ],
       notes: [
@@ -393,7 +476,12 @@ export const apiSuite: Suite = {
           (avg > 25 ? ' -- WARNING: the machine was not idle; these figures understate what skiff and etcd can do' : ''),
       );
     }
-    const errs = [...creates, ...updates, ...etcdResults, ...(createsSharedClient ? [createsSharedClient] : [])].filter((r) => r.errors > 0);
+    if (createsH2) {
+      detail.notes!.push(
+        `'API create, HTTP/2 streams': h2load (nghttp2, C) with one TLS connection carrying 128 concurrent POSTs, the shape of client-go's and the etcd3 client's traffic; bench CPU is h2load's, server CPU includes its 1 s warm-up.`,
+      );
+    }
+    const errs = [...creates, ...updates, ...etcdResults, ...(createsSharedClient ? [createsSharedClient] : []), ...(createsH2 ? [createsH2] : [])].filter((r) => r.errors > 0);
     for (const r of errs) detail.notes!.push(`errors at ${r.clients} clients: ${r.errors}, first: ${r.firstError}`);
 
     if (etcdError) main.notes!.push(`etcd failed: ${etcdError.split('\n')[0]}`);
@@ -415,6 +503,8 @@ export const apiSuite: Suite = {
         ratio128: e128 ? { creates: round(c128.opsPerSec / e128.opsPerSec), updates: round(u128.opsPerSec / e128.opsPerSec) } : undefined,
         targetRounds: rounds,
         targetMedianRatio: medianRatio === undefined ? undefined : round(medianRatio),
+        createsHttp2: createsH2,
+        targetMedianRatioHttp2: medianH2Ratio === undefined ? undefined : round(medianH2Ratio),
         ...(profile ? { cpuProfile: profile } : {}),
       },
     };

@@ -55,7 +55,7 @@ function failoverTables(r: FailoverBenchResult, o: { agents: number; trials: num
     },
     {
       title: 'failover: API creates/s on the etcd backend vs raw etcd puts/s (same 3-member etcd, same run)',
-      headers: ['clients', 'API creates/s', 'p50 ms', 'p99 ms', 'raw etcd puts/s', 'p50 ms', 'p99 ms', 'API/raw', 'target'],
+      headers: ['clients', 'API creates/s', 'p50 ms', 'p99 ms', 'raw etcd puts/s', 'p50 ms', 'p99 ms', 'API/raw', 'HTTP/2 creates/s', 'HTTP/2 / raw', 'target'],
       rows: r.throughput.map((t) => [
         String(t.clients),
         fmtInt(t.apiCreatesPerSec),
@@ -65,12 +65,19 @@ function failoverTables(r: FailoverBenchResult, o: { agents: number; trials: num
         fmtMs(t.rawP50Ms),
         fmtMs(t.rawP99Ms),
         `${t.ratio.toFixed(2)}x`,
+        t.apiH2CreatesPerSec === undefined ? '-' : fmtInt(t.apiH2CreatesPerSec),
+        t.ratioH2 === undefined ? '-' : `${t.ratioH2.toFixed(2)}x`,
         t.clients === 128 ? `≥ ${TARGET_RATIO_128.toFixed(2)}x` : '',
       ]),
       notes: [
         'Measured first, on the fresh cluster (no agents yet). API: ConfigMap creates (~300 B) over HTTPS to one server (--storage etcd), one keep-alive TLS connection per client with one request in flight (bench/lib/http-load.ts). Raw: etcd3 client puts of a ~380 B value, no transaction. etcd data on /dev/shm (no fsync cost).',
         'Each cell runs its load for 1 s unmeasured first (connections, TLS handshakes, JIT).',
         ...(at128 ? [`at 128 clients: ${at128.ratio.toFixed(2)}x of raw, ${at128.ratio >= TARGET_RATIO_128 ? 'meets' : 'MISSES'} the ≥ ${TARGET_RATIO_128}x target.`] : []),
+        ...(at128?.ratioH2 !== undefined
+          ? [
+              `HTTP/2: the 128 creates as concurrent streams on one TLS connection (h2load, generated names), the shape of client-go's traffic and of the raw etcd3 client's one gRPC channel: ${at128.ratioH2.toFixed(2)}x of raw, ${at128.ratioH2 >= TARGET_RATIO_128 ? 'meets' : 'MISSES'} the target.`,
+            ]
+          : []),
         'Everything (3 etcd members, 3 servers, agents, the load generator) shares this machine\'s cores: see the CPU table.',
       ],
     },
