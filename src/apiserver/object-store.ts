@@ -18,7 +18,7 @@ import {
   successStatus,
   timeout,
 } from '../api/errors.js';
-import { isStoreError, type KeyValue, type Store } from '../store/store.js';
+import { StoreError, isStoreError, type KeyValue, type Store } from '../store/store.js';
 import type { Clock } from '../util/clock.js';
 import { rfc3339 } from '../util/time.js';
 import { randomString } from '../util/random.js';
@@ -304,12 +304,30 @@ export class ObjectStore {
       }
     }
     if (!ctx.managedFieldsSet) updateManagedFields(undefined, obj, { manager: ctx.fieldManager, operation: 'Update', now: nowRfc3339(this.clock), apiVersion: this.apiVersion });
+    const rename = (name: string): void => {
+      if (name === meta.name) return;
+      meta.name = name;
+      // Kinds may derive fields from the name (a Namespace's kubernetes.io/metadata.name label).
+      this.rt.defaults(obj);
+      this.rt.prepareForCreate?.(obj);
+    };
+    const draw = () => `${meta.generateName}${randomSuffix()}`;
     if (ctx.dryRun) {
-      if (await this.store.get(objectKey(this.rt, meta.namespace, meta.name!))) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
-      return obj;
+      const check = async (name: string): Promise<KubeObject> => {
+        const key = objectKey(this.rt, meta.namespace, name);
+        if (await this.store.get(key)) throw new StoreError('exists', `${key} already exists`);
+        rename(name);
+        return obj;
+      };
+      try {
+        return generated ? await retryGeneratedName(meta.name!, draw, check) : await check(meta.name!);
+      } catch (e) {
+        if (isStoreError(e, 'exists')) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
+        throw e;
+      }
     }
     const write = async (name: string): Promise<KubeObject> => {
-      meta.name = name;
+      rename(name);
       const kv = await this.store.create(objectKey(this.rt, meta.namespace, name), encode(obj));
       // The object is what was just written; no need to parse the stored text back.
       meta.resourceVersion = String(kv.modRevision);
@@ -317,7 +335,7 @@ export class ObjectStore {
     };
     try {
       // The name is not among the fields managedFields records, so a redrawn one changes nothing else.
-      return generated ? await retryGeneratedName(meta.name!, () => `${meta.generateName}${randomSuffix()}`, write) : await write(meta.name!);
+      return generated ? await retryGeneratedName(meta.name!, draw, write) : await write(meta.name!);
     } catch (e) {
       if (isStoreError(e, 'exists')) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
       throw e;

@@ -1,5 +1,6 @@
 // pods/log: the API server asks the pod's agent for the container's output and streams it back,
 // as kube-apiserver does with the kubelet's /containerLogs endpoint.
+import { clientGone } from './http/listener.js';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../api/types.js';
@@ -80,6 +81,8 @@ export class AgentLogProxy implements PodLogStreamer {
       const stop = () => upstream.destroy();
       req.on('close', stop);
       res.on('close', stop);
+      // The client may have left while the node was looked up; its close events already fired.
+      if (clientGone(req, res)) stop();
     });
   }
 }

@@ -18,27 +18,35 @@ function digest(token: string): string {
 export class StaticTokens implements TokenAuthenticator {
   private constructor(private readonly users: Map<string, UserInfo>) {}
 
-  /** Reads the file; throws with the file name and line for a malformed record. */
-  static fromFile(path: string): StaticTokens {
-    return StaticTokens.parse(readFileSync(path, 'utf8'), path);
+  /**
+   * Reads the file; throws with the file name and line for a record kube-apiserver refuses too.
+   * Records it only warns about (an empty token, a repeated token: the last one wins) go to `warn`.
+   */
+  static fromFile(path: string, warn: (message: string) => void = () => {}): StaticTokens {
+    return StaticTokens.parse(readFileSync(path, 'utf8'), path, warn);
   }
 
-  static parse(text: string, source = 'token file'): StaticTokens {
-    let records: string[][];
+  static parse(text: string, source = 'token file', warn: (message: string) => void = () => {}): StaticTokens {
+    let records: { record: string[]; info: { lines: number } }[];
     try {
-      records = parse(text, { relax_column_count: true, skip_empty_lines: true, trim: true }) as string[][];
+      records = parse(text, { relax_column_count: true, skip_empty_lines: true, trim: true, info: true }) as unknown as typeof records;
     } catch (e) {
       throw new Error(`${source}: ${e instanceof Error ? e.message : String(e)}`);
     }
     const users = new Map<string, UserInfo>();
-    records.forEach((r, i) => {
-      if (r.length < 3) throw new Error(`${source}: record ${i + 1} has ${r.length} columns; need at least 3 (token, user name, user uid)`);
+    for (const { record: r, info } of records) {
+      const at = `${source} line ${info.lines}`;
+      if (r.length < 3) throw new Error(`${at}: ${r.length} columns; need at least 3 (token, user name, user uid)`);
       const [token, name, , groups] = r as [string, string, string, string?];
-      if (!token || !name) throw new Error(`${source}: record ${i + 1} has an empty token or user name`);
+      if (!token) {
+        warn(`${at}: empty token, skipped`);
+        continue;
+      }
+      if (!name) throw new Error(`${at}: empty user name`);
       const key = digest(token);
-      if (users.has(key)) throw new Error(`${source}: record ${i + 1} repeats a token`);
+      if (users.has(key)) warn(`${at}: repeats an earlier token, which now stands for ${name}`);
       users.set(key, { name, groups: (groups ?? '').split(',').map((g) => g.trim()).filter((g) => g.length > 0) });
-    });
+    }
     return new StaticTokens(users);
   }
 

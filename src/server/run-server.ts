@@ -86,7 +86,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     ca: pki.ca,
     kubeletClient: pki.kubeletClient,
     ...(cfg.token ? { bootstrapTokens: [cfg.token] } : {}),
-    ...(cfg.tokenAuthFile ? { tokenAuthenticators: [StaticTokens.fromFile(cfg.tokenAuthFile)] } : {}),
+    ...(cfg.tokenAuthFile ? { tokenAuthenticators: [StaticTokens.fromFile(cfg.tokenAuthFile, (m) => log.warn(m))] } : {}),
     advertiseAddress: `${advertise}:${cfg.port}`,
     watchCacheSize: cfg.watchCacheSize,
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,

@@ -88,6 +88,19 @@ describe('HTTP/2', () => {
     assert.equal(bad.status, 400);
   });
 
+  it('does not take a body cut off by a stream reset for a whole one', async () => {
+    const req = session.request({ ':method': 'POST', ':path': CM, 'content-type': 'application/json' });
+    req.on('error', () => {});
+    // A complete JSON object, so only the reset (not a parse error) can tell the server it was cut.
+    req.write(JSON.stringify({ metadata: { name: 'cut-off' } }));
+    await new Promise((r) => setTimeout(r, 50));
+    req.close(http2.constants.NGHTTP2_CANCEL);
+    await new Promise((r) => req.once('close', r));
+    // Ask on the same connection afterwards: the server has handled the reset by then.
+    const after = await request(session, 'GET', `${CM}/cut-off`);
+    assert.equal(after.status, 404, after.body);
+  });
+
   it('streams a watch while other requests share the connection', async () => {
     const start = JSON.parse((await request(session, 'GET', CM)).body) as { metadata: { resourceVersion: string } };
     const watch = session.request({ ':method': 'GET', ':path': `${CM}?watch=1&resourceVersion=${start.metadata.resourceVersion}&allowWatchBookmarks=true` });

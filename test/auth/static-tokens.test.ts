@@ -12,11 +12,16 @@ describe('static token file', () => {
     assert.equal(await t.authenticate('t1 '), undefined);
   });
 
-  it('refuses short records, empty tokens, repeated tokens and broken quoting, naming the file', () => {
-    assert.throws(() => StaticTokens.parse('t1,alice\n', 'tokens.csv'), /tokens\.csv: record 1 has 2 columns; need at least 3/);
-    assert.throws(() => StaticTokens.parse(',alice,1\n'), /empty token or user name/);
-    assert.throws(() => StaticTokens.parse('t1,a,1\nt1,b,2\n'), /record 2 repeats a token/);
+  it('refuses short records and broken quoting naming file and line, and warns as upstream about empty and repeated tokens', async () => {
+    assert.throws(() => StaticTokens.parse('t0,root,0\n\nt1,alice\n', 'tokens.csv'), /tokens\.csv line 3: 2 columns; need at least 3/);
+    assert.throws(() => StaticTokens.parse('t1,,1\n'), /line 1: empty user name/);
     assert.throws(() => StaticTokens.parse('t1,a,1,"open\n', 'tokens.csv'), /^Error: tokens\.csv: /);
+    const warnings: string[] = [];
+    const t = StaticTokens.parse(',nobody,1\nt1,a,1\nt1,b,2\n', 'tokens.csv', (m) => warnings.push(m));
+    assert.deepEqual(warnings, ['tokens.csv line 1: empty token, skipped', 'tokens.csv line 3: repeats an earlier token, which now stands for b']);
+    assert.equal(t.size, 1);
+    assert.equal((await t.authenticate('t1'))?.name, 'b');
+    assert.equal(await t.authenticate(''), undefined);
   });
 
   it('hands out copies, so a caller cannot change who a token stands for', async () => {

@@ -45,7 +45,9 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     };
     req.on('data', onData);
     // Nobody is left to answer when the client goes mid-body: its error, not the server's.
-    stopWatching = finished(req, (err) => settle(err ? badRequest('the client closed the connection before sending all of the request body') : undefined));
+    // An HTTP/2 client that resets its stream mid-upload ends the compat request normally, with
+    // `aborted` set: a cut-off body must not pass for a whole one.
+    stopWatching = finished(req, (err) => settle(err || req.aborted ? badRequest('the client closed the connection before sending all of the request body') : undefined));
   });
 }
 

@@ -20,9 +20,18 @@ export interface ListenerOptions {
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** True for a request that arrived over HTTP/2. */
-export function isHttp2(req: IncomingMessage): boolean {
-  return req.httpVersionMajor === 2;
+/** Upstream's HTTP/2 IdleTimeout: a connection without open streams this long is closed. */
+const IDLE_SESSION_MS = 90_000;
+/** TCP keepalive probes find peers that vanished (sleep, NAT drop) under a long-quiet watch. */
+const TCP_KEEPALIVE_MS = 30_000;
+
+/**
+ * True once the client has gone. An HTTP/2 compat response has no `destroyed`, and its request is
+ * not marked destroyed when the stream closes: the stream says so.
+ */
+export function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
+  const stream = (res as unknown as { stream?: { destroyed: boolean } }).stream;
+  return req.destroyed || res.destroyed || (stream?.destroyed ?? false);
 }
 
 /**
@@ -58,16 +67,40 @@ export class ApiListener {
     );
     // The HTTP/1.1 side reads these from the server object as an https.Server would. Watches and
     // log streams run long, and upstream bounds them itself: no request timeout.
-    Object.assign(this.server, { keepAliveTimeout: 65_000, headersTimeout: 70_000, requestTimeout: 0 });
+    // (An explicit connectionsCheckingInterval: some Node 20 releases left it unset and checked on every tick.)
+    Object.assign(this.server, { keepAliveTimeout: 65_000, headersTimeout: 70_000, requestTimeout: 0, connectionsCheckingInterval: 30_000 });
+    // Streams run as long as they need (watches, logs); idle connections are closed below.
     this.server.setTimeout(0);
-    this.server.on('secureConnection', (s: Socket) => {
+    // Raw TCP connections, so close() also drops those still in their TLS handshake.
+    this.server.on('connection', (s: Socket) => {
+      s.setKeepAlive(true, TCP_KEEPALIVE_MS);
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));
     });
-    this.server.on('session', (s: Http2Session) => {
-      this.sessions.add(s);
-      s.once('close', () => this.sessions.delete(s));
+    this.server.on('session', (s: Http2Session) => this.track(s));
+  }
+
+  /** Closes a session once it has had no open stream for IDLE_SESSION_MS. */
+  private track(session: Http2Session): void {
+    this.sessions.add(session);
+    let open = 0;
+    let idle: NodeJS.Timeout | undefined;
+    const arm = () => {
+      idle = setTimeout(() => session.close(), IDLE_SESSION_MS);
+      idle.unref();
+    };
+    session.on('stream', (stream) => {
+      open++;
+      clearTimeout(idle);
+      stream.once('close', () => {
+        if (--open === 0 && !session.closed) arm();
+      });
     });
+    session.once('close', () => {
+      clearTimeout(idle);
+      this.sessions.delete(session);
+    });
+    arm();
   }
 
   /** Listens; resolves with the bound port. */

@@ -4,6 +4,7 @@ import type { ResourceType } from '../../api/resource.js';
 import { StatusError } from '../../api/errors.js';
 import type { CacheEvent, WatchCache } from '../watch-cache.js';
 import { startWatch, type WatchTerms } from '../watch-session.js';
+import { clientGone } from './listener.js';
 import { shapeObject, type IncludeObject, type ResponseShape } from './negotiate.js';
 
 /** A watcher that falls this far behind is cut off; the client resumes from its last RV. */
@@ -31,7 +32,7 @@ export function httpChunk(data: string): Buffer {
 
 export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRequest): void {
   // The client may have gone while the handler waited for the cache; its close events already fired.
-  if (req.destroyed || res.destroyed) return;
+  if (clientGone(req, res)) return;
   // No explicit Transfer-Encoding: Node frames HTTP/1.1 bodies as chunks itself, and knows that a
   // HEAD response has no body and that an HTTP/1.0 client cannot take chunks.
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
