@@ -312,23 +312,15 @@ export class ObjectStore {
       this.rt.prepareForCreate?.(obj);
     };
     const draw = () => `${meta.generateName}${randomSuffix()}`;
-    if (ctx.dryRun) {
-      const check = async (name: string): Promise<KubeObject> => {
-        const key = objectKey(this.rt, meta.namespace, name);
+    const write = async (name: string): Promise<KubeObject> => {
+      const key = objectKey(this.rt, meta.namespace, name);
+      if (ctx.dryRun) {
         if (await this.store.get(key)) throw new StoreError('exists', `${key} already exists`);
         rename(name);
         return obj;
-      };
-      try {
-        return generated ? await retryGeneratedName(meta.name!, draw, check) : await check(meta.name!);
-      } catch (e) {
-        if (isStoreError(e, 'exists')) throw alreadyExists(this.rt.resource, this.rt.group, meta.name!);
-        throw e;
       }
-    }
-    const write = async (name: string): Promise<KubeObject> => {
       rename(name);
-      const kv = await this.store.create(objectKey(this.rt, meta.namespace, name), encode(obj));
+      const kv = await this.store.create(key, encode(obj));
       // The object is what was just written; no need to parse the stored text back.
       meta.resourceVersion = String(kv.modRevision);
       return obj;
