@@ -6,6 +6,7 @@
 // objects are shared and must never be changed in place. Readers that promise only to read
 // (ReadOptions.readOnly) get the cache's own objects; with SKIFF_FREEZE_SHARED=1 (the test suite
 // sets it) those are frozen first, so a broken promise fails loudly instead of corrupting the cache.
+import { objectJson } from './stored-json.js';
 import type { KubeList, KubeObject, WatchEvent } from '../api/types.js';
 import { StatusError } from '../api/errors.js';
 import type { ResourceType } from '../api/resource.js';
@@ -82,7 +83,7 @@ export class LocalReads implements ListWatchSource {
     const stop = startWatch(rt, store.cache, terms, {
       // Read-only readers get the cache's object; others the same JSON HTTP watchers are sent
       // (encoded once per event for all of them), decoded into their own copy.
-      event: (type, ev) => push({ type, object: (readOnly ? shared(ev.object) : JSON.parse((ev.json ??= JSON.stringify(ev.object)))) as T }),
+      event: (type, ev) => push({ type, object: (readOnly ? shared(ev.object) : JSON.parse((ev.json ??= objectJson(ev.object)))) as T }),
       bookmark: (object) => push({ type: 'BOOKMARK', object: object as T }),
       end: () => {
         ended = true;

@@ -21,6 +21,7 @@ import {
 import { StoreError, isStoreError, type KeyValue, type Store } from '../store/store.js';
 import type { Clock } from '../util/clock.js';
 import { rfc3339 } from '../util/time.js';
+import { encodeStored } from './stored-json.js';
 import { randomString } from '../util/random.js';
 import { WatchCache, type WatchFilter } from './watch-cache.js';
 import type { WriteContext } from './request-context.js';
@@ -94,17 +95,18 @@ function randomSuffix(): string {
   return randomString(NAME_SUFFIX_ALPHABET, 5);
 }
 
+/** Written objects may already be the watch cache's, frozen under test: set only what differs. */
+function setResourceVersion(obj: KubeObject, revision: number): void {
+  const rv = String(revision);
+  if (obj.metadata.resourceVersion !== rv) obj.metadata.resourceVersion = rv;
+}
+
 function decode(kv: KeyValue): KubeObject {
   const obj = JSON.parse(kv.value) as KubeObject;
   obj.metadata.resourceVersion = String(kv.modRevision);
   return obj;
 }
 
-/** The stored form: no resourceVersion (the store's revision is the truth). */
-function encode(obj: KubeObject): string {
-  const { resourceVersion: _rv, ...meta } = obj.metadata;
-  return JSON.stringify({ ...obj, metadata: meta });
-}
 
 /** Everything but metadata and status: what a generation counts changes of. */
 function specOf(obj: KubeObject): Record<string, unknown> {
@@ -159,6 +161,21 @@ export class ObjectStore {
 
   private notFound(name: string): StatusError {
     return notFound(this.rt.resource, this.rt.group, name);
+  }
+
+  /**
+   * Writes `obj` through `write` with its stored text, telling the watch cache to keep `obj` for
+   * the event that echoes the write rather than parse the text again.
+   */
+  private async writeEchoed(key: string, obj: KubeObject, write: (value: string) => Promise<KeyValue>): Promise<KeyValue> {
+    const value = encodeStored(obj);
+    this.cache.expectWrite(key, value, obj);
+    try {
+      return await write(value);
+    } catch (e) {
+      this.cache.forgetWrite(key, value);
+      throw e;
+    }
   }
 
   private stamp(obj: KubeObject): KubeObject {
@@ -320,9 +337,9 @@ export class ObjectStore {
         return obj;
       }
       rename(name);
-      const kv = await this.store.create(key, encode(obj));
+      const kv = await this.writeEchoed(key, obj, (value) => this.store.create(key, value));
       // The object is what was just written; no need to parse the stored text back.
-      meta.resourceVersion = String(kv.modRevision);
+      setResourceVersion(obj, kv.modRevision);
       return obj;
     };
     try {
@@ -365,7 +382,10 @@ export class ObjectStore {
           prepared.metadata.resourceVersion = String(deleted.modRevision);
           return prepared;
         }
-        return this.stamp(decode(await this.store.update(key, encode(prepared), kv.modRevision)));
+        const expected = kv.modRevision;
+        const written = await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, expected));
+        setResourceVersion(prepared, written.modRevision);
+        return prepared;
       } catch (e) {
         if (isStoreError(e, 'conflict') && !wantRv && attempt < MAX_RETRIES) {
           kv = e.current;
@@ -479,7 +499,7 @@ export class ObjectStore {
           return { body: this.deletedBody(deleted), deleted: true };
         }
         if (plan.kind === 'unchanged' || ctx.dryRun) return { body: plan.object ?? current, deleted: false };
-        const updated = this.stamp(decode(await this.store.update(key, encode(plan.object), kv.modRevision)));
+        const updated = this.stamp(decode(await this.store.update(key, encodeStored(plan.object), kv.modRevision)));
         return { body: updated, deleted: false };
       } catch (e) {
         if (isStoreError(e, 'conflict') && attempt < MAX_RETRIES) {

@@ -90,6 +90,11 @@ export class WatchCache {
   private readonly objectIndex = new Map<string, Map<string, Set<string>>>();
   private rvWaiters: { rv: number; resolve: () => void }[] = [];
   private readonly abort = new AbortController();
+  /**
+   * Writes this process has sent to the store, by key: the event that echoes one takes the
+   * written object instead of parsing the stored text again (see expectWrite).
+   */
+  private readonly pendingWrites = new Map<string, { value: string; object: KubeObject }>();
 
   constructor(opts: WatchCacheOptions) {
     this.store = opts.store;
@@ -165,6 +170,7 @@ export class WatchCache {
       for (const w of [...this.watchers]) this.removeWatcher(w, 'relist');
     }
     this.objects = objects;
+    this.pendingWrites.clear();
     for (const idx of this.objectIndex.values()) idx.clear();
     for (const [key, entry] of objects) this.indexObject(key, entry.object, undefined);
     this.events = [];
@@ -198,6 +204,33 @@ export class WatchCache {
     }
   }
 
+  /**
+   * `object`, stored as `value` under `key`, is about to be written: if the store's event for that
+   * write arrives, the cache keeps `object` itself (with the event's resourceVersion) instead of
+   * a parse of `value`. The writer must not change `object` after this but for its
+   * resourceVersion, and calls forgetWrite if the write fails.
+   */
+  expectWrite(key: string, value: string, object: KubeObject): void {
+    // Bounded: echoes lost to a relist or a stopped watch must not pile up.
+    if (this.pendingWrites.size >= this.capacity) this.pendingWrites.clear();
+    this.pendingWrites.set(key, { value, object });
+  }
+
+  forgetWrite(key: string, value: string): void {
+    if (this.pendingWrites.get(key)?.value === value) this.pendingWrites.delete(key);
+  }
+
+  /** The object an event carries: the written one when this process wrote it, else parsed. */
+  private eventObject(kv: KeyValue, rv: number): KubeObject {
+    const pending = this.pendingWrites.get(kv.key);
+    if (pending === undefined || pending.value !== kv.value) return decode(kv, rv);
+    this.pendingWrites.delete(kv.key);
+    const rvText = String(rv);
+    // The writer sets the same resourceVersion when its write returns; whichever comes first.
+    if (pending.object.metadata.resourceVersion !== rvText) pending.object.metadata.resourceVersion = rvText;
+    return pending.object;
+  }
+
   private apply(ev: StoreEvent): void {
     const rv = ev.kv.modRevision;
     let cacheEvent: CacheEvent;
@@ -209,7 +242,7 @@ export class WatchCache {
       this.indexObject(ev.kv.key, undefined, prev);
       cacheEvent = { type: 'DELETED', rv, key: ev.kv.key, object, prev };
     } else {
-      const object = decode(ev.kv, rv);
+      const object = this.eventObject(ev.kv, rv);
       const prevEntry = this.objects.get(ev.kv.key);
       const prev = prevEntry?.object ?? (ev.type === 'update' ? decode(ev.prev, ev.prev.modRevision) : undefined);
       this.objects.set(ev.kv.key, { object, rv });

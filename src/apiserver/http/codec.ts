@@ -5,6 +5,7 @@ import YAML from 'yaml';
 import type { KubeObject, Status } from '../../api/types.js';
 import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } from '../../api/errors.js';
 import { decodeProtobufObject } from '../protobuf/decode.js';
+import { objectJson } from '../stored-json.js';
 
 /** Upstream's limit for request bodies (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -127,7 +128,7 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, opts:
     res.end();
     return;
   }
-  const text = JSON.stringify(body);
+  const text = body !== null && typeof body === 'object' ? objectJson(body as KubeObject) : JSON.stringify(body);
   const headers: Record<string, string | string[]> = {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-cache, private',

@@ -5,6 +5,7 @@ import { StatusError } from '../../api/errors.js';
 import type { CacheEvent, WatchCache } from '../watch-cache.js';
 import { startWatch, type WatchTerms } from '../watch-session.js';
 import { clientGone } from './listener.js';
+import { objectJson } from '../stored-json.js';
 import { shapeObject, type IncludeObject, type ResponseShape } from './negotiate.js';
 
 /** A watcher that falls this far behind is cut off; the client resumes from its last RV. */
@@ -71,8 +72,8 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
   const line = (type: string, ev: CacheEvent): Buffer | string => {
     if (w.shape === 'object') {
       // Most watchers see the event as it happened: encode it once and share the bytes among them.
-      if (type === ev.type && socket) return (ev.frame ??= httpChunk(`{"type":"${type}","object":${(ev.json ??= JSON.stringify(ev.object))}}\n`));
-      ev.json ??= JSON.stringify(ev.object);
+      if (type === ev.type && socket) return (ev.frame ??= httpChunk(`{"type":"${type}","object":${(ev.json ??= objectJson(ev.object))}}\n`));
+      ev.json ??= objectJson(ev.object);
       return out(`{"type":"${type}","object":${ev.json}}\n`);
     }
     return out(`${JSON.stringify({ type, object: shapeObject(w.rt, ev.object, w.shape, w.now(), w.include) })}\n`);
