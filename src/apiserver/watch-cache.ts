@@ -61,6 +61,10 @@ export interface WatchCacheOptions {
   log: Logger;
 }
 
+function afterPendingCallbacks(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function decode(kv: KeyValue, rv: number): KubeObject {
   const obj = JSON.parse(kv.value) as KubeObject;
   obj.metadata.resourceVersion = String(rv);
@@ -141,6 +145,9 @@ export class WatchCache {
         const rv = await this.relist();
         backoff = 100;
         for await (const batch of this.store.watch(this.prefix, rv, this.abort.signal, (p) => this.advance(p))) {
+          // The writers of these events are answered first: their acknowledgements are already
+          // due (microtasks), while fanning an event out to a thousand watchers takes milliseconds.
+          await afterPendingCallbacks();
           for (const ev of batch) this.apply(ev);
           this.advance(batch[batch.length - 1]!.kv.modRevision);
         }

@@ -73,6 +73,9 @@ export class ApiListener {
     this.server.setTimeout(0);
     // Raw TCP connections, so close() also drops those still in their TLS handshake.
     this.server.on('connection', (s: Socket) => {
+      // As an https.Server does (noDelay): a watch event or response goes out at once, not
+      // after Nagle's wait for an acknowledgement.
+      s.setNoDelay(true);
       s.setKeepAlive(true, TCP_KEEPALIVE_MS);
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));
