@@ -36,15 +36,19 @@ export interface H2LoadRun {
   pid?: number;
 }
 
-export interface H2LoadResult {
+/** What a load run measured: completed requests and their latency. */
+export interface LoadFigures {
   opsPerSec: number;
   ops: number;
   errors: number;
   firstError?: string;
   p50Ms: number;
   p99Ms: number;
-  /** CPU of the measured process over the whole run (warm-up included), % of one core. */
+  /** CPU of the measured server process over the window, % of one core (may exceed 100: threads). */
   serverCpuPct?: number;
+}
+
+export interface H2LoadResult extends LoadFigures {
   /** CPU of h2load itself over the whole run, % of one core. */
   loadGenCpuPct?: number;
 }

@@ -9,7 +9,7 @@ import { profileTable, profilesIn, summarizeNewProfiles, type ProfileSummary } f
 import { createNamespace, etcdInstalled, startEtcd, startSkiffServer, type EtcdServer, type SkiffServer } from '../lib/servers.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { expectOk, LeanConnection } from '../lib/http-load.js';
-import { h2loadInstalled, h2loadPosts } from '../lib/h2load.js';
+import { h2loadInstalled, h2loadPosts, type LoadFigures } from '../lib/h2load.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpuMeter, fmtInt, fmtMs, makeTempDir, percentile, progress, removeTempDir, round, type Table } from '../lib/util.js';
@@ -23,16 +23,8 @@ const NAMESPACE = 'bench-api';
 /** The request body of a create is about this many bytes. */
 const OBJECT_BYTES = 500;
 
-export interface LoadResult {
+export interface LoadResult extends LoadFigures {
   clients: number;
-  opsPerSec: number;
-  ops: number;
-  errors: number;
-  firstError?: string;
-  p50Ms: number;
-  p99Ms: number;
-  /** CPU of the measured server process over the window, % of one core (may exceed 100: threads). */
-  serverCpuPct?: number;
   /** CPU of the server's main (JavaScript event loop) thread alone. */
   serverMainThreadCpuPct?: number;
   /** CPU of this (load-generating) process over the window, % of one core. */
