@@ -51,6 +51,8 @@ export interface ApiServerOptions {
   watchCacheSize?: number;
   /** Watches without timeoutSeconds last between this and twice this (upstream --min-request-timeout). */
   minRequestTimeoutSeconds?: number;
+  /** HTTP/2 connections without open streams are closed after this long (default 90 s, as upstream). */
+  idleConnectionMs?: number;
   /** The address clients should use (discovery's serverAddressByClientCIDRs). */
   advertiseAddress?: string;
 }

@@ -34,14 +34,18 @@ function request(session: ClientHttp2Session, method: string, path: string, body
 
 describe('HTTP/2', () => {
   let srv: InProcessServer;
-  let session: ClientHttp2Session;
+  let session: ClientHttp2Session | undefined;
   const CM = '/api/v1/namespaces/default/configmaps';
   before(async () => {
-    srv = await startInProcessServer({ tokenAuthenticators: [StaticTokens.parse('h2-static-token,robot,7,system:masters\n')] });
-    session = http2.connect(srv.url, { ca: srv.adminTls.ca, cert: srv.adminTls.cert, key: srv.adminTls.key });
+    srv = await startInProcessServer({ tokenAuthenticators: [StaticTokens.parse('h2-static-token,robot,7,system:masters\n')], idleConnectionMs: 300 });
   });
+  // The server closes connections idle for 300 ms here: tests take a live one.
+  const conn = (): ClientHttp2Session => {
+    if (!session || session.closed || session.destroyed) session = http2.connect(srv.url, { ca: srv.adminTls.ca, cert: srv.adminTls.cert, key: srv.adminTls.key });
+    return session;
+  };
   after(async () => {
-    session.close();
+    session?.close();
     await srv.stop();
   });
 
@@ -62,7 +66,7 @@ describe('HTTP/2', () => {
   });
 
   it('authenticates the connection certificate once for every stream, and bearer tokens per request', async () => {
-    const list = await request(session, 'GET', '/api/v1/namespaces');
+    const list = await request(conn(), 'GET', '/api/v1/namespaces');
     assert.equal(list.status, 200, list.body);
     assert.ok((JSON.parse(list.body) as { items: KubeObject[] }).items.some((n) => n.metadata.name === 'kube-system'));
     const anon = http2.connect(srv.url, { ca: srv.adminTls.ca });
@@ -78,18 +82,18 @@ describe('HTTP/2', () => {
   });
 
   it('runs concurrent creates over one connection, and answers errors as Status objects', async () => {
-    const created = await Promise.all(Array.from({ length: 50 }, (_, i) => request(session, 'POST', CM, { metadata: { name: `h2-${i}` }, data: { i: String(i) } })));
+    const created = await Promise.all(Array.from({ length: 50 }, (_, i) => request(conn(), 'POST', CM, { metadata: { name: `h2-${i}` }, data: { i: String(i) } })));
     assert.deepEqual(created.map((r) => r.status), Array(50).fill(201));
     assert.equal(new Set(created.map((r) => (JSON.parse(r.body) as KubeObject).metadata.resourceVersion)).size, 50);
-    const dup = await request(session, 'POST', CM, { metadata: { name: 'h2-0' } });
+    const dup = await request(conn(), 'POST', CM, { metadata: { name: 'h2-0' } });
     assert.equal(dup.status, 409);
     assert.equal((JSON.parse(dup.body) as { reason: string }).reason, 'AlreadyExists');
-    const bad = await request(session, 'POST', CM, '{"metadata":');
+    const bad = await request(conn(), 'POST', CM, '{"metadata":');
     assert.equal(bad.status, 400);
   });
 
   it('does not take a body cut off by a stream reset for a whole one', async () => {
-    const req = session.request({ ':method': 'POST', ':path': CM, 'content-type': 'application/json' });
+    const req = conn().request({ ':method': 'POST', ':path': CM, 'content-type': 'application/json' });
     req.on('error', () => {});
     // A complete JSON object, so only the reset (not a parse error) can tell the server it was cut.
     req.write(JSON.stringify({ metadata: { name: 'cut-off' } }));
@@ -97,13 +101,37 @@ describe('HTTP/2', () => {
     req.close(http2.constants.NGHTTP2_CANCEL);
     await new Promise((r) => req.once('close', r));
     // Ask on the same connection afterwards: the server has handled the reset by then.
-    const after = await request(session, 'GET', `${CM}/cut-off`);
+    const after = await request(conn(), 'GET', `${CM}/cut-off`);
     assert.equal(after.status, 404, after.body);
   });
 
+  it('closes a connection left without streams, but never one that carries a watch', async () => {
+    const idle = http2.connect(srv.url, { ca: srv.adminTls.ca, cert: srv.adminTls.cert, key: srv.adminTls.key });
+    const watching = http2.connect(srv.url, { ca: srv.adminTls.ca, cert: srv.adminTls.cert, key: srv.adminTls.key });
+    try {
+      assert.equal((await request(idle, 'GET', '/api/v1/namespaces/default')).status, 200);
+      const watch = watching.request({ ':method': 'GET', ':path': `${CM}?watch=1&timeoutSeconds=60` });
+      watch.on('error', () => {});
+      await new Promise((resolve) => watch.once('response', resolve));
+      // The server says goodbye (GOAWAY) to the idle one within a bounded wait...
+      await new Promise<void>((resolve, reject) => {
+        idle.once('goaway', () => resolve());
+        setTimeout(() => reject(new Error('idle connection was not closed')), 5_000).unref();
+      });
+      // ...while the one with the open watch still serves new streams.
+      assert.equal(watching.closed || watching.destroyed, false);
+      assert.equal((await request(watching, 'GET', '/api/v1/namespaces/default')).status, 200);
+      watch.close();
+    } finally {
+      idle.destroy();
+      watching.destroy();
+    }
+  });
+
   it('streams a watch while other requests share the connection', async () => {
-    const start = JSON.parse((await request(session, 'GET', CM)).body) as { metadata: { resourceVersion: string } };
-    const watch = session.request({ ':method': 'GET', ':path': `${CM}?watch=1&resourceVersion=${start.metadata.resourceVersion}&allowWatchBookmarks=true` });
+    const start = JSON.parse((await request(conn(), 'GET', CM)).body) as { metadata: { resourceVersion: string } };
+    const c = conn();
+    const watch = c.request({ ':method': 'GET', ':path': `${CM}?watch=1&resourceVersion=${start.metadata.resourceVersion}&allowWatchBookmarks=true` });
     watch.setEncoding('utf8');
     const seen: string[] = [];
     let buffered = '';
@@ -120,8 +148,8 @@ describe('HTTP/2', () => {
       watch.on('error', reject);
       setTimeout(() => reject(new Error(`watch saw only ${JSON.stringify(seen)}`)), 10_000).unref();
     });
-    assert.equal((await request(session, 'POST', CM, { metadata: { name: 'watched' } })).status, 201);
-    assert.equal((await request(session, 'DELETE', `${CM}/watched`)).status, 200);
+    assert.equal((await request(conn(), 'POST', CM, { metadata: { name: 'watched' } })).status, 201);
+    assert.equal((await request(conn(), 'DELETE', `${CM}/watched`)).status, 200);
     await got;
     assert.deepEqual(seen, ['ADDED watched', 'DELETED watched']);
     watch.close();

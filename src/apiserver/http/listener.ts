@@ -16,6 +16,8 @@ export interface ListenerOptions {
   tls: { certPem: string; keyPem: string; caPem: string };
   /** Concurrent streams a client may open on one HTTP/2 connection (upstream --http2-max-streams-per-connection). */
   maxStreamsPerConnection?: number;
+  /** An HTTP/2 connection without open streams this long is closed (upstream: 90 s). */
+  idleConnectionMs?: number;
 }
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -89,7 +91,7 @@ export class ApiListener {
     let open = 0;
     let idle: NodeJS.Timeout | undefined;
     const arm = () => {
-      idle = setTimeout(() => session.close(), IDLE_SESSION_MS);
+      idle = setTimeout(() => session.close(), this.opts.idleConnectionMs ?? IDLE_SESSION_MS);
       idle.unref();
     };
     session.on('stream', (stream) => {
