@@ -6,6 +6,7 @@ import type { KubeObject, Status } from '../../api/types.js';
 import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } from '../../api/errors.js';
 import { decodeProtobufObject } from '../protobuf/decode.js';
 import { objectJson } from '../stored-json.js';
+import { streamClosedEarly } from './listener.js';
 
 /** Upstream's limit for request bodies (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -46,9 +47,11 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     };
     req.on('data', onData);
     // Nobody is left to answer when the client goes mid-body: its error, not the server's.
-    // An HTTP/2 client that resets its stream mid-upload ends the compat request normally, with
-    // `aborted` set: a cut-off body must not pass for a whole one.
-    stopWatching = finished(req, (err) => settle(err || req.aborted ? badRequest('the client closed the connection before sending all of the request body') : undefined));
+    // An HTTP/2 client that resets its stream mid-upload ends the compat request as if it were
+    // complete: a cut-off body must not pass for a whole one.
+    // A body shorter than its declared length is cut off too, whatever the transport made of it.
+    const cutOff = (): boolean => streamClosedEarly(req) || (req.headers['content-length'] !== undefined && size !== declared);
+    stopWatching = finished(req, (err) => settle(err || cutOff() ? badRequest('the client closed the connection before sending all of the request body') : undefined));
   });
 }
 

@@ -28,6 +28,16 @@ const IDLE_SESSION_MS = 90_000;
 const TCP_KEEPALIVE_MS = 30_000;
 
 /**
+ * True when an HTTP/2 request's stream closed before it was answered: the client reset it. Node's
+ * compat request then ends like a complete one, and sets `aborted` only if the reset was seen
+ * before the close.
+ */
+export function streamClosedEarly(req: IncomingMessage): boolean {
+  const stream = (req as unknown as { stream?: { closed: boolean; destroyed: boolean } }).stream;
+  return req.aborted || (stream !== undefined && (stream.closed || stream.destroyed));
+}
+
+/**
  * True once the client has gone. An HTTP/2 compat response has no `destroyed`, and its request is
  * not marked destroyed when the stream closes: the stream says so.
  */
