@@ -144,12 +144,27 @@ export class WatchCache {
       try {
         const rv = await this.relist();
         backoff = 100;
-        for await (const batch of this.store.watch(this.prefix, rv, this.abort.signal, (p) => this.advance(p))) {
+        // Progress the store reports while a batch waits to be applied is held back: the cache must
+        // never claim a revision whose events it has not applied (a list or watch at that revision
+        // would miss them).
+        let applying = false;
+        let heldProgress = 0;
+        const onProgress = (p: number): void => {
+          if (applying) heldProgress = Math.max(heldProgress, p);
+          else this.advance(p);
+        };
+        for await (const batch of this.store.watch(this.prefix, rv, this.abort.signal, onProgress)) {
+          applying = true;
           // The writers of these events are answered first: their acknowledgements are already
           // due (microtasks), while fanning an event out to a thousand watchers takes milliseconds.
           await afterPendingCallbacks();
           for (const ev of batch) this.apply(ev);
           this.advance(batch[batch.length - 1]!.kv.modRevision);
+          applying = false;
+          if (heldProgress > 0) {
+            this.advance(heldProgress);
+            heldProgress = 0;
+          }
         }
       } catch (e) {
         if (this.abort.signal.aborted) return;
