@@ -146,3 +146,41 @@ describe('watch cache', () => {
     cache.removeWatcher(r.w);
   });
 });
+
+describe('watch cache revision', () => {
+  it('never reports a revision whose events it has not applied, even when the store reports progress past a pending batch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wc-progress-'));
+    const real = await openSqliteStore({ path: join(dir, 'db'), maintenanceIntervalMs: 0 });
+    // The store reports progress beyond each batch on the next turn of the event loop (as a later
+    // commit would): before the cache, which first lets the writers be answered, has applied it.
+    async function* early(it: AsyncIterable<import('../../src/store/store.js').StoreEvent[]>, onProgress?: (rv: number) => void) {
+      for await (const batch of it) {
+        const last = batch[batch.length - 1]!.kv.modRevision;
+        setImmediate(() => onProgress?.(last + 1000));
+        yield batch;
+      }
+    }
+    const store = new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop === 'watch') {
+          return (prefix: string, rv: number, signal: AbortSignal, onProgress?: (rv: number) => void) => early(target.watch(prefix, rv, signal, onProgress), onProgress);
+        }
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const cache = new WatchCache({ store, prefix: '/registry/pods/', log: silentLogger() });
+    cache.start();
+    try {
+      await cache.whenReady();
+      const kv = await real.create('/registry/pods/default/early', pod('early', undefined));
+      assert.ok(await cache.waitForRevision(kv.modRevision, 5_000));
+      const all: WatchFilter = { matches: () => true };
+      assert.deepEqual(cache.list(all, '/registry/pods/').items.map((o) => o.metadata.name), ['early']);
+    } finally {
+      cache.stop();
+      await real.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
