@@ -32,8 +32,6 @@ export interface H2LoadRun {
   durationMs: number;
   /** Where the body and the per-request log go. */
   workDir: string;
-  /** A process whose CPU to measure over the run (the server). */
-  pid?: number;
 }
 
 /** What a load run measured: completed requests and their latency. */
@@ -44,8 +42,6 @@ export interface LoadFigures {
   firstError?: string;
   p50Ms: number;
   p99Ms: number;
-  /** CPU of the measured server process over the window, % of one core (may exceed 100: threads). */
-  serverCpuPct?: number;
 }
 
 export interface H2LoadResult extends LoadFigures {
@@ -72,7 +68,6 @@ export async function h2loadPosts(r: H2LoadRun): Promise<H2LoadResult> {
     r.url,
   ];
   const started = performance.now();
-  const serverStart = r.pid === undefined ? undefined : cpuSecondsOf(r.pid);
   const child = spawn(H2LOAD, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -85,7 +80,6 @@ export async function h2loadPosts(r: H2LoadRun): Promise<H2LoadResult> {
     child.once('close', resolve);
   }).finally(() => clearInterval(sample));
   const wallS = (performance.now() - started) / 1000;
-  const serverEnd = r.pid === undefined ? undefined : cpuSecondsOf(r.pid);
   if (code !== 0) throw new Error(`h2load exited with ${code}: ${out.trim().split('\n').slice(-5).join(' | ')}`);
 
   const finished = /finished in ([\d.]+)s, ([\d.]+) req\/s/.exec(out);
@@ -108,7 +102,6 @@ export async function h2loadPosts(r: H2LoadRun): Promise<H2LoadResult> {
     ...(errors ? { firstError: `${codes[3]} 4xx, ${codes[4]} 5xx, ${requests[5]} failed, ${requests[6]} errored` } : {}),
     p50Ms: round(percentile(latencies, 50)),
     p99Ms: round(percentile(latencies, 99)),
-    ...(serverStart !== undefined && serverEnd !== undefined ? { serverCpuPct: Math.round(((serverEnd - serverStart) / wallS) * 100) } : {}),
     loadGenCpuPct: Math.round((loadGenCpu / wallS) * 100),
   };
 }

@@ -25,6 +25,8 @@ const OBJECT_BYTES = 500;
 
 export interface LoadResult extends LoadFigures {
   clients: number;
+  /** CPU of the measured server process over the window, % of one core (may exceed 100: threads). */
+  serverCpuPct?: number;
   /** CPU of the server's main (JavaScript event loop) thread alone. */
   serverMainThreadCpuPct?: number;
   /** CPU of this (load-generating) process over the window, % of one core. */

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store, StoreEvent } from '../../src/store/store.js';
 import { ExpiredError, WatchCache, type CacheEventType, type CacheWatcher, type WatchFilter } from '../../src/apiserver/watch-cache.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -153,7 +153,7 @@ describe('watch cache revision', () => {
     const real = await openSqliteStore({ path: join(dir, 'db'), maintenanceIntervalMs: 0 });
     // The store reports progress beyond each batch on the next turn of the event loop (as a later
     // commit would): before the cache, which first lets the writers be answered, has applied it.
-    async function* early(it: AsyncIterable<import('../../src/store/store.js').StoreEvent[]>, onProgress?: (rv: number) => void) {
+    async function* early(it: AsyncIterable<StoreEvent[]>, onProgress?: (rv: number) => void) {
       for await (const batch of it) {
         const last = batch[batch.length - 1]!.kv.modRevision;
         setImmediate(() => onProgress?.(last + 1000));

@@ -27,14 +27,23 @@ const IDLE_SESSION_MS = 90_000;
 /** TCP keepalive probes find peers that vanished (sleep, NAT drop) under a long-quiet watch. */
 const TCP_KEEPALIVE_MS = 30_000;
 
+/** The HTTP/2 stream a request came on; undefined for HTTP/1.1. */
+function streamOf(req: IncomingMessage): { closed: boolean; destroyed: boolean } | undefined {
+  return (req as unknown as { stream?: { closed: boolean; destroyed: boolean } }).stream;
+}
+
+function streamClosed(req: IncomingMessage): boolean {
+  const stream = streamOf(req);
+  return stream !== undefined && (stream.closed || stream.destroyed);
+}
+
 /**
- * True when an HTTP/2 request's stream closed before it was answered: the client reset it. Node's
- * compat request then ends like a complete one, and sets `aborted` only if the reset was seen
- * before the close.
+ * True when a request's body ended because the client gave up: Node's HTTP/2 compat request ends
+ * like a complete one after a reset, and sets `aborted` only if the reset was seen before the
+ * stream closed, so the stream is asked too.
  */
 export function streamClosedEarly(req: IncomingMessage): boolean {
-  const stream = (req as unknown as { stream?: { closed: boolean; destroyed: boolean } }).stream;
-  return req.aborted || (stream !== undefined && (stream.closed || stream.destroyed));
+  return req.aborted || streamClosed(req);
 }
 
 /**
@@ -42,8 +51,7 @@ export function streamClosedEarly(req: IncomingMessage): boolean {
  * not marked destroyed when the stream closes: the stream says so.
  */
 export function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
-  const stream = (res as unknown as { stream?: { destroyed: boolean } }).stream;
-  return req.destroyed || res.destroyed || (stream?.destroyed ?? false);
+  return req.destroyed || res.destroyed || streamClosed(req);
 }
 
 /**
