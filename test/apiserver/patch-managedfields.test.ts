@@ -468,6 +468,10 @@ test("a create's entry is exactly what the general update path records", async (
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns', labels: {} }, spec: { finalizers: ['kubernetes'] } },
     { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l', namespace: 'kube-node-lease' }, spec: { holderIdentity: 'n1', leaseDurationSeconds: 40, renewTime: null } },
     { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'd', namespace: 'default' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }, { name: 'c', image: 'dup' }] } } } },
+    // Odd but decodable shapes: a reset managedFields, nulls, empty maps and lists, a set holding a map, a keyed list missing its key.
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'odd', namespace: 'default', managedFields: [], labels: null, annotations: {}, finalizers: ['a', { x: 1 }, 'a'] } as unknown as KubeObject['metadata'], data: {} },
+    { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'odd-pod', namespace: 'default' }, spec: { containers: [{ image: 'nameless' }, { name: 'n', env: null, ports: [] }], volumes: null, nodeSelector: {} }, status: { conditions: [] } },
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'scaled', namespace: 'default' }, spec: { replicas: 0, template: { spec: {} } }, status: { replicas: 1 } },
   ];
   for (const obj of objects) {
     const [group, version] = obj.apiVersion!.includes('/') ? obj.apiVersion!.split('/') : ['', obj.apiVersion!];

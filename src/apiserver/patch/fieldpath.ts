@@ -245,7 +245,7 @@ function parse(text: string): unknown {
   }
 }
 
-function compareStrings(a: string, b: string): number {
+export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

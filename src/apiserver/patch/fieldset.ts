@@ -5,7 +5,7 @@
 //   - each element of a keyed list or set is a member, and keyed elements are walked into.
 import { badRequest } from '../../api/errors.js';
 import type { GroupVersionKind } from '../../api/types.js';
-import { FieldSet, fieldElement, keyElement, pathString, valueElement, type Path, type PathElement } from './fieldpath.js';
+import { FieldSet, comparePathElements, compareStrings, fieldElement, keyElement, pathString, valueElement, type Path, type PathElement } from './fieldpath.js';
 import { deepEqual, isObject, isScalar, type JsonObject } from './json.js';
 import { asList, childSchema, isAtomicMap, isFreeFormMap, schemaFor, type ListSchema, type Schema } from './schema.js';
 
@@ -203,4 +203,80 @@ function indexItems(list: unknown[], ls: ListSchema, path: Path): Map<PathElemen
     if (!out.has(pe)) out.set(pe, item);
   });
   return out;
+}
+
+/**
+ * The FieldsV1 document a create records for its writer: the fields `compare(undefined, created)`
+ * reports added or modified, less `exclude`'s subtrees and `strip`'s exact members. Creates are
+ * most writes; this builds the document in one walk instead of field sets that are diffed,
+ * filtered and encoded (a third of the garbage a create made). A test holds it to the general path.
+ */
+export function createdFieldsV1(created: JsonObject, schema: Schema | undefined, exclude: FieldSet | undefined, strip: FieldSet): JsonObject {
+  return createdNode({}, created, schema, exclude, strip, true) ?? {};
+}
+
+/**
+ * `visit` for a create, encoding as it goes. In a create `l` is undefined, or `{}`/null where Go
+ * always serializes a field, so the old side never contributes keys or list elements.
+ */
+function createdNode(l: unknown, r: unknown, s: Schema | undefined, exclude: FieldSet | undefined, strip: FieldSet | undefined, root: boolean): JsonObject | undefined {
+  if (exclude?.member) return undefined;
+  const ls = asList(s);
+  if ((isObject(l) || isObject(r)) && mapLike(l) && mapLike(r) && !isAtomicMap(s) && !(isEmptyish(l) && isEmptyish(r))) {
+    // Not both empty, so r is a map with entries.
+    const rm = r as JsonObject;
+    const keys = Object.keys(rm);
+    for (const k of alwaysPresentFields(s)) if (!Object.hasOwn(rm, k)) keys.push(k);
+    // Field elements share their "f:" prefix: ordering the names orders the elements.
+    sortNames(keys);
+    const member = l === undefined && !root && !strip?.member;
+    let out: JsonObject | undefined;
+    for (const k of keys) {
+      const sub = childSchema(s, k);
+      const lv = present(isObject(l) ? l : undefined, k, sub);
+      const rv = present(rm, k, sub);
+      if (lv === undefined && rv === undefined) continue;
+      const pe = fieldElement(k);
+      const child = createdNode(lv, rv, sub, exclude?.children.get(pe), strip?.children.get(pe), false);
+      if (child) (out ??= member ? { '.': {} } : {})[pe] = child;
+    }
+    return out ?? (member ? {} : undefined);
+  }
+  if ((Array.isArray(l) || Array.isArray(r)) && listLike(l) && listLike(r) && ls && ls.listType !== 'atomic' && !(isEmptyish(l) && isEmptyish(r))) {
+    const items = indexItems(r as unknown[], ls, []);
+    const children: [PathElement, JsonObject][] = [];
+    for (const [pe, item] of items) {
+      const child = createdNode(undefined, item, ls.listType === 'set' ? undefined : ls.items, exclude?.children.get(pe), strip?.children.get(pe), false);
+      if (child) children.push([pe, child]);
+    }
+    if (children.length > 1) children.sort((a, b) => comparePathElements(a[0], b[0]));
+    const member = l === undefined && !root && !strip?.member;
+    if (children.length === 0) return member ? {} : undefined;
+    const out: JsonObject = member ? { '.': {} } : {};
+    for (const [pe, child] of children) out[pe] = child;
+    return out;
+  }
+  return changed(l, r) && !root && !strip?.member ? {} : undefined;
+}
+
+/**
+ * Sorts an object's keys in place. Objects have a handful of keys; insertion sort orders them
+ * without the work arrays Array.prototype.sort allocates on every call (6% of a create's garbage).
+ */
+function sortNames(keys: string[]): void {
+  if (keys.length > 32) {
+    keys.sort(compareStrings);
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > k; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = k;
+  }
+}
+
+/** Whether `leaf` records a path as added or modified (removals never make a create's fields). */
+function changed(l: unknown, r: unknown): boolean {
+  return l === undefined || (r !== undefined && !deepEqual(l, r));
 }

@@ -5,7 +5,7 @@
 import type { GroupVersionKind, KubeObject, ManagedFieldsEntry } from '../../api/types.js';
 import { parseApiVersion } from '../../api/types.js';
 import { FieldSet, fieldElement } from './fieldpath.js';
-import { STRIPPED_FIELDS, compare, type Comparison } from './fieldset.js';
+import { STRIPPED_FIELDS, compare, createdFieldsV1, type Comparison } from './fieldset.js';
 import { isObject, type JsonObject } from './json.js';
 import { rfc3339 } from '../../util/time.js';
 import { hasStatusSubresource, schemaFor } from './schema.js';
@@ -72,11 +72,15 @@ export function decodeOrEmpty(raw: unknown): Managers {
 
 /** One manager's entry, its fields in the order upstream writes them. */
 function entryOf(m: Manager): ManagedFieldsEntry {
+  return entryWith(m, m.set.toFieldsV1());
+}
+
+function entryWith(m: Omit<Manager, 'set'>, fieldsV1: JsonObject): ManagedFieldsEntry {
   const e: ManagedFieldsEntry = m.manager ? { manager: m.manager, operation: m.operation } : { operation: m.operation };
   if (m.apiVersion) e.apiVersion = m.apiVersion;
   if (m.time) e.time = m.time;
   e.fieldsType = 'FieldsV1';
-  e.fieldsV1 = m.set.toFieldsV1();
+  e.fieldsV1 = fieldsV1;
   if (m.subresource) e.subresource = m.subresource;
   return e;
 }
@@ -200,19 +204,15 @@ export function useGeneralPathForCreates(on: boolean): void {
 /**
  * A create that brings no managedFields of its own, which is nearly every create: nobody owns
  * anything yet, so the writer's one entry is everything the object sets. The same result as the
- * general path, without its copies of the field set (a create paid for three).
+ * general path, built in one walk of the object (createdFieldsV1).
  */
 function recordCreate(created: KubeObject, gvk: GroupVersionKind, opts: UpdateManagedFieldsOptions): void {
-  const diff = compare(undefined, withoutManagedFields(created), schemaFor(gvk));
-  const taken = diff.modified.isEmpty() ? diff.added : diff.added.union(diff.modified);
-  const filter = fieldFilter(gvk, undefined);
-  if (filter.exclude) taken.remove(filter.exclude, 'subtrees');
-  taken.remove(STRIPPED_FIELDS, 'members');
-  if (taken.isEmpty()) {
+  const fieldsV1 = createdFieldsV1(withoutManagedFields(created)!, schemaFor(gvk), fieldFilter(gvk, undefined).exclude, STRIPPED_FIELDS);
+  if (Object.keys(fieldsV1).length === 0) {
     delete created.metadata.managedFields;
     return;
   }
-  created.metadata.managedFields = [entryOf({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, time: toManagedTime(opts.now), set: taken })];
+  created.metadata.managedFields = [entryWith({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, time: toManagedTime(opts.now) }, fieldsV1)];
 }
 
 /**
