@@ -167,9 +167,12 @@ const KINDS: Record<string, StructSchema> = {
   'autoscaling/Scale': kind({ spec: struct({}, true), status: struct({}, true) }),
 };
 
+/** Shared, so schema nodes stay the same objects and per-schema caches keep working. */
+const OTHER_KIND = kind({});
+
 /** Root schema for a kind; unknown kinds get only the ObjectMeta rules. */
 export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): StructSchema {
-  return KINDS[`${gvk.group}/${gvk.kind}`] ?? kind({});
+  return KINDS[`${gvk.group}/${gvk.kind}`] ?? OTHER_KIND;
 }
 
 /** Kinds whose status is written through the status subresource, so main-resource writes drop it. */
