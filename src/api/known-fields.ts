@@ -621,6 +621,7 @@ export const KNOWN_FIELDS: Readonly<Record<string, FieldTree>> = {
   'apps/Deployment': f({ ...objectBase, spec: deploymentSpec, status: deploymentStatus }),
   'apps/ReplicaSet': f({ ...objectBase, spec: replicaSetSpec, status: replicaSetStatus }),
   'apps/DaemonSet': f({ ...objectBase, spec: daemonSetSpec, status: daemonSetStatus }),
+  'apps/ControllerRevision': f({ ...objectBase, data: L, revision: L }),
   'coordination.k8s.io/Lease': f({
     ...objectBase,
     spec: leaves(

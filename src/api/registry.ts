@@ -1,6 +1,7 @@
 // Every served kind, and lookups by resource or kind.
 import type { ResourceType } from './resource.js';
 import { configMapResource } from './kinds/configmap.js';
+import { controllerRevisionResource } from './kinds/controllerrevision.js';
 import { daemonSetResource } from './kinds/daemonset.js';
 import { deploymentResource } from './kinds/deployment.js';
 import { endpointsResource } from './kinds/endpoints.js';
@@ -27,6 +28,7 @@ export const allResourceTypes: ResourceType[] = [
   deploymentResource,
   replicaSetResource,
   daemonSetResource,
+  controllerRevisionResource,
   leaseResource,
   podDisruptionBudgetResource,
 ];

@@ -14,9 +14,10 @@
 // re-registers in time keeps them (DESIGN N9). Deleting them here would restart daemons every time
 // a Node object is deleted and restored.
 //
-// ControllerRevisions are not served: the template hash labels pods as `controller-revision-hash`
-// and the server-kept `deprecated.daemonset.template.generation` annotation as
-// `pod-template-generation`; either marks a pod as up to date.
+// Each template the DaemonSet runs is kept as a ControllerRevision (daemonset-history.ts); its hash
+// labels pods as `controller-revision-hash`, and the server-kept
+// `deprecated.daemonset.template.generation` annotation as `pod-template-generation`; either marks
+// a pod as up to date.
 import { isStatusError } from '../api/errors.js';
 import { semanticEqual, deepClone, isObject, obj, arr, str } from '../api/kinds/json.js';
 import { TEMPLATE_GENERATION_ANNOTATION, type DaemonSet, type DaemonSetStatus } from '../api/kinds/daemonset.js';
@@ -48,8 +49,11 @@ import {
   watchOwnedPods,
 } from './pod-control.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { CONTROLLER_REVISION_HASH_LABEL, DaemonSetHistory } from './daemonset-history.js';
+import type { ControllerRevision } from '../api/kinds/controllerrevision.js';
 
-export const CONTROLLER_REVISION_HASH_LABEL = 'controller-revision-hash';
+export { CONTROLLER_REVISION_HASH_LABEL };
+
 export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
 /** Upstream's per-sync cap for DaemonSets. */
 const DS_BURST = 250;
@@ -222,9 +226,11 @@ export class DaemonSetController implements Controller {
     const daemonSets = ctx.informers.for<DaemonSet>(PATHS.daemonsets);
     const pods = ctx.informers.for<Pod>(PATHS.pods);
     const nodes = ctx.informers.for<Node>(PATHS.nodes);
+    const revisions = ctx.informers.for<ControllerRevision>(PATHS.controllerrevisions);
     const podIndex = new OwnerIndex(pods);
     const expectations = new Expectations(ctx.clock);
-    const loop = new ReconcileLoop(new DaemonSetReconciler(ctx, daemonSets, nodes, podIndex, expectations), ctx.clock, ctx.log, 2);
+    const history = new DaemonSetHistory(ctx, revisions);
+    const loop = new ReconcileLoop(new DaemonSetReconciler(ctx, daemonSets, nodes, podIndex, expectations, history), ctx.clock, ctx.log, 2);
     const enqueue = (ds: DaemonSet) => loop.enqueue(objectKeyOf(ds));
     const enqueueAll = () => {
       for (const ds of daemonSets.list()) enqueue(ds);
@@ -248,8 +254,14 @@ export class DaemonSetController implements Controller {
     });
 
     watchOwnedPods({ kind: 'DaemonSet', owners: daemonSets, pods, expectations, enqueue, selector: (ds) => workloadSelector(ds.spec?.selector) });
+    // A revision changed or deleted by hand is put right by its DaemonSet's next sync.
+    const enqueueOwner = (rev: ControllerRevision) => {
+      const ref = rev.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'DaemonSet');
+      if (ref) loop.enqueue(`${rev.metadata.namespace}/${ref.name}`);
+    };
+    revisions.addHandlers({ add: enqueueOwner, update: (_o, n) => enqueueOwner(n), delete: enqueueOwner });
 
-    void Promise.all([daemonSets.waitForSync(), pods.waitForSync(), nodes.waitForSync()]).then(() => loop.run(signal));
+    void Promise.all([daemonSets.waitForSync(), pods.waitForSync(), nodes.waitForSync(), revisions.waitForSync()]).then(() => loop.run(signal));
   }
 }
 
@@ -270,6 +282,7 @@ class DaemonSetReconciler implements Reconciler {
     private readonly nodes: Informer<Node>,
     private readonly podIndex: OwnerIndex<Pod>,
     private readonly expectations: Expectations,
+    private readonly history: DaemonSetHistory,
   ) {
     this.recorder = ctx.recorder('daemonset-controller');
     this.pods = new PodControl(ctx.client, this.recorder, ctx.log);
@@ -292,7 +305,8 @@ class DaemonSetReconciler implements Reconciler {
     }
     // Being deleted: the garbage collector removes the pods; status would only describe a teardown.
     if (ds.metadata.deletionTimestamp) return;
-    const hash = templateHash(ds);
+    const { current, old } = await this.history.construct(ds, selector, () => this.canAdopt(ds, signal), signal);
+    const hash = current.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? templateHash(ds);
     const nodes = this.nodes.list();
     const satisfied = this.expectations.satisfied(key);
     const pods = await this.claimPods(ds, selector, signal);
@@ -306,6 +320,7 @@ class DaemonSetReconciler implements Reconciler {
       if (this.expectations.satisfied(key) && (ds.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
         await this.rollingUpdate(ds, nodes, byNode, hash, signal);
       }
+      await this.history.cleanup(ds, old, pods.claimed, signal);
     } catch (e) {
       if (signal.aborted) throw e;
       failure = e;
@@ -327,18 +342,21 @@ class DaemonSetReconciler implements Reconciler {
       prefix: '/api/v1',
       resource: 'pods',
       candidates: [...this.podIndex.owned(ds.metadata.uid), ...this.podIndex.orphansIn(ns)],
-      canAdopt: async () => {
-        try {
-          const fresh = await this.ctx.client.get<DaemonSet>(objectPath('/apis/apps/v1', 'daemonsets', ns, ds.metadata.name!), { signal });
-          return fresh.metadata.uid === ds.metadata.uid && !fresh.metadata.deletionTimestamp;
-        } catch (e) {
-          if (isStatusError(e, 'NotFound')) return false;
-          throw e;
-        }
-      },
+      canAdopt: () => this.canAdopt(ds, signal),
       log: this.ctx.log,
       signal,
     });
+  }
+
+  /** A fresh check that the DaemonSet still exists and is not being deleted (upstream RecheckDeletionTimestamp). */
+  private async canAdopt(ds: DaemonSet, signal: AbortSignal): Promise<boolean> {
+    try {
+      const fresh = await this.ctx.client.get<DaemonSet>(objectPath('/apis/apps/v1', 'daemonsets', ds.metadata.namespace!, ds.metadata.name!), { signal });
+      return fresh.metadata.uid === ds.metadata.uid && !fresh.metadata.deletionTimestamp;
+    } catch (e) {
+      if (isStatusError(e, 'NotFound')) return false;
+      throw e;
+    }
   }
 
   /** Creates missing daemon pods and deletes ones that must go; returns a requeue delay for failed-pod back-off. */

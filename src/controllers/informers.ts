@@ -46,6 +46,7 @@ export const PATHS = {
   replicasets: '/apis/apps/v1/replicasets',
   deployments: '/apis/apps/v1/deployments',
   daemonsets: '/apis/apps/v1/daemonsets',
+  controllerrevisions: '/apis/apps/v1/controllerrevisions',
   services: '/api/v1/services',
   endpoints: '/api/v1/endpoints',
   pdbs: '/apis/policy/v1/poddisruptionbudgets',

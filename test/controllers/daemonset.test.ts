@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ControllerRevision } from '../../src/api/kinds/controllerrevision.js';
 import type { DaemonSet } from '../../src/api/kinds/daemonset.js';
 import type { Node, Taint } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
@@ -148,4 +149,52 @@ describe('DaemonSet controller', () => {
       }
     });
   }
+
+  it('keeps a ControllerRevision per template: a rollback renumbers the old one, history is trimmed to revisionHistoryLimit', async () => {
+    const ns = await h.namespace('ds-history');
+    const g = ns;
+    for (const n of ['a', 'b']) await createNode(`${g}-${n}`, g);
+    const kubelet = simulateKubelet(h.client, ns);
+    const running = startControllers(h.client, [new DaemonSetController()]);
+    const revisions = async () => (await h.client.list<ControllerRevision>(nsPath(ns, 'controllerrevisions'), {})).items.sort((a, b) => (a.revision ?? 0) - (b.revision ?? 0));
+    const image = (r: ControllerRevision) => ((r.data as { spec: { template: { spec: { containers: { image: string }[] } } } }).spec.template.spec.containers[0]!.image);
+    const setImage = (tag: string) => h.client.patch(nsPath(ns, 'daemonsets', 'hist'), { spec: { template: { spec: { containers: CONTAINERS(tag) } } } }, 'strategic');
+    const rolledTo = async (tag: string) => {
+      const ps = await pods(h.client, ns);
+      return dsRolledOut(await getDS(ns, 'hist')) && ps.length === 2 && ps.every((p) => p.spec?.containers[0]?.image === tag);
+    };
+    try {
+      const created = await h.client.create<DaemonSet>(nsPath(ns, 'daemonsets'), { ...daemonSet('hist', g), metadata: { name: 'hist', annotations: { 'kubernetes.io/change-cause': 'first' } } });
+      await eventually(async () => (await revisions()).length === 1 && (await rolledTo('agent:1')), 5000, 'revision 1');
+      const [first] = await revisions();
+      const hash = first!.metadata.labels?.['controller-revision-hash'];
+      assert.equal(first!.revision, 1);
+      assert.equal(first!.metadata.name, `hist-${hash}`);
+      assert.equal(first!.metadata.labels?.app, 'hist', 'template labels, so the selector finds it');
+      assert.equal(first!.metadata.annotations?.['kubernetes.io/change-cause'], 'first');
+      assert.deepEqual(first!.metadata.ownerReferences?.map((r) => [r.kind, r.uid, r.controller]), [['DaemonSet', created.metadata.uid, true]]);
+      assert.equal((first!.data as { spec: { template: { $patch: string } } }).spec.template.$patch, 'replace');
+      assert.ok((await pods(h.client, ns)).every((p) => p.metadata.labels?.['controller-revision-hash'] === hash), 'pods carry the revision hash');
+
+      await setImage('agent:2');
+      await eventually(async () => (await revisions()).length === 2 && (await rolledTo('agent:2')), 10_000, 'revision 2');
+      // What `kubectl rollout undo` does: patch the DaemonSet with the previous revision's data.
+      await h.client.patch(nsPath(ns, 'daemonsets', 'hist'), first!.data, 'strategic');
+      await eventually(async () => (await rolledTo('agent:1')) && (await revisions()).map((r) => [r.revision, image(r)]).join() === [[2, 'agent:2'], [3, 'agent:1']].join(), 10_000, 'rolled back: the first template is revision 3');
+      assert.equal((await revisions()).find((r) => r.revision === 3)?.metadata.uid, first!.metadata.uid, 'renumbered, not copied');
+
+      // revisionHistoryLimit 1: only the current revision and the newest old one stay.
+      await h.client.patch(nsPath(ns, 'daemonsets', 'hist'), { spec: { revisionHistoryLimit: 1 } }, 'merge');
+      await setImage('agent:3');
+      await eventually(async () => (await rolledTo('agent:3')) && (await revisions()).map((r) => [r.revision, image(r)]).join() === [[3, 'agent:1'], [4, 'agent:3']].join(), 10_000, 'trimmed to one old revision');
+
+      // A revision deleted by hand comes back.
+      const current = (await revisions()).find((r) => r.revision === 4)!;
+      await h.client.delete(nsPath(ns, 'controllerrevisions', current.metadata.name!));
+      await eventually(async () => (await revisions()).some((r) => image(r) === 'agent:3' && r.metadata.uid !== current.metadata.uid), 5000, 'current revision recreated');
+    } finally {
+      running.stop();
+      kubelet.stop();
+    }
+  });
 });

@@ -132,6 +132,36 @@ describe('controllers and scheduler with real agents', () => {
     assert.match(await s.k(['rollout', 'history', 'deployment/web']), /^3\s/m);
   });
 
+  it('keeps DaemonSet revisions: kubectl rollout history, history --revision and undo', async () => {
+    const ds = {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: 'logd' },
+      spec: { selector: { matchLabels: { app: 'logd' } }, template: { metadata: { labels: { app: 'logd' } }, spec: { containers: [{ name: 'l', image: 'busybox:1.36' }] } } },
+    };
+    await s.k(['create', '-f', '-'], { input: JSON.stringify(ds) });
+    assert.match(await s.k(['rollout', 'status', 'ds/logd', '--timeout=60s']), /successfully rolled out/);
+    await s.k(['set', 'image', 'ds/logd', 'l=busybox:1.37']);
+    assert.match(await s.k(['rollout', 'status', 'ds/logd', '--timeout=60s']), /successfully rolled out/);
+    const history = await s.k(['rollout', 'history', 'ds/logd']);
+    assert.match(history, /REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/, history);
+    assert.match(await s.k(['rollout', 'history', 'ds/logd', '--revision=1']), /Image:\s+busybox:1\.36/);
+    assert.match(await s.k(['rollout', 'undo', 'ds/logd']), /daemonset.apps\/logd rolled back/);
+    assert.match(await s.k(['rollout', 'status', 'ds/logd', '--timeout=60s']), /successfully rolled out/);
+    // node-2's agent was killed earlier: its unreachable taint keeps logd off it.
+    const desired = Number(await s.k(['get', 'ds', 'logd', '-o', 'jsonpath={.status.desiredNumberScheduled}']));
+    assert.equal(desired, 3);
+    await eventually(async () => {
+      const images = (await s.k(['get', 'pods', '-l', 'app=logd', '-o', 'jsonpath={range .items[*]}{.spec.containers[0].image}{"\\n"}{end}'])).trim().split('\n');
+      if (images.length === desired && images.every((i) => i === 'busybox:1.36')) return true;
+      throw new Error(`images: ${images.join(' ')}`);
+    }, 30_000, 'every logd pod back on busybox:1.36');
+    assert.match(await s.k(['rollout', 'history', 'ds/logd']), /REVISION\s+CHANGE-CAUSE\n2\s+<none>\n3\s+<none>/);
+    const table = await s.k(['get', 'controllerrevisions', '-l', 'app=logd']);
+    assert.match(table, /^NAME\s+CONTROLLER\s+REVISION\s+AGE$/m);
+    assert.match(table, /^logd-\S+\s+daemonset\.apps\/logd\s+3\s/m);
+  });
+
   it('cascades the deletion of a Deployment to its ReplicaSets and pods', async () => {
     await s.k(['delete', 'deployment', 'web']);
     await eventually(async () => (await s.k(['get', 'rs', '-l', 'app=web', '-o', 'name'])).trim() === '', 30_000, 'ReplicaSets gone');
