@@ -250,6 +250,7 @@ export class Agent {
       events,
       backoffBaseMs: cfg.restartBackoffBaseMs,
       backoffMaxMs: cfg.restartBackoffMaxMs,
+      agentTag: machineId,
     });
     // Before anything talks to the API: containers an earlier agent started are adopted, orphans killed.
     await this.podSync.recover();

@@ -10,6 +10,7 @@ import { type AgentApi, errorText, isConflict, isNotFound, podPath } from './api
 import type { EventRecorder } from './events.js';
 import { buildPodStatus, statusFingerprint, statusPatch } from './pod-status.js';
 import { PodWorker, type PersistedPod, type TerminalOverride } from './pod-worker.js';
+import { probeAction } from './probe-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { CreateContainerError, type Runtime } from './runtimes/runtime.js';
 import type { AgentStateDir } from './state-dir.js';
@@ -26,6 +27,8 @@ export interface PodSyncOptions {
   backoffBaseMs?: number;
   backoffMaxMs?: number;
   concurrency?: number;
+  /** The process runtime's tag for this agent's processes; probe commands carry it too. */
+  agentTag?: string;
 }
 
 export const SHUTDOWN_OVERRIDE: TerminalOverride = {
@@ -162,6 +165,13 @@ export class PodSync {
       event: (pod: Pod, reason: string, message: string, type: 'Normal' | 'Warning', container: string) => {
         void this.o.events?.pod(pod, reason, message, type, `spec.containers{${container}}`);
       },
+      // Simulated containers run nothing a probe could reach: they are ready once running.
+      ...(this.o.runtime.name === 'process'
+        ? {
+            probeAction: (_pod: Pod, container: Container, env: () => Promise<Record<string, string>>, workingDir: string) =>
+              probeAction({ container, podIP: this.o.nodeIP, env, workingDir, agentTag: this.o.agentTag ?? '' }),
+          }
+        : {}),
     };
   }
 

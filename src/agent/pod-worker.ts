@@ -9,6 +9,7 @@ import type { Logger } from '../util/log.js';
 import { errorText } from './api.js';
 import { rfc3339 } from '../util/time.js';
 import { podPhase, type ContainerView } from './pod-status.js';
+import { ContainerProbes, type ProbeAction } from './probes.js';
 import type { RestartBackoff } from './restart-backoff.js';
 import { CreateContainerError, type ExitInfo, type InstanceRecord, type Runtime, type RunningContainer } from './runtimes/runtime.js';
 import type { AgentStateDir } from './state-dir.js';
@@ -24,8 +25,13 @@ export interface PodWorkerDeps {
   resolveEnv(pod: Pod, c: Container): Promise<Record<string, string>>;
   /** Something changed that the pod's status (or a pending restart) should reflect. */
   notify(uid: string): void;
-  /** Pod events (Started, Killing, BackOff, Failed). */
+  /** Pod events (Started, Killing, BackOff, Failed, Unhealthy). */
   event?(pod: Pod, reason: string, message: string, type: 'Normal' | 'Warning', container: string): void;
+  /**
+   * How a container's probes act (exec in it, HTTP or TCP to it). Without it (the simulated
+   * runtime) probes are not run and a container is started and ready once running.
+   */
+  probeAction?(pod: Pod, c: Container, env: () => Promise<Record<string, string>>, workingDir: string): ProbeAction;
 }
 
 interface ExitRecord extends ExitInfo {
@@ -44,6 +50,7 @@ interface ContainerRecord {
   prevExit?: ExitRecord;
   timer?: Timer;
   backoffReported?: number;
+  probes?: ContainerProbes;
 }
 
 interface PersistedContainer {
@@ -144,6 +151,8 @@ export class PodWorker {
         if (rc) {
           rec.current = rc;
           void rc.exited.then((info) => w.onExit(rec, rc, info));
+          const c = p.pod.spec?.containers?.find((x) => x?.name === name);
+          if (c && !pc.init) w.startProbes(rec, c, rc, () => d.resolveEnv(p.pod, c), typeof c.workingDir === 'string' && c.workingDir ? c.workingDir : d.state.podDir(p.uid));
         } else {
           rec.prevExit = rec.lastExit;
           rec.lastExit = {
@@ -189,7 +198,10 @@ export class PodWorker {
 
   /** Removes the pod's state and logs (the pod is gone from the API and stopped here). */
   dispose(): void {
-    for (const r of this.records.values()) r.timer?.cancel();
+    for (const r of this.records.values()) {
+      r.timer?.cancel();
+      r.probes?.stop();
+    }
     this.d.backoff.forget(`${this.uid}/`);
     this.d.state.removePod(this.uid);
   }
@@ -266,6 +278,7 @@ export class PodWorker {
         const command = Array.isArray(c.command) ? c.command.map(String) : [];
         const args = Array.isArray(c.args) ? c.args.map(String) : [];
         const argv = command.length > 0 ? [...command, ...args].map((s) => expandVars(s, env)) : [];
+        const workingDir = typeof c.workingDir === 'string' && c.workingDir ? c.workingDir : this.d.state.podDir(this.uid);
         const rc = await this.d.runtime.start({
           podUid: this.uid,
           namespace: this.namespace,
@@ -274,12 +287,13 @@ export class PodWorker {
           instance,
           argv,
           env,
-          ...(typeof c.workingDir === 'string' && c.workingDir ? { workingDir: c.workingDir } : { workingDir: this.d.state.podDir(this.uid) }),
+          workingDir,
           logPath: this.logPath(r.name, instance),
         });
         r.current = rc;
         this.persist();
         void rc.exited.then((info) => this.onExit(r, rc, info));
+        if (!r.init) this.startProbes(r, c, rc, async () => env, workingDir);
         if (rc.record.pid !== undefined || this.d.runtime.name === 'simulated') {
           this.d.event?.(this.pod, 'Started', `Started container ${r.name}`, 'Normal', r.name);
         }
@@ -306,8 +320,29 @@ export class PodWorker {
     r.starting = p;
   }
 
+  /** Probes the instance until it ends; a failed startup or liveness probe kills it. */
+  private startProbes(r: ContainerRecord, c: Container, rc: RunningContainer, env: () => Promise<Record<string, string>>, workingDir: string): void {
+    if (!this.d.probeAction || !(c.startupProbe || c.livenessProbe || c.readinessProbe)) return;
+    r.probes?.stop();
+    r.probes = new ContainerProbes(c, rc.record.startedAt, {
+      clock: this.d.clock,
+      run: this.d.probeAction(this.pod, c, env, workingDir),
+      changed: () => this.d.notify(this.uid),
+      failed: (_kind, output) => this.d.event?.(this.pod, 'Unhealthy', output, 'Warning', r.name),
+      kill: (kind, graceMs) => {
+        if (r.current !== rc || this.terminating) return;
+        this.d.log.info({ pod: this.key, container: r.name, probe: kind }, 'killing a container that failed its probe');
+        this.d.event?.(this.pod, 'Killing', `Container ${r.name} failed ${kind} probe, will be restarted`, 'Normal', r.name);
+        const grace = graceMs ?? (this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+        void this.d.runtime.stop(rc, grace);
+      },
+    });
+  }
+
   private onExit(r: ContainerRecord, rc: RunningContainer, info: ExitInfo): void {
     if (r.current !== rc) return;
+    r.probes?.stop();
+    r.probes = undefined;
     r.current = undefined;
     r.prevExit = r.lastExit;
     r.lastExit = { ...info, startedAt: rc.record.startedAt, id: rc.record.id };
@@ -320,7 +355,10 @@ export class PodWorker {
     if (override && !this.override) this.override = override;
     if (this.terminating) return this.terminating;
     this.terminating = (async () => {
-      for (const r of this.records.values()) r.timer?.cancel();
+      for (const r of this.records.values()) {
+        r.timer?.cancel();
+        r.probes?.stop();
+      }
       await Promise.all([...this.records.values()].map((r) => r.starting));
       const running = [...this.records.values()].filter((r) => r.current);
       if (running.length > 0) this.d.event?.(this.pod, 'Killing', `Stopping container${running.length > 1 ? 's' : ''} ${running.map((r) => r.name).join(', ')}`, 'Normal', running[0]!.name);
@@ -360,8 +398,8 @@ export class PodWorker {
     if (r.current) {
       v.state = { running: { startedAt: rfc3339(r.current.record.startedAt) } };
       v.containerID = `${this.d.runtime.idScheme}://${r.current.record.id}`;
-      v.started = true;
-      v.ready = !init && !stopping;
+      v.started = r.probes ? r.probes.started : true;
+      v.ready = !init && !stopping && (r.probes ? r.probes.ready : true);
       return v;
     }
     if (r.starting) {

@@ -6,7 +6,7 @@ import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeClock } from '../../src/util/clock.js';
 import { RestartBackoff } from '../../src/agent/restart-backoff.js';
-import { PodWorker, expandVars, shouldRestart } from '../../src/agent/pod-worker.js';
+import { PodWorker, expandVars, shouldRestart, type PodWorkerDeps } from '../../src/agent/pod-worker.js';
 import { buildPodStatus, podPhase, statusFingerprint, type ContainerView } from '../../src/agent/pod-status.js';
 import { CreateContainerError, type ContainerLaunch, type ExitInfo, type InstanceRecord, type Runtime, type RunningContainer } from '../../src/agent/runtimes/runtime.js';
 import { AgentStateDir } from '../../src/agent/state-dir.js';
@@ -99,7 +99,7 @@ async function flush(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve();
 }
 
-function workerFor(p: Pod, clock: FakeClock) {
+function workerFor(p: Pod, clock: FakeClock, probeAction?: PodWorkerDeps['probeAction']) {
   const runtime = new ScriptedRuntime(clock);
   const dir = tempDir();
   dirs.push(dir);
@@ -115,9 +115,12 @@ function workerFor(p: Pod, clock: FakeClock) {
     backoff,
     resolveEnv: async () => ({ GREETING: 'hi' }),
     notify: () => w.sync(w.pod),
+    event: (_p: Pod, reason: string, message: string) => events.push(`${reason}: ${message}`),
+    ...(probeAction ? { probeAction } : {}),
   };
+  const events: string[] = [];
   w = new PodWorker(p, deps);
-  return { w, runtime, state };
+  return { w, runtime, state, events };
 }
 
 function printed(w: PodWorker, clock: FakeClock): { ready: string; status: string; restarts: string; phase: string } {
@@ -154,6 +157,35 @@ describe('pod worker', () => {
     assert.deepEqual(printed(w, clock), { ready: '1/1', status: 'Running', restarts: '2', phase: 'Running' });
     const snap = w.snapshot();
     assert.equal(snap.containers[0]!.lastState.terminated?.exitCode, 1);
+  });
+
+  it('probes: an unready container shows 0/1; a failed liveness probe kills it and it restarts', async () => {
+    const clock = new FakeClock();
+    let ready = false;
+    let live = true;
+    const spec = { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '1000'], readinessProbe: { exec: { command: ['ready'] }, periodSeconds: 5 }, livenessProbe: { exec: { command: ['live'] }, periodSeconds: 5, failureThreshold: 2 } }] };
+    const { w, runtime, events } = workerFor(pod(spec as Partial<NonNullable<Pod['spec']>>), clock, () => async (p) => {
+      const ok = p.exec?.command?.[0] === 'ready' ? ready : live;
+      return ok ? { ok } : { ok, output: 'nope' };
+    });
+    w.sync(w.pod);
+    await flush();
+    await clock.advance(0);
+    assert.deepEqual(printed(w, clock), { ready: '0/1', status: 'Running', restarts: '0', phase: 'Running' });
+    ready = true;
+    await clock.advance(5_000);
+    assert.deepEqual(printed(w, clock), { ready: '1/1', status: 'Running', restarts: '0', phase: 'Running' });
+    live = false;
+    await clock.advance(5_000);
+    assert.equal(runtime.started.length, 1, 'one failure is below the threshold');
+    await clock.advance(5_000);
+    await flush();
+    assert.equal(runtime.started.length, 2, 'killed and restarted');
+    assert.equal(w.snapshot().containers[0]!.lastState.terminated?.exitCode, 143);
+    assert.ok(events.includes('Killing: Container c failed liveness probe, will be restarted'), events.join('\n'));
+    assert.ok(events.includes('Unhealthy: Liveness probe failed: nope'));
+    assert.deepEqual(printed(w, clock), { ready: '1/1', status: 'Running', restarts: '1', phase: 'Running' }, 'the new instance passed its own readiness probe');
+    await w.terminate(0);
   });
 
   it('restartPolicy Never: a failed container makes the pod Failed; OnFailure: exit 0 makes it Succeeded', async () => {

@@ -2,7 +2,9 @@
 // bootstrap token, process runtime), real kubectl, real signals. Short timings through flags.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { TestAgent, TestServer, TEST_JOIN_TOKEN, containerPids, eventually, SKIFF_BIN } from '../support/cluster.js';
@@ -14,6 +16,15 @@ import type { KubeList } from '../../src/api/types.js';
 
 function podManifest(name: string, node: string, command: string[], extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: name } }, spec: { nodeName: node, terminationGracePeriodSeconds: 5, containers: [{ name: 'c', image: 'busybox', command }], ...extra } });
+}
+
+/** A loopback port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
 }
 
 const LOOP = ['sh', '-c', 'i=0; while true; do echo "line $i"; i=$((i+1)); sleep 0.2; done'];
@@ -163,6 +174,35 @@ describe('skiff agent end to end', () => {
     const missing = await s.kubectl(['logs', 'logs-pod', '-c', 'nope']);
     assert.notEqual(missing.code, 0);
     await s.k(['delete', 'pod', 'logs-pod', 'crash-pod', '--wait=true']);
+  });
+
+  it('probes: readiness (httpGet) gates READY, a failing liveness probe (exec) restarts the container', async () => {
+    const a = agent('e2e-probes');
+    await a.start();
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-probe-'));
+    const readyFlag = join(dir, 'ready');
+    const liveFlag = join(dir, 'live');
+    writeFileSync(liveFlag, '');
+    const port = await freePort();
+    const server = `require('http').createServer((q, r) => { r.writeHead(require('fs').existsSync(${JSON.stringify(readyFlag)}) ? 200 : 503); r.end(); }).listen(${port}, '127.0.0.1')`;
+    await s.k(['apply', '-f', '-'], {
+      input: podManifest('probed', 'e2e-probes', [process.execPath, '-e', server], {}).replace(
+        '"command"',
+        `"ports":[{"name":"http","containerPort":${port}}],"readinessProbe":{"httpGet":{"path":"/ready","port":"http"},"periodSeconds":1},"livenessProbe":{"exec":{"command":["test","-f",${JSON.stringify(liveFlag)}]},"periodSeconds":1,"failureThreshold":2},"command"`,
+      ),
+    });
+    try {
+      await eventually(async () => /probed\s+0\/1\s+Running\s+0\s/.test(await s.k(['get', 'pod', 'probed'])), 15_000, 'Running but not ready (503)');
+      await eventually(async () => /Readiness probe failed: HTTP probe failed with statuscode: 503/.test(await s.k(['get', 'events', '--field-selector', 'involvedObject.name=probed'])), 10_000, 'Unhealthy event');
+      writeFileSync(readyFlag, '');
+      await eventually(async () => /probed\s+1\/1\s+Running\s+0\s/.test(await s.k(['get', 'pod', 'probed'])), 10_000, 'ready once /ready answers 200');
+      rmSync(liveFlag);
+      await eventually(async () => ((await getPod('probed')).status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1, 15_000, 'restarted after the liveness probe failed twice');
+      assert.match(await s.k(['get', 'events', '--field-selector', 'involvedObject.name=probed']), /Container c failed liveness probe, will be restarted/);
+    } finally {
+      await s.k(['delete', 'pod', 'probed', '--wait=true']);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('malformed or unrunnable pod specs never crash the agent', async () => {

@@ -68,6 +68,7 @@ export interface HTTPGetAction {
   port: number | string;
   host?: string;
   scheme?: 'HTTP' | 'HTTPS';
+  httpHeaders?: { name: string; value: string }[];
 }
 
 export interface Probe {
