@@ -11,6 +11,9 @@ export interface TokenAuthenticator {
   authenticate(token: string): Promise<UserInfo | undefined>;
 }
 
+/** The refusal when no authorizer has a rule for the request (upstream RBAC gives no reason then). */
+export const NO_RULE = 'no rule allows it';
+
 export interface Authorizer {
   /** undefined: allowed; otherwise the reason it is not. */
   authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined>;
@@ -68,7 +71,7 @@ export class MastersAuthorizer implements Authorizer {
   async authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined> {
     if (user.groups.includes('system:masters')) return undefined;
     if (this.next) return this.next.authorize(user, info);
-    return 'no rule allows it';
+    return NO_RULE;
   }
 }
 

@@ -15,7 +15,12 @@ interface SubresourceInfo {
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-function subresourceInfo(rt: ResourceType, sub: Subresource | 'finalize'): SubresourceInfo {
+/** What discovery tells about a resource; `verbs` defaults to every verb of a stored resource. */
+export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind' | 'singular' | 'namespaced' | 'shortNames' | 'categories' | 'subresources'> & {
+  verbs?: string[];
+};
+
+function subresourceInfo(rt: DiscoveredResource, sub: Subresource | 'finalize'): SubresourceInfo {
   switch (sub) {
     case 'status':
       return { group: rt.group, version: rt.version, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
@@ -32,7 +37,7 @@ function subresourceInfo(rt: ResourceType, sub: Subresource | 'finalize'): Subre
   }
 }
 
-function subresourcesOf(rt: ResourceType): (Subresource | 'finalize')[] {
+function subresourcesOf(rt: DiscoveredResource): (Subresource | 'finalize')[] {
   return rt.resource === 'namespaces' ? [...rt.subresources, 'finalize'] : rt.subresources;
 }
 
@@ -41,8 +46,8 @@ function hash(text: string): string {
 }
 
 export class Discovery {
-  private readonly groups: Map<string, ResourceType[]>;
-  constructor(private readonly types: ResourceType[]) {
+  private readonly groups: Map<string, DiscoveredResource[]>;
+  constructor(private readonly types: DiscoveredResource[]) {
     this.groups = new Map();
     for (const rt of types) {
       const gv = apiVersionOf(rt.group, rt.version);
@@ -99,9 +104,9 @@ export class Discovery {
         singularName: rt.singular,
         namespaced: rt.namespaced,
         kind: rt.kind,
-        verbs: ALL_VERBS,
-        storageVersionHash: hash(`${rt.group}/${rt.version}/${rt.kind}`),
+        verbs: rt.verbs ?? ALL_VERBS,
       };
+      if (!rt.verbs) entry.storageVersionHash = hash(`${rt.group}/${rt.version}/${rt.kind}`);
       if (rt.shortNames.length > 0) entry.shortNames = rt.shortNames;
       if (rt.categories.length > 0) entry.categories = rt.categories;
       resources.push(entry);
@@ -137,7 +142,7 @@ export class Discovery {
                 responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
                 scope: rt.namespaced ? 'Namespaced' : 'Cluster',
                 singularResource: rt.singular,
-                verbs: ALL_VERBS,
+                verbs: rt.verbs ?? ALL_VERBS,
               };
               if (rt.shortNames.length > 0) r.shortNames = rt.shortNames;
               if (rt.categories.length > 0) r.categories = rt.categories;
@@ -175,6 +180,7 @@ export class Discovery {
       { name: 'dryRun', in: 'query', schema: { type: 'string', uniqueItems: true } },
     ];
     for (const rt of types) {
+      if (rt.verbs && !rt.verbs.includes('patch')) continue;
       const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
       const item = rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`;
       const gvk = { group: rt.group, version: rt.version, kind: rt.kind };

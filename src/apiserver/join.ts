@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, forbidden } from '../api/errors.js';
 import { isDNS1123Subdomain } from '../api/validation.js';
 import { signCertificateRequest, type CertificateAuthority } from '../pki/certificates.js';
-import type { Authorizer } from './auth.js';
+import { NO_RULE, type Authorizer } from './auth.js';
 import { decodeObjectBody, readBody, sendJson } from './http/codec.js';
 import type { RequestInfo } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
@@ -16,7 +16,7 @@ export const CA_PATH = '/skiff/v1/ca';
 export class BootstrapAuthorizer implements Authorizer {
   async authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined> {
     if (user.groups.includes('system:bootstrappers') && info.kind === 'nonresource' && info.path === JOIN_PATH) return undefined;
-    return 'no rule allows it';
+    return NO_RULE;
   }
 }
 

@@ -2,7 +2,7 @@
 // authorizer and NodeRestriction admission allow: its own Node and Lease, the pods bound to it,
 // events, and reads of what it needs to run pods.
 import type { KubeObject } from '../api/types.js';
-import type { Authorizer } from './auth.js';
+import { NO_RULE, type Authorizer } from './auth.js';
 import type { RequestInfo } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
 
@@ -24,7 +24,7 @@ export class NodeAuthorizer implements Authorizer {
 
   async authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined> {
     const node = nodeNameOf(user);
-    if (node === undefined) return this.next ? this.next.authorize(user, info) : 'no rule allows it';
+    if (node === undefined) return this.next ? this.next.authorize(user, info) : NO_RULE;
     if (info.kind === 'nonresource') return undefined;
     const { verb, group, resource, name, namespace, subresource } = info;
     if (READ_VERBS.has(verb) && READABLE.has(resource) && !subresource) return undefined;
@@ -48,7 +48,7 @@ export class NodeAuthorizer implements Authorizer {
       if (!pod || ((pod.spec ?? {}) as { nodeName?: string }).nodeName === node) return undefined;
       return `node "${node}" can only change pods bound to it`;
     }
-    return 'no rule allows it';
+    return NO_RULE;
   }
 }
 

@@ -3,14 +3,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
-import { StatusError, forbidden, internalError, isStatusError, serviceUnavailable, unauthorized } from '../api/errors.js';
+import { StatusError, forbidden, internalError, isStatusError, methodNotAllowed, serviceUnavailable, unauthorized } from '../api/errors.js';
 import { allResourceTypes, resourceTypeFor } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION } from './discovery.js';
-import { sendJson, sendStatus } from './http/codec.js';
+import { SELF_REVIEW_TYPES, selfReview, selfReviewType } from './self-review.js';
+import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { ApiListener } from './http/listener.js';
 import { ApiMetrics } from './metrics.js';
@@ -72,7 +73,10 @@ export class ApiServer {
   readonly clock: Clock;
   readonly metrics = new ApiMetrics();
   private readonly stores = new Map<ResourceType, ObjectStore>();
-  private readonly discovery = new Discovery(allResourceTypes);
+  private readonly discovery = new Discovery([
+    ...allResourceTypes,
+    ...SELF_REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: false, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
+  ]);
   private readonly handler: ResourceHandler;
   /** Lists and watches for this process's own controllers, straight from the watch caches. */
   readonly localReads: LocalReads;
@@ -225,6 +229,12 @@ export class ApiServer {
       if (info.kind === 'nonresource' && isPublicPath(info.path)) return await this.nonResource(req, res, info.path, url);
       const user = await this.authenticator.authenticate(req);
       if (!user) throw unauthorized();
+      // Every authenticated user may ask who they are and what they may do.
+      const review = selfReviewType(info);
+      if (review) {
+        if (info.kind !== 'resource' || info.verb !== 'create' || info.name !== undefined) throw methodNotAllowed();
+        return sendJson(res, 201, await selfReview(review, decodeObjectBody(await readBody(req), req.headers['content-type']), user, this.authorizer));
+      }
       const denied = await this.authorizer.authorize(user, info);
       if (denied !== undefined) throw forbidden(forbiddenMessage(user, info), info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? info.name : undefined);
       if (info.kind === 'resource') await this.handler.handle(req, res, info, url.searchParams, user);

@@ -120,6 +120,31 @@ describe('tokens, join and node credentials', () => {
     assert.match(wrong.out, /Unauthorized/);
   });
 
+  it('kubectl auth whoami and can-i answer for any authenticated user', async () => {
+    const caFile = joinPath(s.dataDir, 'ca-auth.pem');
+    writeFileSync(caFile, caPem);
+    const kubectl = (token: string, ...args: string[]) =>
+      new Promise<{ code: number; out: string }>((resolve) =>
+        execFile('kubectl', ['--server', server, '--certificate-authority', caFile, '--token', token, ...args], (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout + stderr })),
+      );
+    const who = await kubectl(adminToken, 'auth', 'whoami');
+    assert.equal(who.code, 0, who.out);
+    assert.match(who.out, /Username\s+ci-admin/);
+    assert.match(who.out, /Groups\s+\[system:masters ci system:authenticated\]/);
+    assert.match((await kubectl(userToken, 'auth', 'whoami')).out, /Username\s+alice/);
+    const yes = await kubectl(adminToken, 'auth', 'can-i', 'delete', 'pods');
+    assert.deepEqual([yes.code, yes.out.trim()], [0, 'yes']);
+    const no = await kubectl(userToken, 'auth', 'can-i', 'list', 'secrets', '-n', 'kube-system');
+    assert.deepEqual([no.code, no.out.trim()], [1, 'no']);
+    const path = await kubectl(adminToken, 'auth', 'can-i', 'get', '/metrics');
+    assert.deepEqual([path.code, path.out.trim()], [0, 'yes']);
+    const list = await kubectl(adminToken, 'auth', 'can-i', '--list');
+    assert.equal(list.code, 0, list.out);
+    assert.match(list.out, /^\*\.\*\s+\[\]\s+\[\]\s+\[\*\]$/m);
+    const limited = await kubectl(userToken, 'auth', 'can-i', '--list');
+    assert.match(limited.out, /selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]/);
+  });
+
   it('lets a node write only its own Node, Lease and pods', async () => {
     const node = await join(flagToken, 'worker-a');
     const admin = s.client();

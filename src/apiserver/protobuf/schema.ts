@@ -1308,6 +1308,55 @@ message LeaseSpec {
 }
 `;
 
+export const AUTHORIZATION_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.authorization.v1;
+message SelfSubjectAccessReview {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional SelfSubjectAccessReviewSpec spec = 2;
+}
+message SelfSubjectAccessReviewSpec {
+  optional ResourceAttributes resourceAttributes = 1 [(ptr) = true];
+  optional NonResourceAttributes nonResourceAttributes = 2 [(ptr) = true];
+}
+message ResourceAttributes {
+  optional string namespace = 1;
+  optional string verb = 2;
+  optional string group = 3;
+  optional string version = 4;
+  optional string resource = 5;
+  optional string subresource = 6;
+  optional string name = 7;
+}
+message NonResourceAttributes {
+  optional string path = 1;
+  optional string verb = 2;
+}
+message SelfSubjectRulesReview {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional SelfSubjectRulesReviewSpec spec = 2;
+}
+message SelfSubjectRulesReviewSpec {
+  optional string namespace = 1;
+}
+`;
+
+export const AUTHENTICATION_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.authentication.v1;
+message SelfSubjectReview {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+}
+`;
+
+export const AUTHENTICATION_V1BETA1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.authentication.v1beta1;
+message SelfSubjectReview {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+}
+`;
+
 export const AUTOSCALING_V1_PROTO = `
 syntax = "proto2";
 package k8s.io.api.autoscaling.v1;
@@ -1333,6 +1382,9 @@ export const PROTO_SOURCES: readonly string[] = [
   POLICY_V1_PROTO,
   COORDINATION_V1_PROTO,
   AUTOSCALING_V1_PROTO,
+  AUTHORIZATION_V1_PROTO,
+  AUTHENTICATION_V1_PROTO,
+  AUTHENTICATION_V1BETA1_PROTO,
 ];
 
 /**
@@ -1351,6 +1403,9 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'policy/v1': { pkg: 'k8s.io.api.policy.v1', kinds: ['PodDisruptionBudget', 'Eviction'] },
   'coordination.k8s.io/v1': { pkg: 'k8s.io.api.coordination.v1', kinds: ['Lease'] },
   'autoscaling/v1': { pkg: 'k8s.io.api.autoscaling.v1', kinds: ['Scale'] },
+  'authorization.k8s.io/v1': { pkg: 'k8s.io.api.authorization.v1', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
+  'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview'] },
+  'authentication.k8s.io/v1beta1': { pkg: 'k8s.io.api.authentication.v1beta1', kinds: ['SelfSubjectReview'] },
 };
 
 export const META_V1_PACKAGE = 'k8s.io.apimachinery.pkg.apis.meta.v1';
