@@ -175,6 +175,14 @@ export class PodSync {
     };
   }
 
+  /** Host processes see the host's filesystem: say so instead of letting a pod expect its volumes. */
+  private warnVolumes(pod: Pod): void {
+    if (this.o.runtime.name !== 'process') return;
+    const names = (pod.spec?.volumes ?? []).map((v) => v?.name).filter((n): n is string => typeof n === 'string');
+    if (names.length === 0) return;
+    void this.o.events?.pod(pod, 'VolumesNotMounted', `the process runtime runs containers as host processes and mounts no volumes: ${names.join(', ')}`, 'Warning');
+  }
+
   /** The reconcile for one pod key. Idempotent; never blocks on a grace period. */
   async reconcile(key: string): Promise<void> {
     const workers = [...this.workers.values()].filter((w) => w.key === key);
@@ -211,6 +219,7 @@ export class PodSync {
       w = new PodWorker(pod, this.workerDeps());
       this.workers.set(uid, w);
       w.persist();
+      this.warnVolumes(pod);
     }
     if (pod.metadata.deletionTimestamp) {
       if (!w.terminated) {

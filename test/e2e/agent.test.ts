@@ -186,7 +186,7 @@ describe('skiff agent end to end', () => {
     const port = await freePort();
     const server = `require('http').createServer((q, r) => { r.writeHead(require('fs').existsSync(${JSON.stringify(readyFlag)}) ? 200 : 503); r.end(); }).listen(${port}, '127.0.0.1')`;
     await s.k(['apply', '-f', '-'], {
-      input: podManifest('probed', 'e2e-probes', [process.execPath, '-e', server], {}).replace(
+      input: podManifest('probed', 'e2e-probes', [process.execPath, '-e', server], { volumes: [{ name: 'scratch', emptyDir: {} }] }).replace(
         '"command"',
         `"ports":[{"name":"http","containerPort":${port}}],"readinessProbe":{"httpGet":{"path":"/ready","port":"http"},"periodSeconds":1},"livenessProbe":{"exec":{"command":["test","-f",${JSON.stringify(liveFlag)}]},"periodSeconds":1,"failureThreshold":2},"command"`,
       ),
@@ -194,6 +194,7 @@ describe('skiff agent end to end', () => {
     try {
       await eventually(async () => /probed\s+0\/1\s+Running\s+0\s/.test(await s.k(['get', 'pod', 'probed'])), 15_000, 'Running but not ready (503)');
       await eventually(async () => /Readiness probe failed: HTTP probe failed with statuscode: 503/.test(await s.k(['get', 'events', '--field-selector', 'involvedObject.name=probed'])), 10_000, 'Unhealthy event');
+      assert.match(await s.k(['get', 'events', '--field-selector', 'involvedObject.name=probed']), /Warning\s+VolumesNotMounted\s+pod\/probed\s+the process runtime runs containers as host processes and mounts no volumes: scratch/);
       writeFileSync(readyFlag, '');
       await eventually(async () => /probed\s+1\/1\s+Running\s+0\s/.test(await s.k(['get', 'pod', 'probed'])), 10_000, 'ready once /ready answers 200');
       rmSync(liveFlag);
