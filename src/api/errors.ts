@@ -152,6 +152,9 @@ export const field = {
   tooLong(path: string, value: unknown, max: number): StatusCause {
     return { reason: 'FieldValueTooLong', field: path, message: `Too long: may not be more than ${max} bytes` };
   },
+  tooMany(path: string, actual: number, max: number): StatusCause {
+    return { reason: 'FieldValueTooMany', field: path, message: `Too many: ${actual}: must have at most ${max} items` };
+  },
   typeInvalid(path: string, value: unknown, detail: string): StatusCause {
     return { reason: 'FieldValueTypeInvalid', field: path, message: `Invalid value: ${formatValue(value)}: ${detail}` };
   },

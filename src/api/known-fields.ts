@@ -622,6 +622,23 @@ export const KNOWN_FIELDS: Readonly<Record<string, FieldTree>> = {
   'apps/ReplicaSet': f({ ...objectBase, spec: replicaSetSpec, status: replicaSetStatus }),
   'apps/DaemonSet': f({ ...objectBase, spec: daemonSetSpec, status: daemonSetStatus }),
   'apps/ControllerRevision': f({ ...objectBase, data: L, revision: L }),
+  'discovery.k8s.io/EndpointSlice': f({
+    ...objectBase,
+    addressType: L,
+    endpoints: list(
+      f({
+        addresses: LL,
+        conditions: leaves('ready', 'serving', 'terminating'),
+        hostname: L,
+        targetRef: objectReference,
+        deprecatedTopology: LM,
+        nodeName: L,
+        zone: L,
+        hints: f({ forZones: list(leaves('name')), forNodes: list(leaves('name')) }),
+      }),
+    ),
+    ports: list(leaves('name', 'protocol', 'port', 'appProtocol')),
+  }),
   'coordination.k8s.io/Lease': f({
     ...objectBase,
     spec: leaves(

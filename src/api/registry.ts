@@ -5,6 +5,7 @@ import { controllerRevisionResource } from './kinds/controllerrevision.js';
 import { daemonSetResource } from './kinds/daemonset.js';
 import { deploymentResource } from './kinds/deployment.js';
 import { endpointsResource } from './kinds/endpoints.js';
+import { endpointSliceResource } from './kinds/endpointslice.js';
 import { eventResource } from './kinds/event.js';
 import { leaseResource } from './kinds/lease.js';
 import { namespaceResource } from './kinds/namespace.js';
@@ -31,6 +32,7 @@ export const allResourceTypes: ResourceType[] = [
   controllerRevisionResource,
   leaseResource,
   podDisruptionBudgetResource,
+  endpointSliceResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));

@@ -4,6 +4,8 @@ import { NamespaceController } from './namespace.js';
 import { ReplicaSetController } from './replicaset.js';
 import { DeploymentController } from './deployment.js';
 import { DaemonSetController } from './daemonset.js';
+import { EndpointsController } from './endpoints.js';
+import { EndpointSliceController } from './endpointslices.js';
 import { NodeLifecycleController } from './node-lifecycle.js';
 import { TaintEvictionController } from './taint-eviction.js';
 import { PodGCController } from './pod-gc.js';
@@ -16,6 +18,8 @@ export function allControllers(): Controller[] {
     new ReplicaSetController(),
     new DeploymentController(),
     new DaemonSetController(),
+    new EndpointsController(),
+    new EndpointSliceController(),
     new NodeLifecycleController(),
     new TaintEvictionController(),
     new PodGCController(),

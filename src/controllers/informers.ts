@@ -49,5 +49,6 @@ export const PATHS = {
   controllerrevisions: '/apis/apps/v1/controllerrevisions',
   services: '/api/v1/services',
   endpoints: '/api/v1/endpoints',
+  endpointslices: '/apis/discovery.k8s.io/v1/endpointslices',
   pdbs: '/apis/policy/v1/poddisruptionbudgets',
 } as const;

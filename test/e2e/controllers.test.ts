@@ -67,6 +67,16 @@ describe('controllers and scheduler with real agents', () => {
     assert.match(await s.k(['get', 'events', '--field-selector', 'reason=Scheduled']), /Successfully assigned default\/web-/);
   });
 
+  it('kubectl expose: the Service gets Endpoints listing its ready pods', async () => {
+    await s.k(['expose', 'deployment', 'web', '--port=80', '--target-port=8080']);
+    await eventually(async () => {
+      const names = (await s.k(['get', 'endpoints', 'web', '-o', 'jsonpath={.subsets[*].addresses[*].targetRef.name}'])).trim().split(/\s+/).filter(Boolean);
+      return names.length === 6 && names.every((n) => n.startsWith('web-'));
+    }, 30_000, 'six ready addresses');
+    assert.match(await s.k(['get', 'endpoints', 'web', '-o', 'jsonpath={.subsets[0].ports[0].port}']), /^8080$/);
+    assert.match(await s.k(['describe', 'service', 'web']), /Endpoints:\s+\S+:8080/);
+  });
+
   it('covers every node with a DaemonSet, including one that joins later', async () => {
     const ds = {
       apiVersion: 'apps/v1',
