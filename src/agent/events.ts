@@ -1,53 +1,40 @@
-// Events the agent records about its Node and pods (core/v1 Events, as the kubelet's recorder
-// writes them: node events in "default" with the node name as the involved object's uid).
-import { randomBytes } from 'node:crypto';
+// Events the agent records about its Node and pods, as the kubelet's recorder writes them (node
+// events in "default" with the node name as the involved object's uid), through the same
+// recorder the controllers use: repeats aggregate into one Event's count, and a pod whose probe
+// fails every second cannot flood the API.
 import type { KubeObject } from '../api/types.js';
+import { EventRecorder as SharedRecorder } from '../controllers/events.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { type AgentApi, errorText } from './api.js';
-import { rfc3339 } from '../util/time.js';
 
 export const AGENT_COMPONENT = 'skiff-agent';
 
 export class EventRecorder {
+  private readonly recorder: SharedRecorder;
+
   constructor(
-    private readonly api: AgentApi,
-    private readonly clock: Clock,
-    private readonly log: Logger,
+    api: AgentApi,
+    clock: Clock,
+    private readonly logger: Logger,
     private readonly nodeName: string,
-  ) {}
+  ) {
+    this.recorder = new SharedRecorder(api, { component: AGENT_COMPONENT, host: nodeName }, clock, logger);
+  }
 
   /** Fire and forget: an event that cannot be written is not worth failing anything for. */
   node(reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): Promise<void> {
-    return this.record('default', { kind: 'Node', name: this.nodeName, uid: this.nodeName, apiVersion: 'v1' }, reason, message, type);
+    // The kubelet's node events use the node name as the involved object's uid.
+    const node: KubeObject = { apiVersion: 'v1', kind: 'Node', metadata: { name: this.nodeName, uid: this.nodeName } };
+    return this.recorder.record(node, type, reason, message).catch((e: unknown) => this.log(reason, e));
   }
 
   pod(pod: KubeObject, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', fieldPath?: string): Promise<void> {
-    const ns = pod.metadata.namespace ?? 'default';
-    return this.record(ns, { kind: 'Pod', namespace: ns, name: pod.metadata.name, uid: pod.metadata.uid, apiVersion: 'v1', ...(fieldPath ? { fieldPath } : {}) }, reason, message, type);
+    const ref: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace ?? 'default', uid: pod.metadata.uid } };
+    return this.recorder.record(ref, type, reason, message, fieldPath).catch((e: unknown) => this.log(reason, e));
   }
 
-  private async record(namespace: string, involved: Record<string, unknown>, reason: string, message: string, type: string): Promise<void> {
-    const t = rfc3339(this.clock.now());
-    const body = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${String(involved.name)}.${randomBytes(8).toString('hex')}`, namespace },
-      involvedObject: involved,
-      reason,
-      message,
-      type,
-      source: { component: AGENT_COMPONENT, host: this.nodeName },
-      firstTimestamp: t,
-      lastTimestamp: t,
-      count: 1,
-      reportingComponent: AGENT_COMPONENT,
-      reportingInstance: this.nodeName,
-    };
-    try {
-      await this.api.create(`/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, body);
-    } catch (e) {
-      this.log.debug({ reason, err: errorText(e) }, 'could not record event');
-    }
+  private log(reason: string, e: unknown): void {
+    this.logger.debug({ reason, err: errorText(e) }, 'could not record event');
   }
 }

@@ -77,10 +77,6 @@ export class ContainerProbes {
     return this.startupDone && this.readyResult;
   }
 
-  get hasProbes(): boolean {
-    return this.workers.length > 0;
-  }
-
   stop(): void {
     this.stopped = true;
     for (const w of this.workers) w.timer?.cancel();

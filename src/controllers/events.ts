@@ -1,5 +1,8 @@
-// Records core/v1 Events for controller decisions, aggregating repeats into one Event with a
-// count, as client-go's event recorder does, so a hot loop cannot flood the API.
+// Records core/v1 Events (for controllers and for the agent), as client-go's event recorder does,
+// so a hot loop or a probe failing every second cannot flood the API:
+//  - repeats of one event (same object, type, reason, message) become one Event with a count;
+//  - each object may have 25 events written at once, then one more per 5 minutes (upstream's
+//    spam filter); the rest are dropped.
 import type { KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import type { ApiClient } from '../client/rest.js';
@@ -18,33 +21,48 @@ interface Seen {
   count: number;
 }
 
+/** Upstream's EventSourceObjectSpamFilter: burst 25, one token per 5 minutes. */
+const SPAM_BURST = 25;
+const SPAM_REFILL_MS = 5 * 60_000;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** What the recorder writes with: an ApiClient, or the agent's view of one. */
+export type EventWriter = Pick<ApiClient, 'create' | 'patch'>;
 
 export class EventRecorder {
   private readonly seen = new Map<string, Seen>();
+  private readonly buckets = new Map<string, Bucket>();
 
   constructor(
-    private readonly client: ApiClient,
+    private readonly client: EventWriter,
     private readonly source: EventSource,
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {}
 
   /** Fire and forget: an event that cannot be written must never block a reconcile. */
-  event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    void this.record(obj, type, reason, message).catch((e: unknown) => this.log.debug({ reason, err: String(e) }, 'could not record event'));
+  event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string, fieldPath?: string): void {
+    void this.record(obj, type, reason, message, fieldPath).catch((e: unknown) => this.log.debug({ reason, err: String(e) }, 'could not record event'));
   }
 
-  private async record(obj: KubeObject, type: string, reason: string, message: string): Promise<void> {
+  /** The same, for callers that want to know when the write is done (or dropped). */
+  async record(obj: KubeObject, type: string, reason: string, message: string, fieldPath?: string): Promise<void> {
     const namespace = obj.metadata.namespace || 'default';
     const involved = {
       kind: obj.kind,
-      namespace: obj.metadata.namespace,
+      ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
       name: obj.metadata.name,
       uid: obj.metadata.uid,
       apiVersion: obj.apiVersion,
-      resourceVersion: obj.metadata.resourceVersion,
+      ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
+      ...(fieldPath ? { fieldPath } : {}),
     };
-    const key = JSON.stringify([involved.kind, involved.namespace, involved.name, involved.uid, type, reason, message]);
+    if (!this.allow(JSON.stringify([involved.kind, involved.namespace, involved.name, involved.uid]))) return;
+    const key = JSON.stringify([involved.kind, involved.namespace, involved.name, involved.uid, fieldPath, type, reason, message]);
     const now = rfc3339(this.clock.now());
     const seen = this.seen.get(key);
     if (seen) {
@@ -75,5 +93,23 @@ export class EventRecorder {
       reportingInstance: this.source.host ?? '',
     });
     this.seen.set(key, { name, namespace, count: 1 });
+  }
+
+  /** Takes a token from the object's bucket; false when it has none left. */
+  private allow(object: string): boolean {
+    const now = this.clock.now();
+    let b = this.buckets.get(object);
+    if (!b) {
+      if (this.buckets.size > 4096) this.buckets.clear();
+      this.buckets.set(object, (b = { tokens: SPAM_BURST, at: now }));
+    }
+    const refilled = Math.floor((now - b.at) / SPAM_REFILL_MS);
+    if (refilled > 0) {
+      b.tokens = Math.min(SPAM_BURST, b.tokens + refilled);
+      b.at += refilled * SPAM_REFILL_MS;
+    }
+    if (b.tokens <= 0) return false;
+    b.tokens--;
+    return true;
   }
 }
