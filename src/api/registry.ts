@@ -7,6 +7,7 @@ import { deploymentResource } from './kinds/deployment.js';
 import { endpointsResource } from './kinds/endpoints.js';
 import { endpointSliceResource } from './kinds/endpointslice.js';
 import { eventResource } from './kinds/event.js';
+import { jobResource } from './kinds/job.js';
 import { leaseResource } from './kinds/lease.js';
 import { namespaceResource } from './kinds/namespace.js';
 import { nodeResource } from './kinds/node.js';
@@ -30,6 +31,7 @@ export const allResourceTypes: ResourceType[] = [
   replicaSetResource,
   daemonSetResource,
   controllerRevisionResource,
+  jobResource,
   leaseResource,
   podDisruptionBudgetResource,
   endpointSliceResource,

@@ -43,6 +43,7 @@ import {
   msUntilAvailable,
   objectPath,
   OwnerIndex,
+  ownerStillThere,
   PodControl,
   slowStartBatch,
   templateHash as hashTemplate,
@@ -349,14 +350,8 @@ class DaemonSetReconciler implements Reconciler {
   }
 
   /** A fresh check that the DaemonSet still exists and is not being deleted (upstream RecheckDeletionTimestamp). */
-  private async canAdopt(ds: DaemonSet, signal: AbortSignal): Promise<boolean> {
-    try {
-      const fresh = await this.ctx.client.get<DaemonSet>(objectPath('/apis/apps/v1', 'daemonsets', ds.metadata.namespace!, ds.metadata.name!), { signal });
-      return fresh.metadata.uid === ds.metadata.uid && !fresh.metadata.deletionTimestamp;
-    } catch (e) {
-      if (isStatusError(e, 'NotFound')) return false;
-      throw e;
-    }
+  private canAdopt(ds: DaemonSet, signal: AbortSignal): Promise<boolean> {
+    return ownerStillThere(this.ctx.client, objectPath('/apis/apps/v1', 'daemonsets', ds.metadata.namespace!, ds.metadata.name!), ds, signal);
   }
 
   /** Creates missing daemon pods and deletes ones that must go; returns a requeue delay for failed-pod back-off. */

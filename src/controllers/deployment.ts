@@ -17,7 +17,7 @@ import { objectKeyOf } from '../client/informer.js';
 import type { EventRecorder } from './events.js';
 import { PATHS } from './informers.js';
 import type { Controller, ControllerContext } from './manager.js';
-import { allowManyRequests, claimObjects, conflictsRequeue, controllerOf, controllerRefTo, isControlledBy, objectPath, OwnerIndex, templateHash } from './pod-control.js';
+import { allowManyRequests, claimObjects, conflictsRequeue, controllerOf, controllerRefTo, isControlledBy, objectPath, OwnerIndex, ownerStillThere, templateHash } from './pod-control.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
 import {
   activeOnly,
@@ -192,15 +192,7 @@ class DeploymentReconciler implements Reconciler {
       prefix: APPS,
       resource: 'replicasets',
       candidates,
-      canAdopt: async () => {
-        try {
-          const fresh = await this.ctx.client.get<Deployment>(this.path(d), { signal: run.signal });
-          return fresh.metadata.uid === d.metadata.uid && !fresh.metadata.deletionTimestamp;
-        } catch (e) {
-          if (isStatusError(e, 'NotFound')) return false;
-          throw e;
-        }
-      },
+      canAdopt: () => ownerStillThere(this.ctx.client, this.path(d), d, run.signal),
       log: this.ctx.log,
       signal: run.signal,
     });

@@ -6,6 +6,7 @@ import { DeploymentController } from './deployment.js';
 import { DaemonSetController } from './daemonset.js';
 import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslices.js';
+import { JobController } from './job.js';
 import { NodeLifecycleController } from './node-lifecycle.js';
 import { TaintEvictionController } from './taint-eviction.js';
 import { PodGCController } from './pod-gc.js';
@@ -20,6 +21,7 @@ export function allControllers(): Controller[] {
     new DaemonSetController(),
     new EndpointsController(),
     new EndpointSliceController(),
+    new JobController(),
     new NodeLifecycleController(),
     new TaintEvictionController(),
     new PodGCController(),

@@ -47,6 +47,7 @@ export const PATHS = {
   deployments: '/apis/apps/v1/deployments',
   daemonsets: '/apis/apps/v1/daemonsets',
   controllerrevisions: '/apis/apps/v1/controllerrevisions',
+  jobs: '/apis/batch/v1/jobs',
   services: '/api/v1/services',
   endpoints: '/api/v1/endpoints',
   endpointslices: '/apis/discovery.k8s.io/v1/endpointslices',

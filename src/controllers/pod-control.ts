@@ -343,6 +343,20 @@ export interface ClaimOptions<T extends KubeObject> {
   signal?: AbortSignal;
 }
 
+/**
+ * A fresh read of an owner before it adopts orphans (upstream RecheckDeletionTimestamp): the
+ * informer's copy may be of an owner already deleted, or of an earlier one with the same name.
+ */
+export async function ownerStillThere(client: ApiClient, path: string, owner: KubeObject, signal?: AbortSignal): Promise<boolean> {
+  try {
+    const fresh = await client.get<KubeObject>(path, signal ? { signal } : {});
+    return fresh.metadata.uid === owner.metadata.uid && !fresh.metadata.deletionTimestamp;
+  } catch (e) {
+    if (isStatusError(e, 'NotFound')) return false;
+    throw e;
+  }
+}
+
 export interface ClaimResult<T> {
   claimed: T[];
   errors: unknown[];

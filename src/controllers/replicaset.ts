@@ -25,6 +25,7 @@ import {
   msUntilAvailable,
   objectPath,
   OwnerIndex,
+  ownerStillThere,
   PodControl,
   podReadySince,
   slowStartBatch,
@@ -139,14 +140,8 @@ class ReplicaSetReconciler implements Reconciler {
   }
 
   /** Upstream RecheckDeletionTimestamp: an uncached read before adopting anything. */
-  private async stillExists(rs: ReplicaSet, signal: AbortSignal): Promise<boolean> {
-    try {
-      const fresh = await this.ctx.client.get<ReplicaSet>(objectPath(RS_API, 'replicasets', rs.metadata.namespace!, rs.metadata.name!), { signal });
-      return fresh.metadata.uid === rs.metadata.uid && !fresh.metadata.deletionTimestamp;
-    } catch (e) {
-      if (isStatusError(e, 'NotFound')) return false;
-      throw e;
-    }
+  private stillExists(rs: ReplicaSet, signal: AbortSignal): Promise<boolean> {
+    return ownerStillThere(this.ctx.client, objectPath(RS_API, 'replicasets', rs.metadata.namespace!, rs.metadata.name!), rs, signal);
   }
 
   private async manageReplicas(rs: ReplicaSet, pods: Pod[], signal: AbortSignal): Promise<void> {

@@ -206,6 +206,21 @@ describe('skiff agent end to end', () => {
     }
   });
 
+  it('kubectl create job runs to completion (wait, logs, get); a failing Job stops at its backoffLimit', async () => {
+    const a = agent('e2e-jobs');
+    await a.start();
+    await s.k(['create', 'job', 'hello', '--image=busybox', '--', 'sh', '-c', 'echo hello from a job']);
+    await s.k(['wait', '--for=condition=complete', 'job/hello', '--timeout=60s']);
+    assert.match(await s.k(['logs', 'job/hello']), /hello from a job/);
+    assert.match(await s.k(['get', 'job', 'hello']), /^hello\s+Complete\s+1\/1\s+\S+\s+\S+$/m);
+    const boom = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'boom' }, spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'exit 3'] }] } } } };
+    await s.k(['apply', '-f', '-'], { input: JSON.stringify(boom) });
+    await s.k(['wait', '--for=condition=failed', 'job/boom', '--timeout=60s']);
+    assert.match(await s.k(['get', 'job', 'boom']), /^boom\s+Failed\s+0\/1\s/m);
+    assert.match(await s.k(['describe', 'job', 'boom']), /BackoffLimitExceeded/);
+    await s.k(['delete', 'job', 'hello', 'boom', '--wait=true']);
+  });
+
   it('malformed or unrunnable pod specs never crash the agent', async () => {
     const a = agent('e2e-bad');
     await a.start();

@@ -18,7 +18,7 @@ import {
 } from '../validation.js';
 import { arr, child, isObject, num, obj, optNum, semanticEqual, str, strMap } from './json.js';
 import { defaultPodTemplate, type PodTemplateSpec, validatePodTemplateSpec } from './pod.js';
-import { age, column, containerCells, formatLabels, nameColumn } from './printing.js';
+import { age, column, containerCells, formatLabels, nameColumn, containersColumn, imagesColumn } from './printing.js';
 import { formatLabelSelector, workloadSelector } from './replicaset.js';
 
 /** Where apps/v1 keeps the internal template generation (upstream's conversion does the same). */
@@ -162,8 +162,8 @@ export const daemonSetResource: ResourceType = {
       column('Available', 'integer', 'Number of nodes whose daemon pod is available.'),
       column('Node Selector', 'string', 'Node labels the daemon pods are restricted to.'),
       column('Age', 'string', 'Time since the object was created.'),
-      column('Containers', 'string', 'Names of each container in the template.', 1),
-      column('Images', 'string', 'Images referenced by each container in the template.', 1),
+      containersColumn,
+      imagesColumn,
       column('Selector', 'string', 'Label query over the pods the daemon set owns.', 1),
     ],
     cells(o, now) {

@@ -17,7 +17,7 @@ import {
 } from '../validation.js';
 import { arr, child, isObject, num, obj, optNum, str } from './json.js';
 import { defaultPodTemplate, type PodTemplateSpec } from './pod.js';
-import { age, column, containerCells, nameColumn } from './printing.js';
+import { age, column, containerCells, nameColumn, containersColumn, imagesColumn } from './printing.js';
 import { validatePodTemplateForReplicaSet, workloadSelector } from './replicaset.js';
 
 export interface DeploymentStrategy {
@@ -158,8 +158,8 @@ export const deploymentResource: ResourceType = {
       column('Up-to-date', 'string', 'Number of pods running the latest template.'),
       column('Available', 'string', 'Number of pods available to users.'),
       column('Age', 'string', 'Time since the object was created.'),
-      column('Containers', 'string', 'Names of each container in the template.', 1),
-      column('Images', 'string', 'Images referenced by each container in the template.', 1),
+      containersColumn,
+      imagesColumn,
       column('Selector', 'string', 'Label query over the pods the deployment owns.', 1),
     ],
     cells(o, now) {

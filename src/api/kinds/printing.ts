@@ -9,6 +9,9 @@ export function column(name: string, type: TableColumn['type'], description: str
 
 export const nameColumn = column('Name', 'string', 'Name of the object, unique within its namespace.', 0, 'name');
 export const ageColumn = column('Age', 'string', 'Time since the object was created.');
+/** The wide-output columns of every kind with a pod template. */
+export const containersColumn = column('Containers', 'string', 'Names of each container in the template.', 1);
+export const imagesColumn = column('Images', 'string', 'Images referenced by each container in the template.', 1);
 
 /**
  * Upstream duration.HumanDuration: about two significant figures ("45s", "5m30s", "3h9m", "2d",

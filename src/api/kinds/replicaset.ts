@@ -15,7 +15,7 @@ import {
 } from '../validation.js';
 import { child, isObject, num, obj, optNum, str, strMap } from './json.js';
 import { defaultPodTemplate, type PodTemplateSpec, validatePodTemplateSpec } from './pod.js';
-import { age, column, containerCells, nameColumn } from './printing.js';
+import { age, column, containerCells, nameColumn, containersColumn, imagesColumn } from './printing.js';
 
 export interface ReplicaSetSpec {
   replicas?: number;
@@ -122,8 +122,8 @@ export const replicaSetResource: ResourceType = {
       column('Current', 'integer', 'Number of pods that exist.'),
       column('Ready', 'integer', 'Number of pods that are ready.'),
       column('Age', 'string', 'Time since the object was created.'),
-      column('Containers', 'string', 'Names of each container in the template.', 1),
-      column('Images', 'string', 'Images referenced by each container in the template.', 1),
+      containersColumn,
+      imagesColumn,
       column('Selector', 'string', 'Label query over the pods the set owns.', 1),
     ],
     cells(o, now) {

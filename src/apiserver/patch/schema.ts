@@ -155,6 +155,7 @@ const KINDS: Record<string, StructSchema> = {
     status: conditionsStatus,
   }),
   'apps/ReplicaSet': kind({ spec: struct({ selector: labelSelector, template: podTemplateSpec }, true), status: conditionsStatus }),
+  'batch/Job': kind({ spec: struct({ selector: labelSelector, template: podTemplateSpec }, true), status: conditionsStatus }),
   'apps/DaemonSet': kind({
     spec: struct({ selector: labelSelector, template: podTemplateSpec, updateStrategy: struct({}, true) }, true),
     status: conditionsStatus,
@@ -176,7 +177,7 @@ export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): Struct
 }
 
 /** Kinds whose status is written through the status subresource, so main-resource writes drop it. */
-const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'policy/PodDisruptionBudget']);
+const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'policy/PodDisruptionBudget', 'batch/Job']);
 
 export function hasStatusSubresource(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): boolean {
   return STATUS_SUBRESOURCE.has(`${gvk.group}/${gvk.kind}`);

@@ -1308,6 +1308,29 @@ message LeaseSpec {
 }
 `;
 
+export const BATCH_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.batch.v1;
+message Job {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional JobSpec spec = 2;
+}
+message JobSpec {
+  optional int32 parallelism = 1 [(ptr) = true];
+  optional int32 completions = 2 [(ptr) = true];
+  optional int64 activeDeadlineSeconds = 3 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector selector = 4 [(ptr) = true];
+  optional bool manualSelector = 5 [(ptr) = true];
+  optional .k8s.io.api.core.v1.PodTemplateSpec template = 6;
+  optional int32 backoffLimit = 7 [(ptr) = true];
+  optional int32 ttlSecondsAfterFinished = 8 [(ptr) = true];
+  optional string completionMode = 9 [(ptr) = true];
+  optional bool suspend = 10 [(ptr) = true];
+  optional string podReplacementPolicy = 14 [(ptr) = true];
+  optional string managedBy = 15 [(ptr) = true];
+}
+`;
+
 export const AUTHORIZATION_V1_PROTO = `
 syntax = "proto2";
 package k8s.io.api.authorization.v1;
@@ -1382,6 +1405,7 @@ export const PROTO_SOURCES: readonly string[] = [
   POLICY_V1_PROTO,
   COORDINATION_V1_PROTO,
   AUTOSCALING_V1_PROTO,
+  BATCH_V1_PROTO,
   AUTHORIZATION_V1_PROTO,
   AUTHENTICATION_V1_PROTO,
   AUTHENTICATION_V1BETA1_PROTO,
@@ -1403,6 +1427,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'policy/v1': { pkg: 'k8s.io.api.policy.v1', kinds: ['PodDisruptionBudget', 'Eviction'] },
   'coordination.k8s.io/v1': { pkg: 'k8s.io.api.coordination.v1', kinds: ['Lease'] },
   'autoscaling/v1': { pkg: 'k8s.io.api.autoscaling.v1', kinds: ['Scale'] },
+  'batch/v1': { pkg: 'k8s.io.api.batch.v1', kinds: ['Job'] },
   'authorization.k8s.io/v1': { pkg: 'k8s.io.api.authorization.v1', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
   'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview'] },
   'authentication.k8s.io/v1beta1': { pkg: 'k8s.io.api.authentication.v1beta1', kinds: ['SelfSubjectReview'] },

@@ -1,0 +1,300 @@
+// Job controller (upstream pkg/controller/job), for NonIndexed and Indexed Jobs:
+//  - keeps up to `parallelism` pods active until `completions` pods have succeeded (Indexed: one
+//    success per index 0..completions-1; no completions: until any pod succeeded and none runs);
+//  - a failed pod is replaced after a back-off of 10 s doubling per failure (at most 6 minutes);
+//    more failures than `backoffLimit` (with restartPolicy OnFailure, container restarts count)
+//    fail the Job with BackoffLimitExceeded, running longer than `activeDeadlineSeconds` with
+//    DeadlineExceeded; either way its active pods are deleted;
+//  - `suspend` deletes the active pods and holds; resuming starts the clock again;
+//  - `ttlSecondsAfterFinished` deletes a finished Job (and, in the background, its pods).
+// Counts come from the pods that exist (upstream also tracks pods with a finalizer so that counts
+// survive pod deletion; skiff's pod GC only removes finished pods beyond its threshold).
+import { setMaxListeners } from 'node:events';
+import { isStatusError } from '../api/errors.js';
+import { COMPLETION_INDEX, jobCondition, type Job, type JobCondition, type JobStatus } from '../api/kinds/job.js';
+import { semanticEqual } from '../api/kinds/json.js';
+import type { Pod } from '../api/kinds/pod.js';
+import { workloadSelector } from '../api/kinds/replicaset.js';
+import type { Informer } from '../client/informer.js';
+import { objectKeyOf } from '../client/informer.js';
+import { rfc3339 } from '../util/time.js';
+import type { EventRecorder } from './events.js';
+import { PATHS } from './informers.js';
+import type { Controller, ControllerContext } from './manager.js';
+import {
+  allowManyRequests,
+  claimObjects,
+  conflictsRequeue,
+  controllerRefTo,
+  Expectations,
+  isPodReady,
+  objectPath,
+  OwnerIndex,
+  ownerStillThere,
+  PodControl,
+  slowStartBatch,
+  watchOwnedPods,
+} from './pod-control.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+
+const BACKOFF_BASE_MS = 10_000;
+const BACKOFF_MAX_MS = 6 * 60_000;
+
+/** Upstream's text form of a set of indexes: "1,3-5,7". */
+export function formatIndexes(indexes: number[]): string {
+  const sorted = [...new Set(indexes)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j - i >= 2 ? `${sorted[i]}-${sorted[j]}` : sorted.slice(i, j + 1).join(','));
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+function indexOf(pod: Pod): number | undefined {
+  const v = pod.metadata.annotations?.[COMPLETION_INDEX] ?? pod.metadata.labels?.[COMPLETION_INDEX];
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+function isActive(p: Pod): boolean {
+  const phase = p.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed' && !p.metadata.deletionTimestamp;
+}
+
+/** When a pod finished: its containers' last finishedAt, else its creation. */
+function finishedMs(p: Pod): number {
+  let latest = 0;
+  for (const c of p.status?.containerStatuses ?? []) latest = Math.max(latest, Date.parse(c.state?.terminated?.finishedAt ?? '') || 0);
+  return latest || Date.parse(p.metadata.creationTimestamp ?? '') || 0;
+}
+
+function condition(type: string, status: 'True' | 'False', reason: string, message: string, now: string): JobCondition {
+  return { type, status, lastProbeTime: now, lastTransitionTime: now, reason, message };
+}
+
+/** Sets a condition, keeping its transition time when the status does not change. */
+function setCondition(conditions: JobCondition[], c: JobCondition): JobCondition[] {
+  const prev = conditions.find((x) => x.type === c.type);
+  if (prev && prev.status === c.status && prev.reason === c.reason) return conditions;
+  return [...conditions.filter((x) => x.type !== c.type), prev && prev.status === c.status ? { ...c, lastTransitionTime: prev.lastTransitionTime } : c];
+}
+
+export class JobController implements Controller {
+  readonly name = 'job';
+
+  start(ctx: ControllerContext, signal: AbortSignal): void {
+    allowManyRequests(signal);
+    setMaxListeners(0, signal);
+    const jobs = ctx.informers.for<Job>(PATHS.jobs);
+    const pods = ctx.informers.for<Pod>(PATHS.pods);
+    const podIndex = new OwnerIndex(pods);
+    const expectations = new Expectations(ctx.clock);
+    const loop = new ReconcileLoop(new JobReconciler(ctx, jobs, podIndex, expectations), ctx.clock, ctx.log, 2);
+    const enqueue = (j: Job) => loop.enqueue(objectKeyOf(j));
+    jobs.addHandlers({
+      add: enqueue,
+      update: (_o, j) => enqueue(j),
+      delete: (j) => {
+        expectations.forget(objectKeyOf(j));
+        enqueue(j);
+      },
+    });
+    watchOwnedPods({ kind: 'Job', owners: jobs, pods, expectations, enqueue, selector: (j) => workloadSelector(j.spec?.selector) });
+    void Promise.all([jobs.waitForSync(), pods.waitForSync()]).then(() => loop.run(signal));
+  }
+}
+
+class JobReconciler implements Reconciler {
+  readonly name = 'job';
+  private readonly recorder: EventRecorder;
+  private readonly pods: PodControl;
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly jobs: Informer<Job>,
+    private readonly podIndex: OwnerIndex<Pod>,
+    private readonly expectations: Expectations,
+  ) {
+    this.recorder = ctx.recorder('job-controller');
+    this.pods = new PodControl(ctx.client, this.recorder, ctx.log);
+  }
+
+  reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
+    return conflictsRequeue(signal, () => this.sync(key, signal));
+  }
+
+  private path(job: Job): string {
+    return objectPath('/apis/batch/v1', 'jobs', job.metadata.namespace!, job.metadata.name!);
+  }
+
+  private async sync(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
+    const job = this.jobs.get(key);
+    if (!job) {
+      this.expectations.forget(key);
+      return;
+    }
+    if (job.metadata.deletionTimestamp) return;
+    const now = this.ctx.clock.now();
+    const finished = jobCondition(job, 'Complete') ?? jobCondition(job, 'Failed');
+    if (finished) return this.expireFinished(job, finished, now, signal);
+    const selector = workloadSelector(job.spec?.selector);
+    if (!selector || selector.isEmpty()) return;
+    const ns = job.metadata.namespace!;
+    const claim = await claimObjects<Pod>({
+      client: this.ctx.client,
+      owner: job,
+      ownerRef: controllerRefTo(job, 'batch/v1', 'Job'),
+      selector,
+      prefix: '/api/v1',
+      resource: 'pods',
+      candidates: [...this.podIndex.owned(job.metadata.uid), ...this.podIndex.orphansIn(ns)],
+      canAdopt: () => ownerStillThere(this.ctx.client, this.path(job), job, signal),
+      log: this.ctx.log,
+      signal,
+    });
+    if (claim.errors.length > 0) throw claim.errors[0];
+    const pods = claim.claimed;
+    const spec = job.spec ?? {};
+    const indexed = spec.completionMode === 'Indexed';
+    const completions = typeof spec.completions === 'number' ? spec.completions : undefined;
+    const parallelism = spec.parallelism ?? 1;
+    const active = pods.filter(isActive);
+    const succeededPods = pods.filter((p) => p.status?.phase === 'Succeeded');
+    const failedPods = pods.filter((p) => p.status?.phase === 'Failed');
+    const completedIndexes = indexed ? [...new Set(succeededPods.map(indexOf).filter((i): i is number => i !== undefined && i < (completions ?? 0)))] : [];
+    const succeeded = indexed ? completedIndexes.length : succeededPods.length;
+    const restarts = spec.template?.spec?.restartPolicy === 'OnFailure' ? active.reduce((n, p) => n + (p.status?.containerStatuses ?? []).reduce((m, c) => m + (c.restartCount ?? 0), 0), 0) : 0;
+    const failures = failedPods.length + restarts;
+    const nowText = rfc3339(now);
+    const status: JobStatus = { ...(job.status ?? {}) };
+    let conditions = [...(status.conditions ?? [])];
+    let requeueAfterMs: number | undefined;
+    let toDelete: Pod[] = [];
+    let toCreate: (number | undefined)[] = [];
+
+    if (spec.suspend === true) {
+      toDelete = active;
+      delete status.startTime;
+      conditions = setCondition(conditions, condition('Suspended', 'True', 'JobSuspended', 'Job suspended', nowText));
+    } else {
+      if (jobCondition(job, 'Suspended')) conditions = setCondition(conditions, condition('Suspended', 'False', 'JobResumed', 'Job resumed', nowText));
+      status.startTime ??= nowText;
+      const started = Date.parse(status.startTime) || now;
+      const deadline = spec.activeDeadlineSeconds !== undefined ? started + spec.activeDeadlineSeconds * 1000 : undefined;
+      const complete = indexed ? completedIndexes.length >= (completions ?? 0) : completions !== undefined ? succeeded >= completions : succeeded > 0 && active.length === 0;
+      if (complete) {
+        toDelete = active;
+        conditions = setCondition(conditions, condition('Complete', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowText));
+        status.completionTime = nowText;
+      } else if (failures > (spec.backoffLimit ?? 6)) {
+        toDelete = active;
+        conditions = setCondition(conditions, condition('Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', nowText));
+      } else if (deadline !== undefined && now >= deadline) {
+        toDelete = active;
+        conditions = setCondition(conditions, condition('Failed', 'True', 'DeadlineExceeded', 'Job was active longer than specified deadline', nowText));
+      } else {
+        if (deadline !== undefined) requeueAfterMs = deadline - now;
+        // Replacements for failed pods wait out a back-off counted from the last failure.
+        const lastFailure = failedPods.reduce((t, p) => Math.max(t, finishedMs(p)), 0);
+        const backoff = failedPods.length > 0 ? Math.min(BACKOFF_BASE_MS * 2 ** (failedPods.length - 1), BACKOFF_MAX_MS) : 0;
+        const waitMs = lastFailure + backoff - now;
+        if (indexed) {
+          const busy = new Set([...completedIndexes, ...active.map(indexOf).filter((i): i is number => i !== undefined)]);
+          const missing = Array.from({ length: completions ?? 0 }, (_, i) => i).filter((i) => !busy.has(i));
+          toCreate = missing.slice(0, Math.max(0, parallelism - active.length));
+        } else {
+          const want = completions !== undefined ? Math.min(parallelism, completions - succeeded) : succeeded > 0 ? 0 : parallelism;
+          if (active.length < want) toCreate = Array.from({ length: want - active.length }, () => undefined);
+          else if (active.length > want) toDelete = [...active].sort((a, b) => Number(isPodReady(a)) - Number(isPodReady(b))).slice(0, active.length - want);
+        }
+        if (toCreate.length > 0 && waitMs > 0) {
+          toCreate = [];
+          requeueAfterMs = Math.min(requeueAfterMs ?? waitMs, waitMs);
+        }
+      }
+    }
+
+    if (this.expectations.satisfied(key)) {
+      await this.deletePods(job, key, toDelete, signal);
+      await this.createPods(job, key, toCreate, signal);
+    } else {
+      requeueAfterMs = Math.min(requeueAfterMs ?? 1000, 1000);
+    }
+
+    const finishing = jobCondition({ ...job, status: { conditions } }, 'Complete') ?? jobCondition({ ...job, status: { conditions } }, 'Failed');
+    const stillActive = finishing || spec.suspend === true ? 0 : active.length + toCreate.length;
+    const next: JobStatus = {
+      ...status,
+      conditions,
+      active: stillActive,
+      succeeded,
+      failed: failedPods.length,
+      ready: finishing ? 0 : active.filter(isPodReady).length,
+      terminating: pods.filter((p) => p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length,
+      ...(indexed ? { completedIndexes: formatIndexes(completedIndexes) } : {}),
+    };
+    if (conditions.length === 0) delete next.conditions;
+    if (!semanticEqual(next, job.status ?? {})) {
+      await this.ctx.client.replace(`${this.path(job)}/status`, { ...job, status: next }, { signal });
+      const done = conditions.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+      if (done && !finished) {
+        this.recorder.event(job, done.type === 'Complete' ? 'Normal' : 'Warning', done.type === 'Complete' ? 'Completed' : done.reason ?? 'Failed', done.type === 'Complete' ? 'Job completed' : done.message ?? '');
+      }
+    }
+    if (requeueAfterMs !== undefined) return { requeueAfterMs: Math.max(1, requeueAfterMs) };
+  }
+
+  private async createPods(job: Job, key: string, indexes: (number | undefined)[], signal: AbortSignal): Promise<void> {
+    if (indexes.length === 0) return;
+    const ref = controllerRefTo(job, 'batch/v1', 'Job');
+    this.expectations.expect(key, indexes.length);
+    let next = 0;
+    const { successes, error } = await slowStartBatch(indexes.length, 1, async () => {
+      const index = indexes[next++];
+      await this.pods.createPod(job, job.spec?.template, ref, index === undefined ? {} : { mutate: (pod) => withIndex(pod, job, index) }, signal);
+    });
+    for (let i = successes; i < indexes.length; i++) this.expectations.creationObserved(key);
+    if (error) throw error;
+  }
+
+  private async deletePods(job: Job, key: string, pods: Pod[], signal: AbortSignal): Promise<void> {
+    if (pods.length === 0) return;
+    this.expectations.expect(key, 0, pods.map(objectKeyOf));
+    for (const p of pods) {
+      const deleted = await this.pods.deletePod(job, p.metadata.namespace!, p.metadata.name!, signal).catch((e: unknown) => {
+        this.expectations.deletionObserved(key, objectKeyOf(p));
+        throw e;
+      });
+      if (!deleted) this.expectations.deletionObserved(key, objectKeyOf(p));
+    }
+  }
+
+  /** A finished Job with ttlSecondsAfterFinished goes that long after it finished. */
+  private async expireFinished(job: Job, finished: JobCondition, now: number, signal: AbortSignal): Promise<ReconcileResult | void> {
+    const ttl = job.spec?.ttlSecondsAfterFinished;
+    if (ttl === undefined) return;
+    const at = (Date.parse(job.status?.completionTime ?? finished.lastTransitionTime ?? '') || now) + ttl * 1000;
+    if (now < at) return { requeueAfterMs: at - now };
+    try {
+      await this.ctx.client.delete(this.path(job), { propagationPolicy: 'Background', preconditions: { uid: job.metadata.uid } }, { signal });
+      this.ctx.log.info({ job: objectKeyOf(job), ttlSecondsAfterFinished: ttl }, 'deleted a finished job after its TTL');
+    } catch (e) {
+      if (!isStatusError(e, 'NotFound') && !isStatusError(e, 'Conflict')) throw e;
+    }
+  }
+}
+
+/** Indexed Job pods: the index in an annotation and label, JOB_COMPLETION_INDEX, hostname and name. */
+function withIndex(pod: Pod, job: Job, index: number): void {
+  const i = String(index);
+  pod.metadata.generateName = `${job.metadata.name}-${i}-`;
+  pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), [COMPLETION_INDEX]: i };
+  pod.metadata.labels = { ...(pod.metadata.labels ?? {}), [COMPLETION_INDEX]: i };
+  const spec = pod.spec!;
+  spec.hostname ??= `${job.metadata.name}-${i}`;
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    c.env = [...(c.env ?? []).filter((e) => e.name !== 'JOB_COMPLETION_INDEX'), { name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${COMPLETION_INDEX}']` } } }];
+  }
+}
