@@ -37,6 +37,8 @@ export interface PodWorkerDeps {
 interface ExitRecord extends ExitInfo {
   startedAt: number;
   id: string;
+  /** Killed for failing a liveness or startup probe (recorded as exit 137 at least: never a success). */
+  probeKilled?: boolean;
 }
 
 interface ContainerRecord {
@@ -51,6 +53,8 @@ interface ContainerRecord {
   timer?: Timer;
   backoffReported?: number;
   probes?: ContainerProbes;
+  /** The running instance is being killed for a failed probe. */
+  probeKill?: RunningContainer;
 }
 
 interface PersistedContainer {
@@ -152,7 +156,15 @@ export class PodWorker {
           rec.current = rc;
           void rc.exited.then((info) => w.onExit(rec, rc, info));
           const c = p.pod.spec?.containers?.find((x) => x?.name === name);
-          if (c && !pc.init) w.startProbes(rec, c, rc, () => d.resolveEnv(p.pod, c), typeof c.workingDir === 'string' && c.workingDir ? c.workingDir : d.state.podDir(p.uid));
+          if (c && !pc.init) {
+            // Resolved once, when a probe first needs it, and kept: probes must not hang on the API.
+            let env: Promise<Record<string, string>> | undefined;
+            const resolve = () => (env ??= d.resolveEnv(p.pod, c).catch((e: unknown) => {
+              env = undefined;
+              throw e;
+            }));
+            w.startProbes(rec, c, rc, resolve, typeof c.workingDir === 'string' && c.workingDir ? c.workingDir : d.state.podDir(p.uid));
+          }
         } else {
           rec.prevExit = rec.lastExit;
           rec.lastExit = {
@@ -334,6 +346,7 @@ export class PodWorker {
         this.d.log.info({ pod: this.key, container: r.name, probe: kind }, 'killing a container that failed its probe');
         this.d.event?.(this.pod, 'Killing', `Container ${r.name} failed ${kind} probe, will be restarted`, 'Normal', r.name);
         const grace = graceMs ?? (this.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+        r.probeKill = rc;
         void this.d.runtime.stop(rc, grace);
       },
     });
@@ -346,6 +359,12 @@ export class PodWorker {
     r.current = undefined;
     r.prevExit = r.lastExit;
     r.lastExit = { ...info, startedAt: rc.record.startedAt, id: rc.record.id };
+    if (r.probeKill === rc) {
+      r.probeKill = undefined;
+      // Whatever the process answered to SIGTERM, the agent killed it: never a success.
+      r.lastExit.probeKilled = true;
+      if (r.lastExit.exitCode === 0) r.lastExit = { ...r.lastExit, exitCode: 137, reason: 'Error' };
+    }
     this.persist();
     this.d.notify(this.uid);
   }

@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type { Container, Probe } from '../api/kinds/pod.js';
-import type { ProbeAction, ProbeOutcome } from './probes.js';
+import { ProbeNotRun, type ProbeAction, type ProbeOutcome } from './probes.js';
 import { AGENT_TAG_ENV } from './runtimes/process.js';
 
 /** The kubelet keeps at most this much of a probe's output. */
@@ -44,7 +44,15 @@ export function resolvePort(port: number | string | undefined, c: Container): nu
 
 async function execProbe(ctx: ProbeContext, argv: string[], timeoutMs: number): Promise<ProbeOutcome> {
   if (argv.length === 0 || !argv[0]) return { ok: false, output: 'exec probe has no command' };
-  const env = { ...(await ctx.env()), [AGENT_TAG_ENV]: ctx.agentTag };
+  let containerEnv: Record<string, string>;
+  try {
+    containerEnv = await ctx.env();
+  } catch (e) {
+    // The env comes from the API (ConfigMaps, Secrets) for containers adopted after an agent
+    // restart: while it cannot be read the probe did not run, which is not the container failing.
+    throw new ProbeNotRun(`cannot resolve the container's environment: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const env = { ...containerEnv, [AGENT_TAG_ENV]: ctx.agentTag };
   return new Promise<ProbeOutcome>((resolve) => {
     let output = '';
     const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...(ctx.workingDir ? { cwd: ctx.workingDir } : {}) });

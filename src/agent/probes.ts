@@ -23,6 +23,17 @@ export interface ProbeOutcome {
 /** Runs one probe action against the container (exec in it, or HTTP/TCP to its address). */
 export type ProbeAction = (probe: Probe, timeoutMs: number) => Promise<ProbeOutcome>;
 
+/** Thrown by an action that could not run at all (not the container's fault): the run is not counted. */
+export class ProbeNotRun extends Error {}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A probe's seconds field in ms; what validation lets through is a whole number, this guards the rest. */
+function secondsMs(v: unknown, fallback: number, min: number): number {
+  const n = typeof v === 'number' && Number.isFinite(v) ? v : fallback;
+  return Math.min(Math.max(min, n) * 1000, MAX_TIMER_MS);
+}
+
 export interface ProbeHooks {
   clock: Clock;
   run: ProbeAction;
@@ -83,7 +94,7 @@ export class ContainerProbes {
   }
 
   private firstDelay(w: Worker): number {
-    return Math.max(0, (w.probe.initialDelaySeconds ?? 0) * 1000 - (this.h.clock.now() - this.startedAt));
+    return Math.max(0, secondsMs(w.probe.initialDelaySeconds, 0, 0) - (this.h.clock.now() - this.startedAt));
   }
 
   private schedule(w: Worker, ms: number): void {
@@ -92,7 +103,7 @@ export class ContainerProbes {
   }
 
   private periodMs(w: Worker): number {
-    return Math.max(1, w.probe.periodSeconds ?? 10) * 1000;
+    return secondsMs(w.probe.periodSeconds, 10, 1);
   }
 
   private async tick(w: Worker): Promise<void> {
@@ -103,11 +114,15 @@ export class ContainerProbes {
       if (w.kind !== 'startup') this.schedule(w, this.periodMs(w));
       return;
     }
-    const timeoutMs = Math.max(1, w.probe.timeoutSeconds ?? 1) * 1000;
+    const timeoutMs = secondsMs(w.probe.timeoutSeconds, 1, 1);
     let outcome: ProbeOutcome;
     try {
       outcome = await this.h.run(w.probe, timeoutMs);
     } catch (e) {
+      if (e instanceof ProbeNotRun) {
+        this.schedule(w, this.periodMs(w));
+        return;
+      }
       outcome = { ok: false, output: e instanceof Error ? e.message : String(e) };
     }
     if (this.stopped) return;
@@ -141,6 +156,7 @@ export class ContainerProbes {
 
   private kill(kind: 'startup' | 'liveness', w: Worker): void {
     this.stop();
-    this.h.kill(kind, w.probe.terminationGracePeriodSeconds !== undefined ? w.probe.terminationGracePeriodSeconds * 1000 : undefined);
+    const grace = w.probe.terminationGracePeriodSeconds;
+    this.h.kill(kind, typeof grace === 'number' && grace > 0 ? secondsMs(grace, 0, 0) : undefined);
   }
 }

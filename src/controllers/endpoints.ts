@@ -25,6 +25,12 @@ export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 /** Set on every write, as upstream does; it also marks the Endpoints this controller manages. */
 export const LAST_CHANGE_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
 
+/** Upstream drops an empty selector map: such a Service has no selector and keeps hand-written Endpoints. */
+export function hasSelector(svc: Service): boolean {
+  const sel = svc.spec?.selector;
+  return sel !== null && typeof sel === 'object' && Object.keys(sel).length > 0;
+}
+
 /** Upstream ShouldPodBeInEndpoints: an address to list, and no finished or unaddressed pods. */
 export function listable(pod: Pod, includeTerminating: boolean): boolean {
   if (!pod.status?.podIP) return false;
@@ -110,17 +116,21 @@ export class EndpointsController implements Controller {
     const services = ctx.informers.for<Service>(PATHS.services);
     const pods = ctx.informers.for<Pod>(PATHS.pods);
     const endpoints = ctx.informers.for<Endpoints>(PATHS.endpoints);
-    const loop = new ReconcileLoop(new EndpointsReconciler(ctx, services, pods, endpoints), ctx.clock, ctx.log, 2);
+    const reconciler = new EndpointsReconciler(ctx, services, pods, endpoints);
+    const loop = new ReconcileLoop(reconciler, ctx.clock, ctx.log, 2);
     services.addHandlers({
       add: (s) => loop.enqueue(objectKeyOf(s)),
       update: (_o, s) => loop.enqueue(objectKeyOf(s)),
-      delete: (s) => loop.enqueue(objectKeyOf(s)),
+      delete: (s) => {
+        reconciler.serviceDeleted(objectKeyOf(s));
+        loop.enqueue(objectKeyOf(s));
+      },
     });
     // A pod matters to the Services that select it, before or after a label change.
     const touched = (...ps: Pod[]) => {
       for (const svc of services.list()) {
-        if (!svc.spec?.selector || svc.metadata.namespace !== ps[0]!.metadata.namespace) continue;
-        const selector = selectorFromSet(svc.spec.selector);
+        if (!hasSelector(svc) || svc.metadata.namespace !== ps[0]!.metadata.namespace) continue;
+        const selector = selectorFromSet(svc.spec!.selector);
         if (ps.some((p) => selector.matches(p.metadata.labels))) loop.enqueue(objectKeyOf(svc));
       }
     };
@@ -133,6 +143,8 @@ export class EndpointsController implements Controller {
 
 class EndpointsReconciler implements Reconciler {
   readonly name = 'endpoints';
+  /** Services seen deleted: their Endpoints go, whoever wrote them (upstream deletes by name). */
+  private readonly deleted = new Set<string>();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -140,6 +152,11 @@ class EndpointsReconciler implements Reconciler {
     private readonly pods: Informer<Pod>,
     private readonly endpoints: Informer<Endpoints>,
   ) {}
+
+  serviceDeleted(key: string): void {
+    if (this.deleted.size > 4096) this.deleted.clear();
+    this.deleted.add(key);
+  }
 
   reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     return conflictsRequeue(signal, () => this.sync(key, signal));
@@ -151,13 +168,16 @@ class EndpointsReconciler implements Reconciler {
     const svc = this.services.get(key);
     const current = this.endpoints.get(key);
     if (!svc) {
-      // The Service is gone: Endpoints this controller wrote for it are leftovers; others are someone's.
-      if (current?.metadata.annotations?.[LAST_CHANGE_ANNOTATION] !== undefined) {
+      // A Service deleted takes its Endpoints along. Endpoints found without a Service otherwise
+      // are leftovers only if this controller wrote them; others are someone's own.
+      const serviceWentAway = this.deleted.delete(key);
+      if (current && (serviceWentAway || current.metadata.annotations?.[LAST_CHANGE_ANNOTATION] !== undefined)) {
         await this.ignoreNotFound(this.ctx.client.delete(path, { preconditions: { uid: current.metadata.uid } }, { signal }));
       }
       return;
     }
-    if (!svc.spec?.selector || svc.spec.type === 'ExternalName') return;
+    this.deleted.delete(key);
+    if (!hasSelector(svc) || svc.spec?.type === 'ExternalName') return;
     const pods = this.pods.list().filter((p) => p.metadata.namespace === namespace);
     const subsets = desiredSubsets(svc, pods);
     const labels = desiredLabels(svc);

@@ -13,7 +13,7 @@ import { selectorFromSet } from '../api/labels.js';
 import type { OwnerReference } from '../api/types.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
-import { HEADLESS_LABEL, listable, targetPortOn } from './endpoints.js';
+import { HEADLESS_LABEL, hasSelector, listable, targetPortOn } from './endpoints.js';
 import { PATHS } from './informers.js';
 import type { Controller, ControllerContext } from './manager.js';
 import { conflictsRequeue, isPodReady, objectPath } from './pod-control.js';
@@ -52,11 +52,13 @@ export function desiredSlices(svc: Service, pods: Pod[]): DesiredSlice[] {
     ports.sort((a, b) => (a.name! < b.name! ? -1 : a.name! > b.name! ? 1 : a.port! - b.port!));
     const ip = pod.status!.podIP!;
     const addressType: AddressType = ip.includes(':') ? 'IPv6' : 'IPv4';
+    // Upstream: serving is the pod's readiness; ready also needs it not terminating, unless
+    // publishNotReadyAddresses lists everything as ready.
     const terminating = pod.metadata.deletionTimestamp !== undefined;
-    const serving = publishNotReady || isPodReady(pod);
+    const serving = isPodReady(pod);
     const endpoint: SliceEndpoint = {
       addresses: [ip],
-      conditions: { ready: serving && !terminating, serving, terminating },
+      conditions: { ready: publishNotReady || (serving && !terminating), serving, terminating },
       ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
       targetRef: { kind: 'Pod', namespace: pod.metadata.namespace!, name: pod.metadata.name!, uid: pod.metadata.uid! },
     };
@@ -66,6 +68,8 @@ export function desiredSlices(svc: Service, pods: Pod[]): DesiredSlice[] {
     g.endpoints.push(endpoint);
   }
   const out: DesiredSlice[] = [];
+  // A Service that selects nothing still gets one empty slice (upstream's placeholder).
+  if (groups.size === 0) return [{ addressType: 'IPv4', ports: [], endpoints: [] }];
   for (const [, g] of [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     g.endpoints.sort((a, b) => (a.targetRef!.name! < b.targetRef!.name! ? -1 : 1));
     for (let i = 0; i < g.endpoints.length; i += MAX_ENDPOINTS_PER_SLICE) {
@@ -99,8 +103,8 @@ export class EndpointSliceController implements Controller {
     services.addHandlers({ add: enqueue, update: (_o, s) => enqueue(s), delete: enqueue });
     const touched = (...ps: Pod[]) => {
       for (const svc of services.list()) {
-        if (!svc.spec?.selector || svc.metadata.namespace !== ps[0]!.metadata.namespace) continue;
-        const selector = selectorFromSet(svc.spec.selector);
+        if (!hasSelector(svc) || svc.metadata.namespace !== ps[0]!.metadata.namespace) continue;
+        const selector = selectorFromSet(svc.spec!.selector);
         if (ps.some((p) => selector.matches(p.metadata.labels))) enqueue(svc);
       }
     };
@@ -148,7 +152,7 @@ class EndpointSliceReconciler implements Reconciler {
       .list()
       .filter((s) => s.metadata.namespace === namespace && s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY)
       .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
-    const desired = svc?.spec?.selector && svc.spec.type !== 'ExternalName' ? desiredSlices(svc, this.pods.list().filter((p) => p.metadata.namespace === namespace)) : [];
+    const desired = svc && hasSelector(svc) && svc.spec?.type !== 'ExternalName' ? desiredSlices(svc, this.pods.list().filter((p) => p.metadata.namespace === namespace)) : [];
     // Slices keep their names: each desired slice reuses an existing one of the same ports and address type.
     const spare = new Map<string, EndpointSlice[]>();
     for (const s of existing) {

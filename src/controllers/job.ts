@@ -138,7 +138,11 @@ class JobReconciler implements Reconciler {
     if (job.metadata.deletionTimestamp) return;
     const now = this.ctx.clock.now();
     const finished = jobCondition(job, 'Complete') ?? jobCondition(job, 'Failed');
-    if (finished) return this.expireFinished(job, finished, now, signal);
+    if (finished) {
+      // Pods still running when the Job finished (created before the cache showed them) go too.
+      await this.deletePods(job, this.podIndex.owned(job.metadata.uid).filter(isActive), signal);
+      return this.expireFinished(job, finished, now, signal);
+    }
     const selector = workloadSelector(job.spec?.selector);
     if (!selector || selector.isEmpty()) return;
     const ns = job.metadata.namespace!;
@@ -159,14 +163,18 @@ class JobReconciler implements Reconciler {
     const spec = job.spec ?? {};
     const indexed = spec.completionMode === 'Indexed';
     const completions = typeof spec.completions === 'number' ? spec.completions : undefined;
-    const parallelism = spec.parallelism ?? 1;
+    const parallelism = typeof spec.parallelism === 'number' ? spec.parallelism : 1;
+    const backoffLimit = typeof spec.backoffLimit === 'number' ? spec.backoffLimit : 6;
     const active = pods.filter(isActive);
     const succeededPods = pods.filter((p) => p.status?.phase === 'Succeeded');
     const failedPods = pods.filter((p) => p.status?.phase === 'Failed');
     const completedIndexes = indexed ? [...new Set(succeededPods.map(indexOf).filter((i): i is number => i !== undefined && i < (completions ?? 0)))] : [];
     const succeeded = indexed ? completedIndexes.length : succeededPods.length;
-    const restarts = spec.template?.spec?.restartPolicy === 'OnFailure' ? active.reduce((n, p) => n + (p.status?.containerStatuses ?? []).reduce((m, c) => m + (c.restartCount ?? 0), 0), 0) : 0;
-    const failures = failedPods.length + restarts;
+    // With OnFailure the kubelet restarts containers in place: their restarts count as failures
+    // (upstream pastBackoffLimitOnFailure, init containers included).
+    const onFailure = spec.template?.spec?.restartPolicy === 'OnFailure';
+    const restarts = onFailure ? active.reduce((n, p) => n + [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])].reduce((m, c) => m + (c.restartCount ?? 0), 0), 0) : 0;
+    const pastBackoffLimit = failedPods.length > backoffLimit || (onFailure && (backoffLimit === 0 ? restarts > 0 : restarts >= backoffLimit));
     const nowText = rfc3339(now);
     const status: JobStatus = { ...(job.status ?? {}) };
     let conditions = [...(status.conditions ?? [])];
@@ -182,13 +190,13 @@ class JobReconciler implements Reconciler {
       if (jobCondition(job, 'Suspended')) conditions = setCondition(conditions, condition('Suspended', 'False', 'JobResumed', 'Job resumed', nowText));
       status.startTime ??= nowText;
       const started = Date.parse(status.startTime) || now;
-      const deadline = spec.activeDeadlineSeconds !== undefined ? started + spec.activeDeadlineSeconds * 1000 : undefined;
+      const deadline = typeof spec.activeDeadlineSeconds === 'number' ? started + spec.activeDeadlineSeconds * 1000 : undefined;
       const complete = indexed ? completedIndexes.length >= (completions ?? 0) : completions !== undefined ? succeeded >= completions : succeeded > 0 && active.length === 0;
       if (complete) {
         toDelete = active;
         conditions = setCondition(conditions, condition('Complete', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowText));
         status.completionTime = nowText;
-      } else if (failures > (spec.backoffLimit ?? 6)) {
+      } else if (pastBackoffLimit) {
         toDelete = active;
         conditions = setCondition(conditions, condition('Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', nowText));
       } else if (deadline !== undefined && now >= deadline) {
@@ -201,11 +209,24 @@ class JobReconciler implements Reconciler {
         const backoff = failedPods.length > 0 ? Math.min(BACKOFF_BASE_MS * 2 ** (failedPods.length - 1), BACKOFF_MAX_MS) : 0;
         const waitMs = lastFailure + backoff - now;
         if (indexed) {
-          const busy = new Set([...completedIndexes, ...active.map(indexOf).filter((i): i is number => i !== undefined)]);
+          // One active pod per index still to do: duplicates, indexes out of range or already
+          // done, and pods beyond parallelism (highest indexes first) are deleted.
+          const done = new Set(completedIndexes);
+          const kept = new Map<number, Pod>();
+          for (const p of [...active].sort((a, b) => Number(isPodReady(b)) - Number(isPodReady(a)))) {
+            const i = indexOf(p);
+            if (i === undefined || i >= (completions ?? 0) || done.has(i) || kept.has(i)) toDelete.push(p);
+            else kept.set(i, p);
+          }
+          const byIndex = [...kept.keys()].sort((a, b) => a - b);
+          for (const i of byIndex.slice(parallelism)) toDelete.push(kept.get(i)!);
+          const busy = new Set([...done, ...byIndex]);
           const missing = Array.from({ length: completions ?? 0 }, (_, i) => i).filter((i) => !busy.has(i));
-          toCreate = missing.slice(0, Math.max(0, parallelism - active.length));
+          toCreate = missing.slice(0, Math.max(0, parallelism - Math.min(parallelism, kept.size)));
         } else {
-          const want = completions !== undefined ? Math.min(parallelism, completions - succeeded) : succeeded > 0 ? 0 : parallelism;
+          // Without completions (a work queue) the first success means no new pods; the running
+          // ones finish their work.
+          const want = completions !== undefined ? Math.min(parallelism, completions - succeeded) : succeeded > 0 ? active.length : parallelism;
           if (active.length < want) toCreate = Array.from({ length: want - active.length }, () => undefined);
           else if (active.length > want) toDelete = [...active].sort((a, b) => Number(isPodReady(a)) - Number(isPodReady(b))).slice(0, active.length - want);
         }
@@ -216,14 +237,18 @@ class JobReconciler implements Reconciler {
       }
     }
 
-    if (this.expectations.satisfied(key)) {
-      await this.deletePods(job, key, toDelete, signal);
+    const finishing = jobCondition({ ...job, status: { conditions } }, 'Complete') ?? jobCondition({ ...job, status: { conditions } }, 'Failed');
+    if (finishing || spec.suspend === true) {
+      // A finishing or suspended Job stops its pods whatever creations are still unconfirmed.
+      await this.deletePods(job, toDelete, signal);
+    } else if (this.expectations.satisfied(key)) {
+      await this.deletePods(job, toDelete, signal, key);
       await this.createPods(job, key, toCreate, signal);
     } else {
+      toCreate = [];
       requeueAfterMs = Math.min(requeueAfterMs ?? 1000, 1000);
     }
 
-    const finishing = jobCondition({ ...job, status: { conditions } }, 'Complete') ?? jobCondition({ ...job, status: { conditions } }, 'Failed');
     const stillActive = finishing || spec.suspend === true ? 0 : active.length + toCreate.length;
     const next: JobStatus = {
       ...status,
@@ -259,22 +284,23 @@ class JobReconciler implements Reconciler {
     if (error) throw error;
   }
 
-  private async deletePods(job: Job, key: string, pods: Pod[], signal: AbortSignal): Promise<void> {
+  /** Deletes pods; with `key`, as expectations the next sync waits for. */
+  private async deletePods(job: Job, pods: Pod[], signal: AbortSignal, key?: string): Promise<void> {
     if (pods.length === 0) return;
-    this.expectations.expect(key, 0, pods.map(objectKeyOf));
+    if (key) this.expectations.expect(key, 0, pods.map(objectKeyOf));
     for (const p of pods) {
       const deleted = await this.pods.deletePod(job, p.metadata.namespace!, p.metadata.name!, signal).catch((e: unknown) => {
-        this.expectations.deletionObserved(key, objectKeyOf(p));
+        if (key) this.expectations.deletionObserved(key, objectKeyOf(p));
         throw e;
       });
-      if (!deleted) this.expectations.deletionObserved(key, objectKeyOf(p));
+      if (!deleted && key) this.expectations.deletionObserved(key, objectKeyOf(p));
     }
   }
 
   /** A finished Job with ttlSecondsAfterFinished goes that long after it finished. */
   private async expireFinished(job: Job, finished: JobCondition, now: number, signal: AbortSignal): Promise<ReconcileResult | void> {
     const ttl = job.spec?.ttlSecondsAfterFinished;
-    if (ttl === undefined) return;
+    if (typeof ttl !== 'number') return;
     const at = (Date.parse(job.status?.completionTime ?? finished.lastTransitionTime ?? '') || now) + ttl * 1000;
     if (now < at) return { requeueAfterMs: at - now };
     try {

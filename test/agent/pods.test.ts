@@ -72,8 +72,10 @@ class ScriptedRuntime implements Runtime {
     this.started.push({ launch: l, exit: (i) => resolve({ exitCode: 1, reason: 'Error', finishedAt: this.clock.now(), ...i }) });
     return { record: { id: `id${this.started.length}`, pid: 1000 + this.started.length, startedAt: this.clock.now(), logPath: l.logPath }, exited };
   }
+  /** What a stopped instance exits with (an app that handles SIGTERM exits 0). */
+  stopExitCode = 143;
   async stop(c: RunningContainer): Promise<ExitInfo> {
-    this.started.find((s) => s.launch.logPath === c.record.logPath)?.exit({ exitCode: 143, reason: 'Error' });
+    this.started.find((s) => s.launch.logPath === c.record.logPath)?.exit({ exitCode: this.stopExitCode, reason: this.stopExitCode === 0 ? 'Completed' : 'Error' });
     return c.exited;
   }
   adopt(_r: InstanceRecord): RunningContainer | undefined {
@@ -185,6 +187,22 @@ describe('pod worker', () => {
     assert.ok(events.includes('Killing: Container c failed liveness probe, will be restarted'), events.join('\n'));
     assert.ok(events.includes('Unhealthy: Liveness probe failed: nope'));
     assert.deepEqual(printed(w, clock), { ready: '1/1', status: 'Running', restarts: '1', phase: 'Running' }, 'the new instance passed its own readiness probe');
+    await w.terminate(0);
+  });
+
+  it('a liveness kill is never a success: under OnFailure a container that exits 0 on SIGTERM still restarts', async () => {
+    const clock = new FakeClock();
+    const spec = { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox', command: ['sleep', '1000'], livenessProbe: { exec: { command: ['live'] }, periodSeconds: 1, failureThreshold: 1 } }] };
+    const { w, runtime } = workerFor(pod(spec as Partial<NonNullable<Pod['spec']>>), clock, () => async () => ({ ok: false, output: 'dead' }));
+    runtime.stopExitCode = 0;
+    w.sync(w.pod);
+    await flush();
+    await clock.advance(0);
+    await flush();
+    assert.equal(runtime.started.length, 2, 'killed, then restarted');
+    const last = w.snapshot().containers[0]!.lastState.terminated;
+    assert.deepEqual([last?.exitCode, last?.reason], [137, 'Error']);
+    assert.equal(w.snapshot().phase, 'Running');
     await w.terminate(0);
   });
 

@@ -90,6 +90,23 @@ test('pod validation messages', () => {
   assert.deepEqual(lines(podResource.validate(dup, undefined)), ['spec.containers[1].name: Duplicate value: "a"']);
 });
 
+test('probe validation as upstream: one handler, whole non-negative numbers, successThreshold 1 for liveness', () => {
+  const probes = {
+    livenessProbe: { exec: { command: ['x'] }, httpGet: { port: 80 }, successThreshold: 2 },
+    readinessProbe: { periodSeconds: 'often', terminationGracePeriodSeconds: 5, tcpSocket: { port: 0 } },
+    startupProbe: { exec: { command: ['x'] }, failureThreshold: -1 },
+  };
+  const pod = created(podResource, { metadata: { name: 'p', namespace: 'd' }, spec: { containers: [{ name: 'c', image: 'i', ...probes }] } });
+  assert.deepEqual(lines(podResource.validate(pod, undefined)), [
+    'spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type',
+    'spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1',
+    'spec.containers[0].readinessProbe.periodSeconds: Invalid value: "often": must be a whole number',
+    'spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes',
+    'spec.containers[0].readinessProbe.tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive',
+    'spec.containers[0].startupProbe.failureThreshold: Invalid value: -1: must be greater than or equal to 0',
+  ]);
+});
+
 test('pod updates: image and tolerations may change, the rest may not', () => {
   const old = created(podResource, { metadata: { name: 'p', namespace: 'd' }, spec: { containers: [{ name: 'a', image: 'nginx:1' }], nodeName: 'n1' } });
   const newImage = structuredClone(old);

@@ -4,7 +4,7 @@ import type { Endpoints } from '../../src/api/kinds/endpoints.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
 import type { Service } from '../../src/api/kinds/service.js';
 import { EndpointsController } from '../../src/controllers/endpoints.js';
-import { EndpointSliceController, MAX_ENDPOINTS_PER_SLICE } from '../../src/controllers/endpointslices.js';
+import { EndpointSliceController, MAX_ENDPOINTS_PER_SLICE, desiredSlices } from '../../src/controllers/endpointslices.js';
 import type { EndpointSlice } from '../../src/api/kinds/endpointslice.js';
 import { eventually, nsPath, startControllers, startHarness, type Harness } from './workload-harness.js';
 
@@ -128,5 +128,21 @@ describe('Endpoints controller', () => {
     } finally {
       running.stop();
     }
+  });
+
+  it('slice conditions as upstream: serving is readiness, ready also needs not terminating unless publishNotReadyAddresses; an empty placeholder when nothing matches', () => {
+    const mk = (name: string, ready: boolean, terminating: boolean): Pod => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'n', uid: name, labels: { app: 'a' }, ...(terminating ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+      spec: { containers: [{ name: 'c' }] },
+      status: { phase: 'Running', podIP: '10.0.0.1', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+    });
+    const svc = (publishNotReadyAddresses: boolean): Service => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'n' }, spec: { selector: { app: 'a' }, ports: [{ port: 80 }], publishNotReadyAddresses } });
+    const conds = (s: Service, ps: Pod[]) => desiredSlices(s, ps)[0]!.endpoints.map((e) => `${e.targetRef?.name}:${e.conditions?.ready}/${e.conditions?.serving}/${e.conditions?.terminating}`);
+    const ps = [mk('up', true, false), mk('leaving', true, true), mk('warming', false, false)];
+    assert.deepEqual(conds(svc(false), ps), ['leaving:false/true/true', 'up:true/true/false', 'warming:false/false/false']);
+    assert.deepEqual(conds(svc(true), ps), ['leaving:true/true/true', 'up:true/true/false', 'warming:true/false/false']);
+    assert.deepEqual(desiredSlices(svc(false), []), [{ addressType: 'IPv4', ports: [], endpoints: [] }]);
   });
 });

@@ -141,6 +141,49 @@ describe('Job controller', () => {
     }
   });
 
+  it('without completions (a work queue): the first success starts nothing new, running pods finish', async () => {
+    const ns = await h.namespace('job-queue');
+    let first = true;
+    const k = kubelet(ns, () => {
+      const outcome = first ? 'Succeeded' : 'Running';
+      first = false;
+      return outcome;
+    });
+    const running = startControllers(h.client, [new JobController()]);
+    try {
+      await h.client.create(jobPath(ns), job('queue', { parallelism: 3 }));
+      await eventually(async () => (await getJob(ns, 'queue')).status?.succeeded === 1, 5000, 'one worker done');
+      await eventually(async () => (await getJob(ns, 'queue')).status?.active === 2, 5000, 'the other two still active');
+      const ps = await pods(h.client, ns);
+      assert.equal(ps.length, 3, 'no replacement for the finished worker');
+      assert.ok(ps.every((p) => !p.metadata.deletionTimestamp), 'running workers are not deleted');
+      assert.equal(condition(await getJob(ns, 'queue'), 'Complete'), undefined);
+      for (const p of ps.filter((x) => x.status?.phase === 'Running')) {
+        await h.client.patch(`${nsPath(ns, 'pods', p.metadata.name!, 'v1')}/status`, { status: { phase: 'Succeeded' } }, 'merge');
+      }
+      await eventually(async () => condition(await getJob(ns, 'queue'), 'Complete'), 5000, 'Complete once all finished');
+    } finally {
+      running.stop();
+      k.stop();
+    }
+  });
+
+  it('validates as upstream: bad numbers and templates are 422s, nulls mean unset, the selector is generated', async () => {
+    const ns = await h.namespace('job-valid');
+    const invalid = async (j: Job, re: RegExp) => {
+      const e = await h.client.create(jobPath(ns), j).then(() => undefined, (err: unknown) => err);
+      assert.ok(isStatusError(e, 'Invalid'), `expected 422 for ${JSON.stringify(j.spec)}: ${String(e)}`);
+      assert.match((e as Error).message, re);
+    };
+    await invalid(job('a', { activeDeadlineSeconds: '10m' as unknown as number }), /spec.activeDeadlineSeconds/);
+    await invalid({ ...job('b'), spec: { template: 'x' } } as unknown as Job, /spec.template/);
+    await invalid(job('c', { selector: { matchLabels: { app: 'x' } } }), /`selector` not auto-generated/);
+    await invalid(job('d', { template: { spec: { restartPolicy: 'Always', containers: [{ name: 'c', image: 'i' }] } } }), /spec.template.spec.restartPolicy: Unsupported value: "Always"/);
+    const ok = await h.client.create<Job>(jobPath(ns), job('e', { activeDeadlineSeconds: null as unknown as number, ttlSecondsAfterFinished: null as unknown as number }));
+    assert.equal(ok.spec?.activeDeadlineSeconds, undefined);
+    assert.equal(ok.spec?.ttlSecondsAfterFinished, undefined);
+  });
+
   it('formats index sets as upstream', () => {
     assert.equal(formatIndexes([7, 1, 3, 4, 5]), '1,3-5,7');
     assert.equal(formatIndexes([0, 1]), '0,1');

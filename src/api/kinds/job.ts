@@ -5,7 +5,7 @@ import { validateLabelSelectorObject } from '../labels.js';
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import { goLabelSelector, invalidRendered, nameIsDNSSubdomain, validateImmutable, validateMeta, validateNonnegative } from '../validation.js';
-import { child, num, obj, str, strMap } from './json.js';
+import { child, isObject, num, obj, semanticEqual, str, strMap } from './json.js';
 import { defaultPodTemplate, type PodTemplateSpec, validatePodTemplateSpec } from './pod.js';
 import { age, column, containerCells, humanDuration, nameColumn, timestampMs, containersColumn, imagesColumn } from './printing.js';
 import { formatLabelSelector, workloadSelector } from './replicaset.js';
@@ -58,6 +58,8 @@ export interface Job extends KubeObject {
 }
 
 /** The condition of `type` when it is True; tolerates malformed status (tables print anything stored). */
+const NUMBER_FIELDS = ['parallelism', 'completions', 'activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished'];
+
 export function jobCondition(job: Job, type: string): JobCondition | undefined {
   const conditions = obj(job.status).conditions;
   return Array.isArray(conditions) ? (conditions as JobCondition[]).find((c) => c?.type === type && c.status === 'True') : undefined;
@@ -65,6 +67,8 @@ export function jobCondition(job: Job, type: string): JobCondition | undefined {
 
 function defaultJob(o: KubeObject): void {
   const spec = child(o, 'spec');
+  // A null (a bare `activeDeadlineSeconds:` in YAML) means unset, as Go's pointers read it.
+  for (const f of NUMBER_FIELDS) if (spec[f] === null) delete spec[f];
   if (spec.completions === undefined && spec.parallelism === undefined) {
     spec.completions = 1;
     spec.parallelism = 1;
@@ -80,23 +84,36 @@ function defaultJob(o: KubeObject): void {
 function prepareJobForCreate(o: KubeObject): void {
   const job = o as Job;
   job.status = {};
-  const spec = (job.spec ??= {});
+  if (!isObject(job.spec)) return;
+  const spec = job.spec;
   if (spec.manualSelector === true) return;
+  spec.template ??= {};
+  // Anything but objects is left for validation to report.
+  if (!isObject(spec.template)) return;
+  const meta = (spec.template.metadata ??= {});
+  if (!isObject(meta) || (meta.labels !== undefined && meta.labels !== null && !isObject(meta.labels))) return;
   const uid = job.metadata.uid!;
-  const template = (spec.template ??= {});
-  const meta = (template.metadata ??= {});
   meta.labels = { ...(meta.labels ?? {}), [CONTROLLER_UID_LABEL]: uid, [JOB_NAME_LABEL]: job.metadata.name!, [LEGACY_CONTROLLER_UID_LABEL]: uid, [LEGACY_JOB_NAME_LABEL]: job.metadata.name! };
-  if (spec.selector === undefined || spec.selector === null) spec.selector = { matchLabels: { [CONTROLLER_UID_LABEL]: uid } };
+  if (spec.selector === undefined || spec.selector === null) spec.selector = generatedSelector(job);
+}
+
+function generatedSelector(job: Job): NonNullable<JobSpec['selector']> {
+  return { matchLabels: { [CONTROLLER_UID_LABEL]: job.metadata.uid! } };
 }
 
 function validateJob(o: KubeObject, old: KubeObject | undefined): StatusCause[] {
   const out = validateMeta(o, old, true, nameIsDNSSubdomain);
   const spec = obj(o.spec);
-  for (const f of ['parallelism', 'completions', 'backoffLimit', 'ttlSecondsAfterFinished']) {
-    if (typeof spec[f] === 'number') out.push(...validateNonnegative(num(spec[f]), `spec.${f}`));
+  for (const f of NUMBER_FIELDS) {
+    const v = spec[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) out.push(field.typeInvalid(`spec.${f}`, v, 'must be a whole number'));
+    else if (f === 'activeDeadlineSeconds' && v <= 0) out.push(field.invalid('spec.activeDeadlineSeconds', v, 'must be greater than 0'));
+    else out.push(...validateNonnegative(v, `spec.${f}`));
   }
-  if (typeof spec.activeDeadlineSeconds === 'number' && spec.activeDeadlineSeconds <= 0) {
-    out.push(field.invalid('spec.activeDeadlineSeconds', spec.activeDeadlineSeconds, 'must be greater than 0'));
+  // Upstream ValidateGeneratedSelector: without manualSelector the selector is the generated one.
+  if (!old && spec.manualSelector !== true && isObject(spec.selector) && !semanticEqual(spec.selector, generatedSelector(o as Job))) {
+    out.push(invalidRendered('spec.selector', goLabelSelector(spec.selector), '`selector` not auto-generated'));
   }
   const mode = str(spec.completionMode);
   if (mode && mode !== 'NonIndexed' && mode !== 'Indexed') out.push(field.notSupported('spec.completionMode', mode, ['NonIndexed', 'Indexed']));

@@ -12,6 +12,7 @@ import {
   isValidLabelValue,
   isValidPortName,
   isValidPortNum,
+  validateNonnegative,
   keyPath,
   nameIsDNSSubdomain,
   notFound,
@@ -494,6 +495,42 @@ function validatePullPolicy(policy: string, path: string): StatusCause[] {
   return [field.notSupported(path, policy, ['Always', 'IfNotPresent', 'Never'])];
 }
 
+const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'];
+const PROBE_COUNTS = ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold'];
+
+/** Upstream validateProbe: one handler, non-negative whole numbers, liveness and startup need successThreshold 1. */
+function validateProbe(probe: unknown, kind: 'livenessProbe' | 'readinessProbe' | 'startupProbe', path: string): StatusCause[] {
+  if (probe === undefined || probe === null) return [];
+  if (!isObject(probe)) return [field.typeInvalid(path, probe, 'must be an object')];
+  const out: StatusCause[] = [];
+  const handlers = PROBE_HANDLERS.filter((h) => probe[h] !== undefined && probe[h] !== null);
+  if (handlers.length === 0) out.push(field.required(path, 'must specify a handler type'));
+  else if (handlers.length > 1) out.push(field.forbidden(childPath(path, handlers[1]!), 'may not specify more than 1 handler type'));
+  for (const f of PROBE_COUNTS) {
+    const v = probe[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) out.push(field.typeInvalid(childPath(path, f), v, 'must be a whole number'));
+    else out.push(...validateNonnegative(v, childPath(path, f)));
+  }
+  if (kind !== 'readinessProbe' && typeof probe.successThreshold === 'number' && probe.successThreshold !== 1) {
+    out.push(field.invalid(childPath(path, 'successThreshold'), probe.successThreshold, 'must be 1'));
+  }
+  const grace = probe.terminationGracePeriodSeconds;
+  if (grace !== undefined && grace !== null) {
+    if (kind === 'readinessProbe') out.push(field.invalid(childPath(path, 'terminationGracePeriodSeconds'), grace, 'must not be set for readinessProbes'));
+    else if (typeof grace !== 'number' || !Number.isSafeInteger(grace) || grace <= 0) out.push(field.invalid(childPath(path, 'terminationGracePeriodSeconds'), grace, 'must be greater than 0'));
+  }
+  for (const h of ['httpGet', 'tcpSocket'] as const) {
+    const action = probe[h];
+    if (!isObject(action)) continue;
+    const port = action.port;
+    const pp = childPath(childPath(path, h), 'port');
+    if (typeof port === 'number') out.push(...isValidPortNum(port).map((m) => field.invalid(pp, port, m)));
+    else if (typeof port !== 'string' || port === '') out.push(field.required(pp));
+  }
+  return out;
+}
+
 function validateContainerCommon(c: JsonObject, volumes: Set<string>, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   const name = str(c.name);
@@ -510,6 +547,7 @@ function validateContainerCommon(c: JsonObject, volumes: Set<string>, path: stri
   out.push(...validateVolumeMounts(c.volumeMounts, volumes, childPath(path, 'volumeMounts')));
   out.push(...validatePullPolicy(str(c.imagePullPolicy), childPath(path, 'imagePullPolicy')));
   out.push(...validateResourceRequirements(c.resources, childPath(path, 'resources')));
+  for (const kind of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) out.push(...validateProbe(c[kind], kind, childPath(path, kind)));
   return out;
 }
 
