@@ -61,6 +61,8 @@ const objectBase = { apiVersion: L, kind: L, metadata: objectMeta };
 // ---- core/v1: references and selectors ----------------------------------------------------------
 
 const objectReference = leaves('kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath');
+const policyRule = f({ verbs: LL, apiGroups: LL, resources: LL, resourceNames: LL, nonResourceURLs: LL });
+const rbacSubject = leaves('kind', 'apiGroup', 'name', 'namespace');
 const localObjectReference = leaves('name');
 const typedLocalObjectReference = leaves('apiGroup', 'kind', 'name');
 const typedObjectReference = leaves('apiGroup', 'kind', 'name', 'namespace');
@@ -622,6 +624,11 @@ export const KNOWN_FIELDS: Readonly<Record<string, FieldTree>> = {
   'apps/ReplicaSet': f({ ...objectBase, spec: replicaSetSpec, status: replicaSetStatus }),
   'apps/DaemonSet': f({ ...objectBase, spec: daemonSetSpec, status: daemonSetStatus }),
   'apps/ControllerRevision': f({ ...objectBase, data: L, revision: L }),
+  '/ServiceAccount': f({ ...objectBase, secrets: list(objectReference), imagePullSecrets: list(leaves('name')), automountServiceAccountToken: L }),
+  'rbac.authorization.k8s.io/Role': f({ ...objectBase, rules: list(policyRule) }),
+  'rbac.authorization.k8s.io/ClusterRole': f({ ...objectBase, rules: list(policyRule), aggregationRule: f({ clusterRoleSelectors: list(labelSelector) }) }),
+  'rbac.authorization.k8s.io/RoleBinding': f({ ...objectBase, subjects: list(rbacSubject), roleRef: leaves('apiGroup', 'kind', 'name') }),
+  'rbac.authorization.k8s.io/ClusterRoleBinding': f({ ...objectBase, subjects: list(rbacSubject), roleRef: leaves('apiGroup', 'kind', 'name') }),
   'batch/Job': f({
     ...objectBase,
     spec: f({

@@ -15,6 +15,8 @@ import { podResource } from './kinds/pod.js';
 import { podDisruptionBudgetResource } from './kinds/poddisruptionbudget.js';
 import { replicaSetResource } from './kinds/replicaset.js';
 import { secretResource } from './kinds/secret.js';
+import { serviceAccountResource } from './kinds/serviceaccount.js';
+import { clusterRoleBindingResource, clusterRoleResource, roleBindingResource, roleResource } from './kinds/rbac.js';
 import { serviceResource } from './kinds/service.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
@@ -27,6 +29,7 @@ export const allResourceTypes: ResourceType[] = [
   endpointsResource,
   configMapResource,
   secretResource,
+  serviceAccountResource,
   deploymentResource,
   replicaSetResource,
   daemonSetResource,
@@ -35,6 +38,10 @@ export const allResourceTypes: ResourceType[] = [
   leaseResource,
   podDisruptionBudgetResource,
   endpointSliceResource,
+  clusterRoleBindingResource,
+  clusterRoleResource,
+  roleBindingResource,
+  roleResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));

@@ -50,6 +50,7 @@ export const PATHS = {
   jobs: '/apis/batch/v1/jobs',
   services: '/api/v1/services',
   endpoints: '/api/v1/endpoints',
+  serviceaccounts: '/api/v1/serviceaccounts',
   endpointslices: '/apis/discovery.k8s.io/v1/endpointslices',
   pdbs: '/apis/policy/v1/poddisruptionbudgets',
 } as const;

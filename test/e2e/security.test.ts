@@ -8,6 +8,8 @@ import { join as joinPath } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { TestServer, SKIFF_BIN } from '../support/cluster.js';
+import { eventually } from '../support/eventually.js';
+import { stringify as stringifyYaml } from 'yaml';
 import { ApiClient } from '../../src/client/rest.js';
 import { isStatusError } from '../../src/api/errors.js';
 import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
@@ -143,6 +145,35 @@ describe('tokens, join and node credentials', () => {
     assert.match(list.out, /^\*\.\*\s+\[\]\s+\[\]\s+\[\*\]$/m);
     const limited = await kubectl(userToken, 'auth', 'can-i', '--list');
     assert.match(limited.out, /selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]/);
+  });
+
+  it('stores ServiceAccounts and RBAC objects for manifests (kubectl create, apply, get), validated as upstream; every namespace gets a default ServiceAccount', async () => {
+    await s.k(['create', 'namespace', 'rbac-e2e']);
+    await eventually(async () => (await s.k(['get', 'serviceaccounts', '-n', 'rbac-e2e'])).includes('default'), 15_000, 'default ServiceAccount');
+    await s.k(['create', 'serviceaccount', 'builder', '-n', 'rbac-e2e']);
+    await s.k(['create', 'role', 'pod-reader', '--verb=get,list,watch', '--resource=pods', '-n', 'rbac-e2e']);
+    await s.k(['create', 'rolebinding', 'read-pods', '--role=pod-reader', '--serviceaccount=rbac-e2e:builder', '--user=alice', '-n', 'rbac-e2e']);
+    await s.k(['create', 'clusterrole', 'node-viewer', '--verb=get', '--resource=nodes']);
+    await s.k(['create', 'clusterrolebinding', 'view-nodes', '--clusterrole=node-viewer', '--group=ops']);
+    const manifest = [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'cm-editor', namespace: 'rbac-e2e' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'edit-cms', namespace: 'rbac-e2e' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cm-editor' }, subjects: [{ kind: 'Group', name: 'devs' }] },
+    ];
+    await s.k(['apply', '-f', '-'], { input: manifest.map((m) => stringifyYaml(m)).join('---\n') });
+    const bindings = await s.k(['get', 'rolebindings', '-n', 'rbac-e2e', '-o', 'wide']);
+    assert.match(bindings, /^read-pods\s+Role\/pod-reader\s+\S+\s+alice\s+rbac-e2e\/builder$/m);
+    assert.match(bindings, /^edit-cms\s+Role\/cm-editor\s+\S+\s+devs\s*$/m);
+    assert.match(await s.k(['get', 'clusterrolebinding', 'view-nodes']), /^view-nodes\s+ClusterRole\/node-viewer\s+\S+$/m);
+    const roles = await s.k(['get', 'roles', '-n', 'rbac-e2e']);
+    assert.match(roles, /^NAME\s+CREATED AT$/m);
+    assert.match(roles, /^pod-reader\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m);
+    assert.match(await s.k(['get', 'sa', 'builder', '-n', 'rbac-e2e']), /^builder\s+0\s+\S+$/m);
+    const changed = await s.kubectl(['patch', 'rolebinding', 'read-pods', '-n', 'rbac-e2e', '--type=merge', '-p', '{"roleRef":{"name":"other"}}']);
+    assert.notEqual(changed.code, 0);
+    assert.match(changed.stderr, /roleRef: Invalid value: .*cannot change roleRef/);
+    const badRule = await s.kubectl(['create', 'role', 'bad', '--verb=get', '--non-resource-url=/metrics', '-n', 'rbac-e2e']);
+    assert.notEqual(badRule.code, 0);
+    await s.k(['delete', 'namespace', 'rbac-e2e', '--wait=false']);
   });
 
   it('lets a node write only its own Node, Lease and pods', async () => {

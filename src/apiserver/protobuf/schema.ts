@@ -1331,6 +1331,51 @@ message JobSpec {
 }
 `;
 
+export const RBAC_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.rbac.v1;
+message PolicyRule {
+  repeated string verbs = 1;
+  repeated string apiGroups = 2;
+  repeated string resources = 3;
+  repeated string resourceNames = 4;
+  repeated string nonResourceURLs = 5;
+}
+message AggregationRule {
+  repeated .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector clusterRoleSelectors = 1;
+}
+message Role {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated PolicyRule rules = 2;
+}
+message ClusterRole {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated PolicyRule rules = 2;
+  optional AggregationRule aggregationRule = 3 [(ptr) = true];
+}
+message Subject {
+  optional string kind = 1;
+  optional string apiGroup = 2 [(keep) = true];
+  optional string name = 3;
+  optional string namespace = 4;
+}
+message RoleRef {
+  optional string apiGroup = 1;
+  optional string kind = 2;
+  optional string name = 3;
+}
+message RoleBinding {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated Subject subjects = 2;
+  optional RoleRef roleRef = 3;
+}
+message ClusterRoleBinding {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated Subject subjects = 2;
+  optional RoleRef roleRef = 3;
+}
+`;
+
 export const AUTHORIZATION_V1_PROTO = `
 syntax = "proto2";
 package k8s.io.api.authorization.v1;
@@ -1406,6 +1451,7 @@ export const PROTO_SOURCES: readonly string[] = [
   COORDINATION_V1_PROTO,
   AUTOSCALING_V1_PROTO,
   BATCH_V1_PROTO,
+  RBAC_V1_PROTO,
   AUTHORIZATION_V1_PROTO,
   AUTHENTICATION_V1_PROTO,
   AUTHENTICATION_V1BETA1_PROTO,
@@ -1428,6 +1474,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'coordination.k8s.io/v1': { pkg: 'k8s.io.api.coordination.v1', kinds: ['Lease'] },
   'autoscaling/v1': { pkg: 'k8s.io.api.autoscaling.v1', kinds: ['Scale'] },
   'batch/v1': { pkg: 'k8s.io.api.batch.v1', kinds: ['Job'] },
+  'rbac.authorization.k8s.io/v1': { pkg: 'k8s.io.api.rbac.v1', kinds: ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'] },
   'authorization.k8s.io/v1': { pkg: 'k8s.io.api.authorization.v1', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
   'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview'] },
   'authentication.k8s.io/v1beta1': { pkg: 'k8s.io.api.authentication.v1beta1', kinds: ['SelfSubjectReview'] },
