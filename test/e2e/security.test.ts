@@ -150,6 +150,12 @@ describe('tokens, join and node credentials', () => {
   it('stores ServiceAccounts and RBAC objects for manifests (kubectl create, apply, get), validated as upstream; every namespace gets a default ServiceAccount', async () => {
     await s.k(['create', 'namespace', 'rbac-e2e']);
     await eventually(async () => (await s.k(['get', 'serviceaccounts', '-n', 'rbac-e2e'])).includes('default'), 15_000, 'default ServiceAccount');
+    const firstUid = await s.k(['get', 'sa', 'default', '-n', 'rbac-e2e', '-o', 'jsonpath={.metadata.uid}']);
+    await s.k(['delete', 'sa', 'default', '-n', 'rbac-e2e']);
+    await eventually(async () => {
+      const uid = await s.k(['get', 'sa', 'default', '-n', 'rbac-e2e', '-o', 'jsonpath={.metadata.uid}']).catch(() => '');
+      return uid !== '' && uid !== firstUid;
+    }, 15_000, 'default ServiceAccount recreated');
     await s.k(['create', 'serviceaccount', 'builder', '-n', 'rbac-e2e']);
     await s.k(['create', 'role', 'pod-reader', '--verb=get,list,watch', '--resource=pods', '-n', 'rbac-e2e']);
     await s.k(['create', 'rolebinding', 'read-pods', '--role=pod-reader', '--serviceaccount=rbac-e2e:builder', '--user=alice', '-n', 'rbac-e2e']);
