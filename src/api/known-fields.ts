@@ -399,6 +399,26 @@ const podSpec = f({
 
 const podTemplateSpec = f({ metadata: objectMeta, spec: podSpec });
 
+const jobSpec = f({
+  parallelism: L,
+  completions: L,
+  activeDeadlineSeconds: L,
+  podFailurePolicy: L,
+  successPolicy: L,
+  backoffLimit: L,
+  backoffLimitPerIndex: L,
+  maxFailedIndexes: L,
+  selector: labelSelector,
+  manualSelector: L,
+  template: podTemplateSpec,
+  ttlSecondsAfterFinished: L,
+  completionMode: L,
+  suspend: L,
+  podReplacementPolicy: L,
+  managedBy: L,
+});
+
+
 const containerState = f({
   waiting: leaves('reason', 'message'),
   running: leaves('startedAt'),
@@ -629,26 +649,23 @@ export const KNOWN_FIELDS: Readonly<Record<string, FieldTree>> = {
   'rbac.authorization.k8s.io/ClusterRole': f({ ...objectBase, rules: list(policyRule), aggregationRule: f({ clusterRoleSelectors: list(labelSelector) }) }),
   'rbac.authorization.k8s.io/RoleBinding': f({ ...objectBase, subjects: list(rbacSubject), roleRef: leaves('apiGroup', 'kind', 'name') }),
   'rbac.authorization.k8s.io/ClusterRoleBinding': f({ ...objectBase, subjects: list(rbacSubject), roleRef: leaves('apiGroup', 'kind', 'name') }),
-  'batch/Job': f({
+  'batch/CronJob': f({
     ...objectBase,
     spec: f({
-      parallelism: L,
-      completions: L,
-      activeDeadlineSeconds: L,
-      podFailurePolicy: L,
-      successPolicy: L,
-      backoffLimit: L,
-      backoffLimitPerIndex: L,
-      maxFailedIndexes: L,
-      selector: labelSelector,
-      manualSelector: L,
-      template: podTemplateSpec,
-      ttlSecondsAfterFinished: L,
-      completionMode: L,
+      schedule: L,
+      timeZone: L,
+      startingDeadlineSeconds: L,
+      concurrencyPolicy: L,
       suspend: L,
-      podReplacementPolicy: L,
-      managedBy: L,
+      jobTemplate: f({ metadata: objectMeta, spec: jobSpec }),
+      successfulJobsHistoryLimit: L,
+      failedJobsHistoryLimit: L,
     }),
+    status: f({ active: list(objectReference), lastScheduleTime: L, lastSuccessfulTime: L }),
+  }),
+  'batch/Job': f({
+    ...objectBase,
+    spec: jobSpec,
     status: f({
       conditions: list(leaves('type', 'status', 'lastProbeTime', 'lastTransitionTime', 'reason', 'message')),
       startTime: L,

@@ -8,6 +8,7 @@ import { endpointsResource } from './kinds/endpoints.js';
 import { endpointSliceResource } from './kinds/endpointslice.js';
 import { eventResource } from './kinds/event.js';
 import { jobResource } from './kinds/job.js';
+import { cronJobResource } from './kinds/cronjob.js';
 import { leaseResource } from './kinds/lease.js';
 import { namespaceResource } from './kinds/namespace.js';
 import { nodeResource } from './kinds/node.js';
@@ -35,6 +36,7 @@ export const allResourceTypes: ResourceType[] = [
   daemonSetResource,
   controllerRevisionResource,
   jobResource,
+  cronJobResource,
   leaseResource,
   podDisruptionBudgetResource,
   endpointSliceResource,

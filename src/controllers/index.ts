@@ -7,6 +7,7 @@ import { DaemonSetController } from './daemonset.js';
 import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslices.js';
 import { JobController } from './job.js';
+import { CronJobController } from './cronjob.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
 import { NodeLifecycleController } from './node-lifecycle.js';
 import { TaintEvictionController } from './taint-eviction.js';
@@ -23,6 +24,7 @@ export function allControllers(): Controller[] {
     new EndpointsController(),
     new EndpointSliceController(),
     new JobController(),
+    new CronJobController(),
     new ServiceAccountsController(),
     new NodeLifecycleController(),
     new TaintEvictionController(),

@@ -48,6 +48,7 @@ export const PATHS = {
   daemonsets: '/apis/apps/v1/daemonsets',
   controllerrevisions: '/apis/apps/v1/controllerrevisions',
   jobs: '/apis/batch/v1/jobs',
+  cronjobs: '/apis/batch/v1/cronjobs',
   services: '/api/v1/services',
   endpoints: '/api/v1/endpoints',
   serviceaccounts: '/api/v1/serviceaccounts',

@@ -169,8 +169,8 @@ describe('skiff agent end to end', () => {
     await eventually(async () => ((await getPod('crash-pod')).status?.containerStatuses?.[0]?.restartCount ?? 0) >= 2, 15_000, 'restarts');
     const previous = await s.k(['logs', 'crash-pod', '--previous']);
     assert.match(previous, /^run \d+\n$/);
-    const pods = await s.k(['get', 'pod', 'crash-pod']);
-    assert.match(pods, /crash-pod\s+0\/1\s+(CrashLoopBackOff|Error|Running|ContainerCreating)\s+\d+/);
+    // Between its short runs (a run caught mid-way shows Running 1/1, as upstream's would).
+    await eventually(async () => /crash-pod\s+0\/1\s+(CrashLoopBackOff|Error|Running|ContainerCreating)\s+\d+/.test(await s.k(['get', 'pod', 'crash-pod'])), 10_000, 'crash-pod 0/1 and restarting');
     const missing = await s.kubectl(['logs', 'logs-pod', '-c', 'nope']);
     assert.notEqual(missing.code, 0);
     await s.k(['delete', 'pod', 'logs-pod', 'crash-pod', '--wait=true']);
@@ -218,7 +218,14 @@ describe('skiff agent end to end', () => {
     await s.k(['wait', '--for=condition=failed', 'job/boom', '--timeout=60s']);
     assert.match(await s.k(['get', 'job', 'boom']), /^boom\s+Failed\s+0\/1\s/m);
     assert.match(await s.k(['describe', 'job', 'boom']), /BackoffLimitExceeded/);
-    await s.k(['delete', 'job', 'hello', 'boom', '--wait=true']);
+    // A CronJob, and a Job made from it by hand as kubectl does (`create job --from=cronjob/...`).
+    await s.k(['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 3 * * *', '--', 'sh', '-c', 'echo from the cronjob']);
+    assert.match(await s.k(['get', 'cronjob', 'nightly']), /^nightly\s+0 3 \* \* \*\s+<none>\s+False\s+0\s+<none>\s+\S+$/m);
+    await s.k(['create', 'job', 'nightly-now', '--from=cronjob/nightly']);
+    await s.k(['wait', '--for=condition=complete', 'job/nightly-now', '--timeout=60s']);
+    assert.match(await s.k(['logs', 'job/nightly-now']), /from the cronjob/);
+    await s.k(['delete', 'job', 'hello', 'boom', 'nightly-now', '--wait=true']);
+    await s.k(['delete', 'cronjob', 'nightly', '--wait=true']);
   });
 
   it('malformed or unrunnable pod specs never crash the agent', async () => {

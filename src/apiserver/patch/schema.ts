@@ -126,6 +126,7 @@ const podStatus = struct(
 );
 
 const podTemplateSpec = struct({ metadata: objectMetaSchema, spec: struct(podSpec.fields, true) }, true);
+const jobSpecSchema = struct({ selector: labelSelector, template: podTemplateSpec }, true);
 
 const conditionsStatus = struct({ conditions: mergeList('type') }, true);
 
@@ -155,7 +156,8 @@ const KINDS: Record<string, StructSchema> = {
     status: conditionsStatus,
   }),
   'apps/ReplicaSet': kind({ spec: struct({ selector: labelSelector, template: podTemplateSpec }, true), status: conditionsStatus }),
-  'batch/Job': kind({ spec: struct({ selector: labelSelector, template: podTemplateSpec }, true), status: conditionsStatus }),
+  'batch/Job': kind({ spec: jobSpecSchema, status: conditionsStatus }),
+  'batch/CronJob': kind({ spec: struct({ jobTemplate: struct({ metadata: objectMetaSchema, spec: jobSpecSchema }, true) }, true) }),
   'apps/DaemonSet': kind({
     spec: struct({ selector: labelSelector, template: podTemplateSpec, updateStrategy: struct({}, true) }, true),
     status: conditionsStatus,
@@ -177,7 +179,7 @@ export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): Struct
 }
 
 /** Kinds whose status is written through the status subresource, so main-resource writes drop it. */
-const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'policy/PodDisruptionBudget', 'batch/Job']);
+const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'policy/PodDisruptionBudget', 'batch/Job', 'batch/CronJob']);
 
 export function hasStatusSubresource(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): boolean {
   return STATUS_SUBRESOURCE.has(`${gvk.group}/${gvk.kind}`);

@@ -1329,6 +1329,24 @@ message JobSpec {
   optional string podReplacementPolicy = 14 [(ptr) = true];
   optional string managedBy = 15 [(ptr) = true];
 }
+message JobTemplateSpec {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional JobSpec spec = 2;
+}
+message CronJob {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional CronJobSpec spec = 2;
+}
+message CronJobSpec {
+  optional string schedule = 1;
+  optional int64 startingDeadlineSeconds = 2 [(ptr) = true];
+  optional string concurrencyPolicy = 3;
+  optional bool suspend = 4 [(ptr) = true];
+  optional JobTemplateSpec jobTemplate = 5;
+  optional int32 successfulJobsHistoryLimit = 6 [(ptr) = true];
+  optional int32 failedJobsHistoryLimit = 7 [(ptr) = true];
+  optional string timeZone = 8 [(ptr) = true];
+}
 `;
 
 export const RBAC_V1_PROTO = `
@@ -1473,7 +1491,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'policy/v1': { pkg: 'k8s.io.api.policy.v1', kinds: ['PodDisruptionBudget', 'Eviction'] },
   'coordination.k8s.io/v1': { pkg: 'k8s.io.api.coordination.v1', kinds: ['Lease'] },
   'autoscaling/v1': { pkg: 'k8s.io.api.autoscaling.v1', kinds: ['Scale'] },
-  'batch/v1': { pkg: 'k8s.io.api.batch.v1', kinds: ['Job'] },
+  'batch/v1': { pkg: 'k8s.io.api.batch.v1', kinds: ['Job', 'CronJob'] },
   'rbac.authorization.k8s.io/v1': { pkg: 'k8s.io.api.rbac.v1', kinds: ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'] },
   'authorization.k8s.io/v1': { pkg: 'k8s.io.api.authorization.v1', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
   'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview'] },

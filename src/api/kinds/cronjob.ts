@@ -1,0 +1,147 @@
+// batch/v1 CronJob: Jobs from a template on a cron schedule (cron-parser reads the schedule, in
+// spec.timeZone or UTC).
+import { CronExpressionParser } from 'cron-parser';
+import { field } from '../errors.js';
+import type { ResourceType } from '../resource.js';
+import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
+import { childPath, nameIsDNSSubdomain, validateMeta, validateNonnegative } from '../validation.js';
+import { child, isObject, obj, str } from './json.js';
+import type { JobSpec } from './job.js';
+import { defaultPodTemplate, validatePodTemplateSpec } from './pod.js';
+import { age, column, containerCells, containersColumn, imagesColumn, nameColumn, since } from './printing.js';
+import { formatLabelSelector } from './replicaset.js';
+
+export interface CronJobSpec {
+  schedule?: string;
+  timeZone?: string;
+  startingDeadlineSeconds?: number;
+  concurrencyPolicy?: 'Allow' | 'Forbid' | 'Replace';
+  suspend?: boolean;
+  jobTemplate?: { metadata?: ObjectMeta; spec?: JobSpec };
+  successfulJobsHistoryLimit?: number;
+  failedJobsHistoryLimit?: number;
+}
+
+export interface CronJob extends KubeObject {
+  metadata: ObjectMeta;
+  spec?: CronJobSpec;
+  status?: { active?: { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string }[]; lastScheduleTime?: string; lastSuccessfulTime?: string };
+}
+
+/** Upstream: Job names get an 11-character suffix, so CronJob names stop at 52. */
+const MAX_NAME = 52;
+const POLICIES = ['Allow', 'Forbid', 'Replace'];
+const COUNT_FIELDS = ['startingDeadlineSeconds', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit'];
+
+/** The schedule's times, read in the CronJob's time zone; throws on a schedule cron cannot read. */
+export function parseSchedule(schedule: string, timeZone: string | undefined, from: number) {
+  return CronExpressionParser.parse(schedule, { currentDate: new Date(from), tz: timeZone || 'UTC' });
+}
+
+function validTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return tz !== 'Local';
+  } catch {
+    return false;
+  }
+}
+
+function defaultCronJob(o: KubeObject): void {
+  const spec = child(o, 'spec');
+  for (const f of COUNT_FIELDS) if (spec[f] === null) delete spec[f];
+  if (spec.concurrencyPolicy === undefined) spec.concurrencyPolicy = 'Allow';
+  if (spec.suspend === undefined) spec.suspend = false;
+  if (spec.successfulJobsHistoryLimit === undefined) spec.successfulJobsHistoryLimit = 3;
+  if (spec.failedJobsHistoryLimit === undefined) spec.failedJobsHistoryLimit = 1;
+  const tmpl = spec.jobTemplate;
+  if (isObject(tmpl) && isObject(tmpl.spec)) defaultPodTemplate(tmpl.spec.template);
+}
+
+function validateCronJob(o: KubeObject, old: KubeObject | undefined): StatusCause[] {
+  const out = validateMeta(o, old, true, nameIsDNSSubdomain);
+  const name = o.metadata?.name ?? '';
+  if (name.length > MAX_NAME) out.push(field.invalid('metadata.name', name, `must be no more than ${MAX_NAME} characters`));
+  const spec = obj(o.spec);
+  const schedule = str(spec.schedule);
+  const timeZone = typeof spec.timeZone === 'string' ? spec.timeZone : undefined;
+  if (!schedule) out.push(field.required('spec.schedule'));
+  else if (/^\s*(CRON_)?TZ=/.test(schedule)) out.push(field.invalid('spec.schedule', schedule, 'cannot use TZ or CRON_TZ in schedule, use timeZone field instead'));
+  else {
+    try {
+      parseSchedule(schedule, undefined, Date.now());
+    } catch (e) {
+      out.push(field.invalid('spec.schedule', schedule, e instanceof Error ? e.message : String(e)));
+    }
+  }
+  if (timeZone !== undefined && !validTimeZone(timeZone)) out.push(field.invalid('spec.timeZone', timeZone, 'unknown time zone'));
+  const policy = str(spec.concurrencyPolicy);
+  if (!POLICIES.includes(policy)) out.push(field.notSupported('spec.concurrencyPolicy', policy, POLICIES));
+  for (const f of COUNT_FIELDS) {
+    const v = spec[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) out.push(field.typeInvalid(`spec.${f}`, v, 'must be a whole number'));
+    else out.push(...validateNonnegative(v, `spec.${f}`));
+  }
+  const template = obj(obj(obj(spec.jobTemplate).spec).template);
+  const path = 'spec.jobTemplate.spec.template';
+  out.push(...validatePodTemplateSpec(template, path));
+  const rp = str(obj(template.spec).restartPolicy);
+  if (rp !== 'OnFailure' && rp !== 'Never') out.push(field.notSupported(childPath(path, 'spec.restartPolicy'), rp, ['OnFailure', 'Never']));
+  return out;
+}
+
+export const cronJobResource: ResourceType = {
+  group: 'batch',
+  version: 'v1',
+  resource: 'cronjobs',
+  kind: 'CronJob',
+  listKind: 'CronJobList',
+  singular: 'cronjob',
+  namespaced: true,
+  shortNames: ['cj'],
+  categories: ['all'],
+  subresources: ['status'],
+  fieldSelectors: {},
+  table: {
+    columns: [
+      nameColumn,
+      column('Schedule', 'string', 'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.'),
+      column('Timezone', 'string', 'The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.'),
+      column('Suspend', 'boolean', 'This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.'),
+      column('Active', 'integer', 'A list of pointers to currently running jobs.'),
+      column('Last Schedule', 'string', 'Information when was the last time the job was successfully scheduled.'),
+      column('Age', 'string', 'Time since the object was created.'),
+      containersColumn,
+      imagesColumn,
+      column('Selector', 'string', 'A label query over pods that should match the pod count.', 1),
+    ],
+    cells(o, now) {
+      const spec = obj(o.spec);
+      const status = obj(o.status);
+      const jobSpec = obj(obj(spec.jobTemplate).spec);
+      const [names, images] = containerCells(obj(obj(jobSpec.template).spec));
+      const last = typeof status.lastScheduleTime === 'string' ? since(status.lastScheduleTime, now) : '<none>';
+      return [
+        o.metadata?.name ?? '',
+        str(spec.schedule),
+        typeof spec.timeZone === 'string' && spec.timeZone ? spec.timeZone : '<none>',
+        spec.suspend === true ? 'True' : 'False',
+        Array.isArray(status.active) ? status.active.length : 0,
+        last,
+        age(o, now),
+        names,
+        images,
+        formatLabelSelector(jobSpec.selector),
+      ];
+    },
+  },
+  hasGeneration: true,
+  hasStatus: true,
+  defaults: defaultCronJob,
+  prepareForCreate: (o) => {
+    o.status = {};
+  },
+  validate: validateCronJob,
+  topLevelFields: ['spec', 'status'],
+};
