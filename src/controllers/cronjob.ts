@@ -11,7 +11,7 @@ import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../api/errors.js';
 import { parseSchedule, type CronJob } from '../api/kinds/cronjob.js';
 import { jobCondition, type Job } from '../api/kinds/job.js';
-import { semanticEqual } from '../api/kinds/json.js';
+import { deepClone, semanticEqual } from '../api/kinds/json.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { rfc3339 } from '../util/time.js';
@@ -137,7 +137,7 @@ class CronJobReconciler implements Reconciler {
         annotations: { ...(tmpl.metadata?.annotations ?? {}), [SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339(at) },
         ownerReferences: [controllerRefTo(cj, 'batch/v1', 'CronJob')],
       },
-      spec: structuredClone(tmpl.spec ?? {}),
+      spec: deepClone(tmpl.spec ?? {}),
     };
     try {
       const made = await this.ctx.client.create<Job>(objectPath(BATCH, 'jobs', ns), job, { signal });

@@ -182,9 +182,20 @@ export function newCondition(type: string, status: DeploymentCondition['status']
   return { type, status, lastUpdateTime: t, lastTransitionTime: t, reason, message };
 }
 
-/** Upstream SetDeploymentCondition: same status and reason is a no-op; same status keeps the transition time. */
-export function setCondition(status: DeploymentStatus, c: DeploymentCondition): void {
-  const cur = getCondition(status, c.type);
+/** A workload condition as Deployments and Jobs carry them. */
+interface WorkloadCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  lastTransitionTime?: string;
+}
+
+/**
+ * Upstream SetDeploymentCondition (and the Job controller's equivalent): same status and reason
+ * is a no-op; same status keeps the transition time.
+ */
+export function setCondition<C extends WorkloadCondition>(status: { conditions?: C[] }, c: C): void {
+  const cur = (status.conditions ?? []).find((x) => x.type === c.type);
   if (cur && cur.status === c.status && cur.reason === c.reason) return;
   if (cur && cur.status === c.status) c.lastTransitionTime = cur.lastTransitionTime;
   status.conditions = [...(status.conditions ?? []).filter((x) => x.type !== c.type), c];

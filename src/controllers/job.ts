@@ -36,6 +36,7 @@ import {
   watchOwnedPods,
 } from './pod-control.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { setCondition } from './deployment-rollout.js';
 
 const BACKOFF_BASE_MS = 10_000;
 const BACKOFF_MAX_MS = 6 * 60_000;
@@ -72,13 +73,6 @@ function finishedMs(p: Pod): number {
 
 function condition(type: string, status: 'True' | 'False', reason: string, message: string, now: string): JobCondition {
   return { type, status, lastProbeTime: now, lastTransitionTime: now, reason, message };
-}
-
-/** Sets a condition, keeping its transition time when the status does not change. */
-function setCondition(conditions: JobCondition[], c: JobCondition): JobCondition[] {
-  const prev = conditions.find((x) => x.type === c.type);
-  if (prev && prev.status === c.status && prev.reason === c.reason) return conditions;
-  return [...conditions.filter((x) => x.type !== c.type), prev && prev.status === c.status ? { ...c, lastTransitionTime: prev.lastTransitionTime } : c];
 }
 
 export class JobController implements Controller {
@@ -177,7 +171,8 @@ class JobReconciler implements Reconciler {
     const pastBackoffLimit = failedPods.length > backoffLimit || (onFailure && (backoffLimit === 0 ? restarts > 0 : restarts >= backoffLimit));
     const nowText = rfc3339(now);
     const status: JobStatus = { ...(job.status ?? {}) };
-    let conditions = [...(status.conditions ?? [])];
+    /** The Complete or Failed condition this sync sets, if the Job finishes now. */
+    let done: JobCondition | undefined;
     let requeueAfterMs: number | undefined;
     let toDelete: Pod[] = [];
     let toCreate: (number | undefined)[] = [];
@@ -185,23 +180,23 @@ class JobReconciler implements Reconciler {
     if (spec.suspend === true) {
       toDelete = active;
       delete status.startTime;
-      conditions = setCondition(conditions, condition('Suspended', 'True', 'JobSuspended', 'Job suspended', nowText));
+      setCondition(status, condition('Suspended', 'True', 'JobSuspended', 'Job suspended', nowText));
     } else {
-      if (jobCondition(job, 'Suspended')) conditions = setCondition(conditions, condition('Suspended', 'False', 'JobResumed', 'Job resumed', nowText));
+      if (jobCondition(job, 'Suspended')) setCondition(status, condition('Suspended', 'False', 'JobResumed', 'Job resumed', nowText));
       status.startTime ??= nowText;
       const started = Date.parse(status.startTime) || now;
       const deadline = typeof spec.activeDeadlineSeconds === 'number' ? started + spec.activeDeadlineSeconds * 1000 : undefined;
       const complete = indexed ? completedIndexes.length >= (completions ?? 0) : completions !== undefined ? succeeded >= completions : succeeded > 0 && active.length === 0;
       if (complete) {
         toDelete = active;
-        conditions = setCondition(conditions, condition('Complete', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowText));
+        done = condition('Complete', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', nowText);
         status.completionTime = nowText;
       } else if (pastBackoffLimit) {
         toDelete = active;
-        conditions = setCondition(conditions, condition('Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', nowText));
+        done = condition('Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', nowText);
       } else if (deadline !== undefined && now >= deadline) {
         toDelete = active;
-        conditions = setCondition(conditions, condition('Failed', 'True', 'DeadlineExceeded', 'Job was active longer than specified deadline', nowText));
+        done = condition('Failed', 'True', 'DeadlineExceeded', 'Job was active longer than specified deadline', nowText);
       } else {
         if (deadline !== undefined) requeueAfterMs = deadline - now;
         // Replacements for failed pods wait out a back-off counted from the last failure.
@@ -237,7 +232,8 @@ class JobReconciler implements Reconciler {
       }
     }
 
-    const finishing = jobCondition({ ...job, status: { conditions } }, 'Complete') ?? jobCondition({ ...job, status: { conditions } }, 'Failed');
+    if (done) setCondition(status, done);
+    const finishing = done !== undefined;
     if (finishing || spec.suspend === true) {
       // A finishing or suspended Job stops its pods whatever creations are still unconfirmed.
       await this.deletePods(job, toDelete, signal);
@@ -252,7 +248,6 @@ class JobReconciler implements Reconciler {
     const stillActive = finishing || spec.suspend === true ? 0 : active.length + toCreate.length;
     const next: JobStatus = {
       ...status,
-      conditions,
       active: stillActive,
       succeeded,
       failed: failedPods.length,
@@ -260,11 +255,10 @@ class JobReconciler implements Reconciler {
       terminating: pods.filter((p) => p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length,
       ...(indexed ? { completedIndexes: formatIndexes(completedIndexes) } : {}),
     };
-    if (conditions.length === 0) delete next.conditions;
+    if (next.conditions?.length === 0) delete next.conditions;
     if (!semanticEqual(next, job.status ?? {})) {
       await this.ctx.client.replace(`${this.path(job)}/status`, { ...job, status: next }, { signal });
-      const done = conditions.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
-      if (done && !finished) {
+      if (done) {
         this.recorder.event(job, done.type === 'Complete' ? 'Normal' : 'Warning', done.type === 'Complete' ? 'Completed' : done.reason ?? 'Failed', done.type === 'Complete' ? 'Job completed' : done.message ?? '');
       }
     }
