@@ -32,8 +32,8 @@ export function revisionData(ds: DaemonSet): Record<string, unknown> {
   return { spec: { template: { $patch: 'replace', ...deepClone(ds.spec?.template ?? {}) } } };
 }
 
-function matches(ds: DaemonSet, rev: ControllerRevision): boolean {
-  return semanticEqual(rev.data, revisionData(ds));
+function matches(data: Record<string, unknown>, rev: ControllerRevision): boolean {
+  return semanticEqual(rev.data, data);
 }
 
 function revisionOf(rev: ControllerRevision): number {
@@ -68,7 +68,8 @@ export class DaemonSetHistory {
     if (claim.errors.length > 0) throw claim.errors[0];
     const current: ControllerRevision[] = [];
     const old: ControllerRevision[] = [];
-    for (const rev of claim.claimed) (matches(ds, rev) ? current : old).push(rev);
+    const data = revisionData(ds);
+    for (const rev of claim.claimed) (matches(data, rev) ? current : old).push(rev);
     const next = old.reduce((max, r) => Math.max(max, revisionOf(r)), 0) + 1;
     if (current.length === 0) return { current: await this.snapshot(ds, next, signal), old };
     // Two revisions of one template (a hash collision resolved late): keep the newest.
@@ -120,7 +121,7 @@ export class DaemonSetHistory {
       if (!isStatusError(e, 'AlreadyExists')) throw e;
     }
     const existing = await this.ctx.client.get<ControllerRevision>(objectPath(PREFIX, RESOURCE, ns, name), { signal });
-    if (matches(ds, existing)) return existing;
+    if (matches(revisionData(ds), existing)) return existing;
     // Another template has this name: count a collision, which changes the hash, and try again.
     const fresh = await this.ctx.client.get<DaemonSet>(objectPath(PREFIX, 'daemonsets', ns, ds.metadata.name!), { signal });
     if ((fresh.status?.collisionCount ?? 0) !== (ds.status?.collisionCount ?? 0)) {

@@ -13,7 +13,7 @@ import type { EndpointAddress, EndpointPort, Endpoints, EndpointSubset } from '.
 import { semanticEqual } from '../api/kinds/json.js';
 import type { Pod } from '../api/kinds/pod.js';
 import type { Service, ServicePort } from '../api/kinds/service.js';
-import { selectorFromSet } from '../api/labels.js';
+import { selectorFromSet, type LabelSelector } from '../api/labels.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { PATHS } from './informers.js';
@@ -29,6 +29,31 @@ export const LAST_CHANGE_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigg
 export function hasSelector(svc: Service): boolean {
   const sel = svc.spec?.selector;
   return sel !== null && typeof sel === 'object' && Object.keys(sel).length > 0;
+}
+
+/** Parsed selectors by Service object (informers replace objects on update, so entries never go stale). */
+const selectors = new WeakMap<Service, LabelSelector>();
+
+export function selectorOf(svc: Service): LabelSelector {
+  let sel = selectors.get(svc);
+  if (!sel) selectors.set(svc, (sel = selectorFromSet(svc.spec?.selector)));
+  return sel;
+}
+
+/**
+ * Wakes the Services a pod change matters to: those whose selector matches the pod, before or
+ * after a label change. Both endpoints controllers follow pods this way.
+ */
+export function watchSelectedPods(services: Informer<Service>, pods: Informer<Pod>, enqueue: (svc: Service) => void): void {
+  const touched = (...ps: Pod[]) => {
+    const ns = ps[0]!.metadata.namespace;
+    for (const svc of services.list()) {
+      if (svc.metadata.namespace !== ns || !hasSelector(svc)) continue;
+      const selector = selectorOf(svc);
+      if (ps.some((p) => selector.matches(p.metadata.labels))) enqueue(svc);
+    }
+  };
+  pods.addHandlers({ add: (p) => touched(p), update: (o, p) => touched(o, p), delete: (p) => touched(p) });
 }
 
 /** Upstream ShouldPodBeInEndpoints: an address to list, and no finished or unaddressed pods. */
@@ -63,7 +88,7 @@ const byPort = (a: EndpointPort, b: EndpointPort) => ((a.name ?? '') !== (b.name
 
 /** The subsets a Service's Endpoints should hold, given the pods in its namespace. */
 export function desiredSubsets(svc: Service, pods: Pod[]): EndpointSubset[] {
-  const selector = selectorFromSet(svc.spec?.selector);
+  const selector = selectorOf(svc);
   const publishNotReady = svc.spec?.publishNotReadyAddresses === true;
   const headless = svc.spec?.clusterIP === 'None';
   const ports = svc.spec?.ports ?? [];
@@ -126,15 +151,7 @@ export class EndpointsController implements Controller {
         loop.enqueue(objectKeyOf(s));
       },
     });
-    // A pod matters to the Services that select it, before or after a label change.
-    const touched = (...ps: Pod[]) => {
-      for (const svc of services.list()) {
-        if (!hasSelector(svc) || svc.metadata.namespace !== ps[0]!.metadata.namespace) continue;
-        const selector = selectorFromSet(svc.spec!.selector);
-        if (ps.some((p) => selector.matches(p.metadata.labels))) loop.enqueue(objectKeyOf(svc));
-      }
-    };
-    pods.addHandlers({ add: (p) => touched(p), update: (o, p) => touched(o, p), delete: (p) => touched(p) });
+    watchSelectedPods(services, pods, (svc) => loop.enqueue(objectKeyOf(svc)));
     // Endpoints changed or deleted by someone else are put back; ones left by a deleted Service go.
     endpoints.addHandlers({ add: (e) => loop.enqueue(objectKeyOf(e)), update: (_o, e) => loop.enqueue(objectKeyOf(e)), delete: (e) => loop.enqueue(objectKeyOf(e)) });
     void Promise.all([services.waitForSync(), pods.waitForSync(), endpoints.waitForSync()]).then(() => loop.run(signal));

@@ -9,11 +9,10 @@ import type { AddressType, EndpointSlice, SliceEndpoint, SlicePort } from '../ap
 import { semanticEqual } from '../api/kinds/json.js';
 import type { Pod } from '../api/kinds/pod.js';
 import type { Service } from '../api/kinds/service.js';
-import { selectorFromSet } from '../api/labels.js';
 import type { OwnerReference } from '../api/types.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
-import { HEADLESS_LABEL, hasSelector, listable, targetPortOn } from './endpoints.js';
+import { HEADLESS_LABEL, hasSelector, listable, selectorOf, targetPortOn, watchSelectedPods } from './endpoints.js';
 import { PATHS } from './informers.js';
 import type { Controller, ControllerContext } from './manager.js';
 import { conflictsRequeue, isPodReady, objectPath } from './pod-control.js';
@@ -38,7 +37,7 @@ function sliceKey(s: { addressType?: string; ports?: SlicePort[] }): string {
 
 /** The slices a Service should have: per address type and port set, chunks of up to 100 endpoints. */
 export function desiredSlices(svc: Service, pods: Pod[]): DesiredSlice[] {
-  const selector = selectorFromSet(svc.spec?.selector);
+  const selector = selectorOf(svc);
   const publishNotReady = svc.spec?.publishNotReadyAddresses === true;
   const groups = new Map<string, DesiredSlice>();
   for (const pod of pods) {
@@ -101,14 +100,7 @@ export class EndpointSliceController implements Controller {
     const loop = new ReconcileLoop(new EndpointSliceReconciler(ctx, services, pods, slices), ctx.clock, ctx.log, 2);
     const enqueue = (s: Service) => loop.enqueue(objectKeyOf(s));
     services.addHandlers({ add: enqueue, update: (_o, s) => enqueue(s), delete: enqueue });
-    const touched = (...ps: Pod[]) => {
-      for (const svc of services.list()) {
-        if (!hasSelector(svc) || svc.metadata.namespace !== ps[0]!.metadata.namespace) continue;
-        const selector = selectorFromSet(svc.spec!.selector);
-        if (ps.some((p) => selector.matches(p.metadata.labels))) enqueue(svc);
-      }
-    };
-    pods.addHandlers({ add: (p) => touched(p), update: (o, p) => touched(o, p), delete: (p) => touched(p) });
+    watchSelectedPods(services, pods, enqueue);
     // Slices this controller manages, changed or deleted by someone else, are put back.
     const sliceChanged = (s: EndpointSlice) => {
       const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
@@ -159,9 +151,9 @@ class EndpointSliceReconciler implements Reconciler {
       const k = sliceKey(s);
       spare.set(k, [...(spare.get(k) ?? []), s]);
     }
+    const labels = svc ? sliceLabels(svc) : {};
+    const owners = svc ? [ownerRef(svc)] : [];
     for (const d of desired) {
-      const labels = sliceLabels(svc!);
-      const owners = [ownerRef(svc!)];
       const reuse = spare.get(sliceKey(d))?.shift();
       const body: EndpointSlice = {
         apiVersion: 'discovery.k8s.io/v1',
