@@ -4,7 +4,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { ApiClient } from '../../src/client/rest.js';
 import { SKIFF_BIN, containerPids, eventually, processesMentioning } from '../support/cluster.js';
@@ -57,6 +57,30 @@ describe('skiff up', () => {
       up = undefined;
     } finally {
       client.close();
+    }
+  });
+
+  it('npm run up: a SIGINT to npm alone (not its process group) reaches skiff up, which stops the cluster', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-npm-up-e2e-'));
+    const out = join(dir, 'up.out');
+    // Detached: npm leads its own process group, and only npm itself is signalled below.
+    const npm = startProcess({ name: 'npm-up', command: 'npm', args: ['run', '--silent', 'up', '--', '--data-dir', dir, '--nodes', '1', '--port', '0', '--runtime', 'simulated'], output: out, cwd: dirname(dirname(SKIFF_BIN)) });
+    try {
+      await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 60_000, '"cluster ready"');
+      process.kill(npm.child.pid!, 'SIGINT');
+      await eventually(() => readFileSync(out, 'utf8').includes('cluster stopped'), 30_000, '"cluster stopped"');
+      await eventually(() => processesMentioning(dir).length === 0, 15_000, 'no server or agent left');
+    } finally {
+      npm.signal('SIGKILL');
+      // The server and agents run in their own process groups: make sure a failure leaves none.
+      for (const pid of processesMentioning(dir)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
