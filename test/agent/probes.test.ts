@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { FakeClock } from '../../src/util/clock.js';
-import { ContainerProbes, type ProbeKind } from '../../src/agent/probes.js';
+import { ContainerProbes, ProbeNotRun, type ProbeKind } from '../../src/agent/probes.js';
 import { probeAction, resolvePort } from '../../src/agent/probe-actions.js';
 import type { Container, Probe } from '../../src/api/kinds/pod.js';
 
@@ -108,6 +108,30 @@ describe('probe rules', () => {
     await t.clock.advance(6_000);
     assert.deepEqual(t.kills, ['liveness:pod']);
     assert.equal(t.failures.at(-1), 'Liveness probe failed: liveness says no');
+  });
+});
+
+describe('probes that cannot run', () => {
+  it('a run that could not happen (the env unreadable) counts neither way; a thrown error is a failure', async () => {
+    const clock = new FakeClock();
+    const kills: string[] = [];
+    let mode: 'notrun' | 'throw' = 'notrun';
+    const probes = new ContainerProbes({ name: 'c', livenessProbe: probe({ periodSeconds: 1, failureThreshold: 2 }) } as Container, clock.now(), {
+      clock,
+      run: async () => {
+        if (mode === 'notrun') throw new ProbeNotRun('cannot resolve the container environment');
+        throw new Error('boom');
+      },
+      changed: () => {},
+      failed: () => {},
+      kill: (kind) => kills.push(kind),
+    });
+    await clock.advance(10_000);
+    assert.deepEqual(kills, [], 'ten runs that did not happen kill nothing');
+    mode = 'throw';
+    await clock.advance(2_000);
+    assert.deepEqual(kills, ['liveness']);
+    probes.stop();
   });
 });
 

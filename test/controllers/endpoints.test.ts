@@ -71,7 +71,7 @@ describe('Endpoints controller', () => {
     }
   });
 
-  it('headless and publishNotReadyAddresses Services; selector-less Services keep hand-written Endpoints', async () => {
+  it('headless and publishNotReadyAddresses Services; selector-less Services (an empty selector counts as none) keep hand-written Endpoints', async () => {
     const ns = await h.namespace('ep2');
     const running = startControllers(h.client, [new EndpointsController()]);
     try {
@@ -80,7 +80,7 @@ describe('Endpoints controller', () => {
       await eventually(async () => view(await endpoints(ns, 'db')).join() === 'db-0 |  | :5432', 5000, 'not-ready pod listed as ready');
       assert.equal((await endpoints(ns, 'db'))!.metadata.labels?.['service.kubernetes.io/headless'], '');
 
-      await service(ns, 'external', { ports: [{ port: 443 }] });
+      await service(ns, 'external', { selector: {}, ports: [{ port: 443 }] });
       await h.client.create(v1(ns, 'endpoints'), { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'external' }, subsets: [{ addresses: [{ ip: '192.0.2.10' }], ports: [{ port: 443 }] }] });
       // Hand-written Endpoints without a Service at all stay too.
       await h.client.create(v1(ns, 'endpoints'), { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'orphan' }, subsets: [{ addresses: [{ ip: '192.0.2.11' }], ports: [{ port: 80 }] }] });

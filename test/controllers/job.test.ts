@@ -184,6 +184,37 @@ describe('Job controller', () => {
     assert.equal(ok.spec?.ttlSecondsAfterFinished, undefined);
   });
 
+  it('Indexed: lowering parallelism deletes the surplus pods, highest indexes first; OnFailure restarts count toward backoffLimit', async () => {
+    const ns = await h.namespace('job-more');
+    const k = kubelet(ns, () => 'Running');
+    const running = startControllers(h.client, [new JobController()]);
+    try {
+      await h.client.create(jobPath(ns), job('wide', { completions: 3, parallelism: 3, completionMode: 'Indexed' }));
+      await eventually(async () => (await pods(h.client, ns, 'batch.kubernetes.io/job-name=wide')).length === 3, 5000, 'three indexed pods');
+      await h.client.patch(jobPath(ns, 'wide'), { spec: { parallelism: 1 } }, 'merge');
+      await eventually(async () => {
+        const live = (await pods(h.client, ns, 'batch.kubernetes.io/job-name=wide')).filter((p) => !p.metadata.deletionTimestamp);
+        return live.length === 1 && live[0]!.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === '0';
+      }, 5000, 'only index 0 left');
+
+      const restarting = job('restarts', { backoffLimit: 2 });
+      restarting.spec!.template!.spec!.restartPolicy = 'OnFailure';
+      await h.client.create(jobPath(ns), restarting);
+      await eventually(async () => (await pods(h.client, ns, 'batch.kubernetes.io/job-name=restarts')).length === 1, 5000, 'one pod');
+      const [p] = await pods(h.client, ns, 'batch.kubernetes.io/job-name=restarts');
+      const restarted = (n: number) =>
+        h.client.patch(`${nsPath(ns, 'pods', p!.metadata.name!, 'v1')}/status`, { status: { phase: 'Running', containerStatuses: [{ name: 'work', image: 'busybox', ready: true, restartCount: n, state: { running: {} } }] } }, 'merge');
+      await restarted(1);
+      await eventually(async () => (await getJob(ns, 'restarts')).status?.active === 1, 5000, 'active');
+      assert.equal(condition(await getJob(ns, 'restarts'), 'Failed'), undefined, 'one restart is below backoffLimit 2');
+      await restarted(2);
+      await eventually(async () => condition(await getJob(ns, 'restarts'), 'Failed')?.reason === 'BackoffLimitExceeded', 5000, 'two restarts reach backoffLimit 2');
+    } finally {
+      running.stop();
+      k.stop();
+    }
+  });
+
   it('formats index sets as upstream', () => {
     assert.equal(formatIndexes([7, 1, 3, 4, 5]), '1,3-5,7');
     assert.equal(formatIndexes([0, 1]), '0,1');
