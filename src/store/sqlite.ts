@@ -135,13 +135,16 @@ export class SqliteStore implements Store {
   private readonly inSnapshot: (fn: () => unknown) => unknown;
 
   static async open(opts: SqliteStoreOptions): Promise<SqliteStore> {
+    const walSizeLimitBytes = opts.walSizeLimitBytes ?? 64 * 1024 * 1024;
     const data: WriterData = {
       kind: 'skiff-sqlite-writer',
       config: {
         path: opts.path,
         maxBatchSize: positive(opts.maxBatchSize, 1000),
         compactBatchSize: positive(opts.compactBatchSize, 1000),
-        walSizeLimitBytes: opts.walSizeLimitBytes ?? 64 * 1024 * 1024,
+        walSizeLimitBytes,
+        // Half the size limit in 4 KiB pages (SQLite's default page size), never below SQLite's default.
+        walAutoCheckpointPages: Math.max(1000, Math.floor(walSizeLimitBytes / 4096 / 2)),
       },
     };
     const worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: data });
@@ -265,20 +268,30 @@ export class SqliteStore implements Store {
     return { items: rows, revision, more, remaining };
   }
 
-  /** The newest row at or before revision of each key, unless that row is a tombstone. */
+  /**
+   * The state of every key at an older revision, without an index by key: a key not written since
+   * the revision still has its current row; for a key written since, the first write after the
+   * revision points (prev_revision) at the row that was live then, or has none (a create: the key
+   * did not exist then). Only the rows written since the revision are scanned, by id.
+   */
   private listAt(prefix: string, after: string | undefined, limit: number, revision: number): ListResult {
     const compacted = this.compactRevisionStmt.get() ?? 0;
     if (revision < compacted) {
       throw new StoreError('compacted', `revision ${revision} has been compacted (oldest is ${compacted})`, undefined, compacted);
     }
-    const range = keyRange('l.key', prefix, after);
+    const unchanged = keyRange('c.key', prefix, after);
+    const changed = keyRange('f.key', prefix, after);
     const rows = this.statement<KeyValue>(
-      `SELECT l.key AS key, l.value AS value, l.create_revision AS createRevision, l.id AS modRevision
-         FROM log l
-        WHERE ${range.sql} AND l.id <= ? AND l.deleted = 0
-          AND l.id = (SELECT max(x.id) FROM log x WHERE x.key = l.key AND x.id <= ?)
-        ORDER BY l.key LIMIT ?`,
-    ).all(...range.params, revision, revision, limit > 0 ? limit + 1 : -1);
+      `SELECT key, value, createRevision, modRevision FROM (
+         SELECT c.key AS key, l.value AS value, c.create_revision AS createRevision, c.mod_revision AS modRevision
+           FROM current c JOIN log l ON l.id = c.mod_revision
+          WHERE ${unchanged.sql} AND c.mod_revision <= ?
+         UNION ALL
+         SELECT f.key AS key, p.value AS value, p.create_revision AS createRevision, p.id AS modRevision
+           FROM log f JOIN log p ON p.id = f.prev_revision
+          WHERE f.id > ? AND f.prev_revision BETWEEN 1 AND ? AND ${changed.sql}
+       ) ORDER BY key LIMIT ?`,
+    ).all(...unchanged.params, revision, revision, revision, ...changed.params, limit > 0 ? limit + 1 : -1);
     const more = limit > 0 && rows.length > limit;
     if (more) rows.length = limit;
     return { items: rows, revision, more };
@@ -522,7 +535,7 @@ export class SqliteStore implements Store {
 
   /** Reads the watcher's next page of history; switches it to live events once replay is complete. */
   private replayPage(w: Watcher): StoreEvent[] {
-    const range = keyRange('+l.key', w.prefix);
+    const range = keyRange('l.key', w.prefix);
     const stmt = this.statement<LogRow>(
       `SELECT l.id AS id, l.key AS key, l.value AS value, l.create_revision AS createRevision,
               l.prev_revision AS prevRevision, l.deleted AS deleted, p.value AS prevValue

@@ -208,6 +208,34 @@ export function storeContract(name: string, open: OpenStore): void {
           );
         }));
 
+      it('reads at an older revision through many later writes, paging across changed and unchanged keys', () =>
+        withStore(async (store) => {
+          const v: Record<string, KeyValue> = {};
+          for (const k of ['a', 'b', 'c', 'd', 'e']) v[k] = await store.create(`/q/${k}`, `${k}1`);
+          const at = await store.currentRevision();
+          // b: updated three times; d: deleted, created again and updated; f: created later, then updated;
+          // a, c, e: untouched.
+          let b = v.b!;
+          for (const n of [2, 3, 4]) b = await store.update('/q/b', `b${n}`, b.modRevision);
+          await store.delete('/q/d');
+          const d2 = await store.create('/q/d', 'd2');
+          await store.update('/q/d', 'd3', d2.modRevision);
+          const f = await store.create('/q/f', 'f1');
+          await store.update('/q/f', 'f2', f.modRevision);
+
+          const all = await store.list({ prefix: '/q/', revision: at });
+          assert.deepEqual(all.items, ['a', 'b', 'c', 'd', 'e'].map((k) => v[k]));
+          const seen: KeyValue[] = [];
+          let after: string | undefined;
+          for (;;) {
+            const page = await store.list({ prefix: '/q/', revision: at, limit: 2, ...(after ? { after } : {}) });
+            seen.push(...page.items);
+            if (!page.more) break;
+            after = page.items[page.items.length - 1]!.key;
+          }
+          assert.deepEqual(seen, all.items);
+        }));
+
       it('fails with compacted below the compacted revision, and still reads at it', () =>
         withStore(async (store) => {
           const a = await store.create('/p/a', 'a1');
