@@ -16,6 +16,7 @@ import { eventually } from '../test/support/eventually.js';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { HaCluster, type HaAgent, type HaMember, type SkiffLauncher } from '../test/support/ha.js';
+import { startFloorServer } from './lib/floor-server.js';
 import { makeTempDir, removeTempDir, skiffEntry, startChild } from './lib/util.js';
 import { expectOk, LeanConnection } from './lib/http-load.js';
 import { h2loadInstalled, h2loadPosts, type H2LoadResult } from './lib/h2load.js';
@@ -61,6 +62,12 @@ export interface ThroughputRow {
   /** The same creates as `clients` HTTP/2 streams over one connection (h2load), when installed. */
   apiH2CreatesPerSec?: number;
   ratioH2?: number;
+  /**
+   * The floor at 128 clients: the same load against an HTTPS server that only parses, stringifies
+   * and does one EtcdStore create per request (bench/lib/floor-server.ts), and its ratio to raw.
+   */
+  floorCreatesPerSec?: number;
+  floorRatio?: number;
   /** Where the CPU went during each window. */
   apiCpu?: CpuSplit;
   rawCpu?: CpuSplit;
@@ -175,9 +182,21 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
         row.apiH2CreatesPerSec = h.opsPerSec;
         row.ratioH2 = Math.round((h.opsPerSec / Math.max(1, raw.writesPerSec)) * 100) / 100;
       }
+      if (n === 128) {
+        const member = ha.members[0]!;
+        const floor = await startFloorServer({ tlsDir: join(member.dataDir, 'tls'), store: { kind: 'etcd', endpoints: ha.etcd.endpoints } });
+        try {
+          const f = await apiCreates({ kubeconfig: member.kubeconfig, url: floor.url }, n, durationMs, warmupMs);
+          row.floorCreatesPerSec = f.writesPerSec;
+          row.floorRatio = Math.round((f.writesPerSec / Math.max(1, raw.writesPerSec)) * 100) / 100;
+        } finally {
+          await floor.stop();
+        }
+      }
       log(
         `${n} clients: API creates ${row.apiCreatesPerSec}/s vs raw puts ${row.rawPutsPerSec}/s (${row.ratio}x)` +
-          (row.apiH2CreatesPerSec !== undefined ? `; over HTTP/2 ${row.apiH2CreatesPerSec}/s (${row.ratioH2}x)` : ''),
+          (row.apiH2CreatesPerSec !== undefined ? `; over HTTP/2 ${row.apiH2CreatesPerSec}/s (${row.ratioH2}x)` : '') +
+          (row.floorCreatesPerSec !== undefined ? `; floor ${row.floorCreatesPerSec}/s (${row.floorRatio}x)` : ''),
       );
       throughput.push(row);
     }
@@ -320,8 +339,14 @@ function cpuSplitMeter(ha: HaCluster, target: HaMember): () => CpuSplit {
  * connection (bench/lib/http-load.ts, so the load generator takes little of the shared CPU):
  * warmupMs unmeasured on the same connections, then durationMs measured (onMeasure marks its start).
  */
-async function apiCreates(member: HaMember, n: number, durationMs: number, warmupMs = 0, onMeasure?: () => void): Promise<EtcdBenchResult> {
-  const conns = await Promise.all(Array.from({ length: n }, () => LeanConnection.open(member.kubeconfig, member.url)));
+async function apiCreates(
+  target: Pick<HaMember, 'kubeconfig' | 'url'>,
+  n: number,
+  durationMs: number,
+  warmupMs = 0,
+  onMeasure?: () => void,
+): Promise<EtcdBenchResult> {
+  const conns = await Promise.all(Array.from({ length: n }, () => LeanConnection.open(target.kubeconfig, target.url)));
   const ns = `bench-${n}-${Date.now()}`;
   try {
     expectOk(await conns[0]!.request('POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })));

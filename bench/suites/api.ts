@@ -10,6 +10,7 @@ import { createNamespace, etcdInstalled, startEtcd, startSkiffServer, type EtcdS
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { expectOk, LeanConnection } from '../lib/http-load.js';
 import { h2loadInstalled, h2loadPosts, type LoadFigures } from '../lib/h2load.js';
+import { startFloorServer } from '../lib/floor-server.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpuMeter, fmtInt, fmtMs, makeTempDir, percentile, progress, removeTempDir, round, type Table } from '../lib/util.js';
@@ -125,12 +126,19 @@ async function apiClientCreates(server: SkiffServer, clients: number, durationMs
   }
 }
 
-/** One keep-alive TLS connection per client loop (bench/lib/http-load.ts). */
-async function leanConnections(server: SkiffServer, clients: number): Promise<LeanConnection[]> {
-  return Promise.all(Array.from({ length: clients }, () => LeanConnection.open(server.kubeconfig)));
+/** Where the lean connections go: a skiff server, or a floor server with its TLS material (url). */
+interface LoadTarget {
+  kubeconfig: string;
+  url?: string;
+  pid?: number;
 }
 
-async function apiCreates(server: SkiffServer, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
+/** One keep-alive TLS connection per client loop (bench/lib/http-load.ts). */
+async function leanConnections(server: LoadTarget, clients: number): Promise<LeanConnection[]> {
+  return Promise.all(Array.from({ length: clients }, () => LeanConnection.open(server.kubeconfig, server.url)));
+}
+
+async function apiCreates(server: LoadTarget, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
   const conns = await leanConnections(server, clients);
   const body = (name: string) => JSON.stringify(configMap(name, PAYLOAD_BYTES));
   try {
@@ -346,27 +354,34 @@ export const apiSuite: Suite = {
 
     // --- the target, measured robustly: API and raw etcd cells alternate, so a slower or faster
     // spell of a shared machine falls on both sides of the ratio
-    const rounds: { api: number; etcd: number; apiH2?: number }[] = [];
+    const rounds: { api: number; etcd: number; apiH2?: number; floor: number }[] = [];
     if (etcdInstalled() && !etcdError) {
+      const floorDir = makeTempDir('skiff-bench-floor-');
       const [srv, etcd] = await Promise.all([startBenchServer(), startEtcd()]);
+      const floor = await startFloorServer({ tlsDir: join(srv.dataDir, 'tls'), store: { kind: 'sqlite', path: join(floorDir, 'floor.db') } });
+      const floorTarget: LoadTarget = { kubeconfig: srv.kubeconfig, url: floor.url, pid: floor.pid };
       try {
         await createNamespace(srv, NAMESPACE);
         const value = 'x'.repeat(storedBytes);
         await apiCreates(srv, 16, Math.min(1000, ctx.durationMs), 'rwarm');
         await etcdPuts(etcd, 16, Math.min(1000, ctx.durationMs), value);
+        await apiCreates(floorTarget, 16, Math.min(1000, ctx.durationMs), 'fwarm');
         for (let i = 0; i < TARGET_ROUNDS; i++) {
-          progress(`api: target round ${i + 1}/${TARGET_ROUNDS}: API creates then etcd puts, 128 clients, ${ctx.durationMs} ms each`);
+          progress(`api: target round ${i + 1}/${TARGET_ROUNDS}: API creates, etcd puts, floor creates, 128 clients, ${ctx.durationMs} ms each`);
           const a = await apiCreates(srv, 128, ctx.durationMs, `r${i}`);
           const e = await etcdPuts(etcd, 128, ctx.durationMs, value);
           const a2 = h2 ? await apiCreatesH2(srv, 128, ctx.durationMs) : undefined;
-          rounds.push({ api: a.opsPerSec, etcd: e.opsPerSec, ...(a2 ? { apiH2: a2.opsPerSec } : {}) });
+          const f = await apiCreates(floorTarget, 128, ctx.durationMs, `f${i}`);
+          rounds.push({ api: a.opsPerSec, etcd: e.opsPerSec, floor: f.opsPerSec, ...(a2 ? { apiH2: a2.opsPerSec } : {}) });
           progress(
             `api: target round ${i + 1}: ${a.opsPerSec} vs ${e.opsPerSec} (${(a.opsPerSec / e.opsPerSec).toFixed(2)}x)` +
-              (a2 ? `; HTTP/2 ${a2.opsPerSec} (${(a2.opsPerSec / e.opsPerSec).toFixed(2)}x)` : ''),
+              (a2 ? `; HTTP/2 ${a2.opsPerSec} (${(a2.opsPerSec / e.opsPerSec).toFixed(2)}x)` : '') +
+              `; floor ${f.opsPerSec} (${(f.opsPerSec / e.opsPerSec).toFixed(2)}x)`,
           );
         }
       } finally {
-        await Promise.all([srv.stop(), etcd.stop()]);
+        await Promise.all([srv.stop(), etcd.stop(), floor.stop()]);
+        removeTempDir(floorDir);
       }
     }
 
@@ -411,6 +426,15 @@ export const apiSuite: Suite = {
       main.notes!.push(
         `target (API creates on SQLite at 128 clients >= 2x raw etcd puts), median of ${rounds.length} alternating rounds: ${medianRatio.toFixed(2)}x ${medianRatio >= 2 ? 'PASS' : 'FAIL'} ` +
           `(rounds: ${rounds.map((r) => `${fmtInt(r.api)} vs ${fmtInt(r.etcd)}`).join('; ')})`,
+      );
+    }
+    const floorRatios = rounds.map((r) => r.floor / r.etcd).sort((a, b) => a - b);
+    const medianFloorRatio = floorRatios.length ? floorRatios[Math.floor(floorRatios.length / 2)]! : undefined;
+    if (medianFloorRatio !== undefined) {
+      main.notes!.push(
+        `floor, same rounds: an HTTPS server with the same TLS and client whose create is only JSON.parse, JSON.stringify and one SqliteStore create ` +
+          `(no authorization, validation, managedFields, watch cache or controllers; bench/lib/floor-server.ts): ${medianFloorRatio.toFixed(2)}x raw etcd ` +
+          `(${rounds.map((r) => fmtInt(r.floor)).join('; ')}). No API server on this transport and store can do better on this machine.`,
       );
     }
     const h2Ratios = rounds.filter((r) => r.apiH2 !== undefined).map((r) => r.apiH2! / r.etcd).sort((a, b) => a - b);
@@ -499,6 +523,7 @@ export const apiSuite: Suite = {
         targetMedianRatio: medianRatio === undefined ? undefined : round(medianRatio),
         createsHttp2: createsH2,
         targetMedianRatioHttp2: medianH2Ratio === undefined ? undefined : round(medianH2Ratio),
+        floorMedianRatio: medianFloorRatio === undefined ? undefined : round(medianFloorRatio),
         ...(profile ? { cpuProfile: profile } : {}),
       },
     };

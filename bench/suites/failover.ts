@@ -78,6 +78,11 @@ function failoverTables(r: FailoverBenchResult, o: { agents: number; trials: num
               `HTTP/2: the 128 creates as concurrent streams on one TLS connection (h2load, generated names), the shape of client-go's traffic and of the raw etcd3 client's one gRPC channel: ${at128.ratioH2.toFixed(2)}x of raw, ${at128.ratioH2 >= TARGET_RATIO_128 ? 'meets' : 'MISSES'} the target.`,
             ]
           : []),
+        ...(at128?.floorRatio !== undefined
+          ? [
+              `floor at 128 clients: the same load against an HTTPS server with the same TLS whose create is only JSON.parse, JSON.stringify and one EtcdStore create (no authorization, validation, managedFields, watch caches or controllers; bench/lib/floor-server.ts): ${fmtInt(at128.floorCreatesPerSec)}/s, ${at128.floorRatio.toFixed(2)}x of raw. No API server on this transport, store and etcd client can do better on this machine.`,
+            ]
+          : []),
         'Everything (3 etcd members, 3 servers, agents, the load generator) shares this machine\'s cores: see the CPU table.',
       ],
     },
