@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION } from './discovery.js';
+import { openApiV2Document } from './openapi-v2.js';
 import { SELF_REVIEW_TYPES, selfReview, selfReviewType } from './self-review.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
@@ -306,6 +307,11 @@ export class ApiServer {
         return serveJoin(req, res, user, this.opts.ca);
       case '/openapi/v3':
         return sendJson(res, 200, this.discovery.openApiIndex());
+      case '/openapi/v2': {
+        const doc = openApiV2Document(SERVED_VERSION.gitVersion, accept);
+        res.writeHead(200, { 'Content-Type': doc.contentType, 'Content-Length': Buffer.byteLength(doc.body) });
+        return void res.end(doc.body);
+      }
     }
     if (p.startsWith('/openapi/v3/')) {
       const doc = this.discovery.openApiDocument(p.slice('/openapi/v3/'.length));

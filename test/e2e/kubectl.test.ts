@@ -102,6 +102,38 @@ describe('kubectl against skiff server', () => {
     assert.match(await s.k(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: ssa.replace('replicas: 2', 'replicas: 4') }), /serverside-applied/);
   });
 
+  it('takes kind: List manifests (what get -o yaml writes) in create, apply and apply --server-side, on every kubectl', async () => {
+    const list = (tag: string, value: string, extra = '') => `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: list-${tag}-a}
+  data: {k: "${value}"}${extra}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: list-${tag}-b}
+  data: {k: "${value}"}
+`;
+    for (const v of [undefined, '1.27', '1.33']) {
+      const tag = v ? v.replace('.', '') : 'path';
+      const opt = v ? { version: v } : {};
+      assert.match(await s.k(['create', '-f', '-'], { ...opt, input: list(`c${tag}`, '1') }), new RegExp(`configmap/list-c${tag}-b created`));
+      assert.match(await s.k(['apply', '-f', '-'], { ...opt, input: list(tag, '1') }), new RegExp(`configmap/list-${tag}-a created`));
+      assert.match(await s.k(['apply', '-f', '-'], { ...opt, input: list(tag, '2') }), new RegExp(`configmap/list-${tag}-b configured`));
+      assert.match(await s.k(['apply', '--server-side', '-f', '-'], { ...opt, input: list(`s${tag}`, '3') }), new RegExp(`configmap/list-s${tag}-a serverside-applied`));
+      // The exported list goes back in as it came out.
+      const exported = await s.k(['get', 'configmap', `list-${tag}-a`, `list-${tag}-b`, '-o', 'yaml'], opt);
+      assert.match(exported, /^kind: List$/m);
+      assert.match(await s.k(['apply', '-f', '-'], { ...opt, input: exported }), new RegExp(`configmap/list-${tag}-a (unchanged|configured)`));
+      assert.equal(JSON.parse(await s.k(['get', 'configmap', `list-${tag}-b`, '-o', 'json'])).data.k, '2');
+      // Items are still validated, by the server.
+      const bad = await s.kubectl(['create', '-f', '-'], { ...opt, input: list(`x${tag}`, '1', '\n  bogus: 1') });
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /unknown field "bogus"/);
+    }
+  });
+
   it('creates from a file, replaces, and reports conflicts and duplicates as kubectl users know them', async () => {
     const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: solo\ndata:\n  k: v\n';
     assert.match(await s.k(['create', '-f', '-'], { input: cm }), /configmap\/solo created/);
