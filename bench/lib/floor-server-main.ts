@@ -43,18 +43,23 @@ async function serve(config: FloorConfig): Promise<void> {
     const addr = server.address();
     process.send?.({ port: typeof addr === 'object' && addr ? addr.port : 0 });
   });
-  process.once('SIGTERM', () => {
+  const exit = () => {
     server.close();
     server.closeAllConnections();
     void store.close().finally(() => process.exit(0));
-  });
+  };
+  process.once('SIGTERM', exit);
+  // The bench went away without stopping us (killed, or exited on a signal): go too.
+  process.once('disconnect', exit);
 }
 
 const raw = process.env.SKIFF_FLOOR_CONFIG;
 const config = raw ? (JSON.parse(raw) as FloorConfig) : undefined;
 if (config?.kind === 'skiff-floor-server') {
   serve(config).catch((e: unknown) => {
-    process.send?.({ error: e instanceof Error ? e.message : String(e) });
-    process.exit(1);
+    // Exit once the message is out, so the bench reads the reason rather than "exited early".
+    const exit = () => process.exit(1);
+    if (process.send) process.send({ error: e instanceof Error ? e.message : String(e) }, exit);
+    else exit();
   });
 }

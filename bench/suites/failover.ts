@@ -80,7 +80,7 @@ function failoverTables(r: FailoverBenchResult, o: { agents: number; trials: num
           : []),
         ...(at128?.floorRatio !== undefined
           ? [
-              `floor at 128 clients: the same load against an HTTPS server with the same TLS whose create is only JSON.parse, JSON.stringify and one EtcdStore create (no authorization, validation, managedFields, watch caches or controllers; bench/lib/floor-server.ts): ${fmtInt(at128.floorCreatesPerSec)}/s, ${at128.floorRatio.toFixed(2)}x of raw. No API server on this transport, store and etcd client can do better on this machine.`,
+              `floor at 128 clients: the same load against an HTTPS server with the same TLS whose create is only JSON.parse, JSON.stringify and one EtcdStore create (no authorization, validation, managedFields, watch caches or controllers; bench/lib/floor-server.ts): ${fmtInt(at128.floorCreatesPerSec)}/s, ${at128.floorRatio.toFixed(2)}x of raw: what a do-nothing server reached over the same HTTP/1.1 transport, store and etcd client in one run (it may talk to another etcd member than the API server does).`,
             ]
           : []),
         'Everything (3 etcd members, 3 servers, agents, the load generator) shares this machine\'s cores: see the CPU table.',

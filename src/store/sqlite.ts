@@ -135,7 +135,8 @@ export class SqliteStore implements Store {
   private readonly inSnapshot: (fn: () => unknown) => unknown;
 
   static async open(opts: SqliteStoreOptions): Promise<SqliteStore> {
-    const walSizeLimitBytes = opts.walSizeLimitBytes ?? 64 * 1024 * 1024;
+    // Both pragmas derived from it need a finite number (SQLite reads Infinity as 0: no automatic checkpoints).
+    const walSizeLimitBytes = Number.isFinite(opts.walSizeLimitBytes) ? Math.max(0, opts.walSizeLimitBytes!) : 64 * 1024 * 1024;
     const data: WriterData = {
       kind: 'skiff-sqlite-writer',
       config: {

@@ -211,10 +211,11 @@ export function storeContract(name: string, open: OpenStore): void {
       it('reads at an older revision through many later writes, paging across changed and unchanged keys', () =>
         withStore(async (store) => {
           const v: Record<string, KeyValue> = {};
-          for (const k of ['a', 'b', 'c', 'd', 'e']) v[k] = await store.create(`/q/${k}`, `${k}1`);
+          for (const k of ['a', 'b', 'c', 'd', 'e', 'g']) v[k] = await store.create(`/q/${k}`, `${k}1`);
+          await store.delete('/q/g');
           const at = await store.currentRevision();
           // b: updated three times; d: deleted, created again and updated; f: created later, then updated;
-          // a, c, e: untouched.
+          // g: deleted before, created again after; h: created and deleted after; a, c, e: untouched.
           let b = v.b!;
           for (const n of [2, 3, 4]) b = await store.update('/q/b', `b${n}`, b.modRevision);
           await store.delete('/q/d');
@@ -222,6 +223,9 @@ export function storeContract(name: string, open: OpenStore): void {
           await store.update('/q/d', 'd3', d2.modRevision);
           const f = await store.create('/q/f', 'f1');
           await store.update('/q/f', 'f2', f.modRevision);
+          await store.create('/q/g', 'g2');
+          await store.create('/q/h', 'h1');
+          await store.delete('/q/h');
 
           const all = await store.list({ prefix: '/q/', revision: at });
           assert.deepEqual(all.items, ['a', 'b', 'c', 'd', 'e'].map((k) => v[k]));
