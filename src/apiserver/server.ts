@@ -11,6 +11,7 @@ import type { Logger } from '../util/log.js';
 import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION } from './discovery.js';
 import { openApiV2Document } from './openapi-v2.js';
+import { impersonatedUser } from './impersonation.js';
 import { SELF_REVIEW_TYPES, selfReview, selfReviewType } from './self-review.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
@@ -228,8 +229,9 @@ export class ApiServer {
     try {
       info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams, this.isNamespaced);
       if (info.kind === 'nonresource' && isPublicPath(info.path)) return await this.nonResource(req, res, info.path, url);
-      const user = await this.authenticator.authenticate(req);
-      if (!user) throw unauthorized();
+      const caller = await this.authenticator.authenticate(req);
+      if (!caller) throw unauthorized();
+      const user = await impersonatedUser(req, caller, this.authorizer);
       // Every authenticated user may ask who they are and what they may do.
       const review = selfReviewType(info);
       if (review) {

@@ -147,6 +147,35 @@ describe('tokens, join and node credentials', () => {
     assert.match(limited.out, /selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]/);
   });
 
+  it('runs impersonated requests (kubectl --as, --as-group) as the user named, and only for callers allowed to impersonate', async () => {
+    const caFile = joinPath(s.dataDir, 'ca-as.pem');
+    writeFileSync(caFile, caPem);
+    const kubectl = (token: string, ...args: string[]) =>
+      new Promise<{ code: number; out: string }>((resolve) =>
+        execFile('kubectl', ['--server', server, '--certificate-authority', caFile, '--token', token, ...args], (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout + stderr })),
+      );
+    const who = await kubectl(adminToken, 'auth', 'whoami', '--as=jane', '--as-group=devs');
+    assert.match(who.out, /Username\s+jane/);
+    assert.match(who.out, /Groups\s+\[devs system:authenticated\]/);
+    const no = await kubectl(adminToken, 'auth', 'can-i', 'get', 'pods', '--as=jane');
+    assert.deepEqual([no.code, no.out.trim()], [1, 'no']);
+    const listed = await kubectl(adminToken, 'get', 'pods', '--as=jane');
+    assert.equal(listed.code, 1);
+    assert.match(listed.out, /Error from server \(Forbidden\): pods is forbidden: User "jane" cannot list resource "pods" in API group "" in the namespace "default"/);
+    const created = await kubectl(adminToken, 'create', 'configmap', 'as-jane', '--as=jane');
+    assert.equal(created.code, 1, 'a write asked as jane must not happen as the admin');
+    assert.equal((await kubectl(adminToken, 'get', 'configmap', 'as-jane')).code, 1);
+    // A node identity may read nodes, not delete them; the admin may be anyone, masters included.
+    const nodeArgs = ['--as=system:node:node-9', '--as-group=system:nodes'];
+    assert.match((await kubectl(adminToken, 'auth', 'can-i', 'get', 'nodes', ...nodeArgs)).out, /^yes$/m);
+    assert.match((await kubectl(adminToken, 'auth', 'can-i', 'delete', 'nodes', ...nodeArgs)).out, /^no - node "node-9" may only change its own Node$/m);
+    assert.equal((await kubectl(adminToken, 'get', 'namespaces', '--as=ops', '--as-group=system:masters')).code, 0);
+    // Only callers allowed the impersonate verb may ask.
+    const refused = await kubectl(userToken, 'get', 'namespaces', '--as=ci-admin', '--as-group=system:masters');
+    assert.equal(refused.code, 1);
+    assert.match(refused.out, /Error from server \(Forbidden\): users "ci-admin" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope/);
+  });
+
   it('stores ServiceAccounts and RBAC objects for manifests (kubectl create, apply, get), validated as upstream; every namespace gets a default ServiceAccount', async () => {
     await s.k(['create', 'namespace', 'rbac-e2e']);
     await eventually(async () => (await s.k(['get', 'serviceaccounts', '-n', 'rbac-e2e'])).includes('default'), 15_000, 'default ServiceAccount');

@@ -2,7 +2,7 @@
 // namespace, name, subresource), as upstream's RequestInfoFactory does.
 import { badRequest } from '../../api/errors.js';
 
-export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'impersonate';
 
 export interface ResourceRequest {
   kind: 'resource';
