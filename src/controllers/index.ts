@@ -9,6 +9,7 @@ import { EndpointSliceController } from './endpointslices.js';
 import { JobController } from './job.js';
 import { CronJobController } from './cronjob.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
+import { DisruptionController } from './disruption.js';
 import { NodeLifecycleController } from './node-lifecycle.js';
 import { TaintEvictionController } from './taint-eviction.js';
 import { PodGCController } from './pod-gc.js';
@@ -26,6 +27,7 @@ export function allControllers(): Controller[] {
     new JobController(),
     new CronJobController(),
     new ServiceAccountsController(),
+    new DisruptionController(),
     new NodeLifecycleController(),
     new TaintEvictionController(),
     new PodGCController(),

@@ -2,65 +2,12 @@
 // from the live pods and spent through a compare-and-swap on the PDB's status, so two API
 // servers evicting at once cannot both take the last disruption.
 import type { KubeObject } from '../../api/types.js';
-import { StatusError, badRequest, isStatusError, successStatus, tooManyRequests } from '../../api/errors.js';
-import { matchLabelSelectorObject, type LabelSelectorObject } from '../../api/labels.js';
+import { StatusError, isStatusError, successStatus, tooManyRequests } from '../../api/errors.js';
+import { matchLabelSelectorObject } from '../../api/labels.js';
+import { computeBudget, DISRUPTED_POD_TTL_MS, type PdbSpec, type PdbStatus } from '../../api/disruption-budget.js';
 import type { ObjectStore, DeleteOptions } from '../object-store.js';
 import type { WriteContext } from '../request-context.js';
 import { alwaysMatch } from '../watch-cache.js';
-
-interface PdbSpec {
-  selector?: LabelSelectorObject;
-  minAvailable?: number | string;
-  maxUnavailable?: number | string;
-}
-
-interface PdbStatus {
-  disruptedPods?: Record<string, string>;
-  disruptionsAllowed?: number;
-  currentHealthy?: number;
-  desiredHealthy?: number;
-  expectedPods?: number;
-  observedGeneration?: number;
-}
-
-/** How long an eviction stays counted as a disruption before the pod's deletion is observed (upstream: 2 min). */
-const DISRUPTED_POD_TTL_MS = 120_000;
-
-function scaled(value: number | string, total: number, roundUp: boolean): number {
-  if (typeof value === 'number') return value;
-  const m = /^(\d+)%$/.exec(value);
-  if (!m) throw badRequest(`invalid value for IntOrString: invalid type: string is not a percentage: ${JSON.stringify(value)}`);
-  const v = (Number(m[1]) * total) / 100;
-  return roundUp ? Math.ceil(v) : Math.floor(v);
-}
-
-function isReady(pod: KubeObject): boolean {
-  const conditions = ((pod.status ?? {}) as { conditions?: { type: string; status: string }[] }).conditions ?? [];
-  return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
-export interface Budget {
-  healthy: number;
-  desired: number;
-  expected: number;
-  allowed: number;
-}
-
-export function computeBudget(pdb: KubeObject, pods: KubeObject[], now: number): Budget {
-  const spec = (pdb.spec ?? {}) as PdbSpec;
-  const disrupted = ((pdb.status ?? {}) as PdbStatus).disruptedPods ?? {};
-  const matching = pods.filter((p) => spec.selector && matchLabelSelectorObject(spec.selector, p.metadata.labels ?? {}));
-  const expected = matching.length;
-  const healthy = matching.filter((p) => {
-    if (p.metadata.deletionTimestamp || !isReady(p)) return false;
-    const at = disrupted[p.metadata.name!];
-    return !(at && now - Date.parse(at) < DISRUPTED_POD_TTL_MS);
-  }).length;
-  let desired = 0;
-  if (spec.minAvailable !== undefined) desired = scaled(spec.minAvailable, expected, true);
-  else if (spec.maxUnavailable !== undefined) desired = expected - scaled(spec.maxUnavailable, expected, true);
-  return { healthy, desired, expected, allowed: Math.max(0, healthy - desired) };
-}
 
 export async function evictPod(
   pods: ObjectStore,
