@@ -1,5 +1,7 @@
 // Admission steps that upstream runs as plugins before storage.
-import type { KubeObject } from '../api/types.js';
+import { invalid } from '../api/errors.js';
+import type { KubeObject, StatusCause } from '../api/types.js';
+import { goStringSlice, isValidIP } from '../api/validation.js';
 
 export interface AdmissionOptions {
   defaultNotReadyTolerationSeconds: number;
@@ -75,6 +77,53 @@ export function allocateServiceAddresses(svc: KubeObject, inUse: ServiceAddresse
       }
     }
   }
+}
+
+interface ServiceSpec {
+  type?: string;
+  clusterIP?: string;
+  ports?: { nodePort?: number }[];
+}
+
+const SERVICE_CIDR = `${SERVICE_CIDR_BASE[0]}.${SERVICE_CIDR_BASE[1]}.0.0/16`;
+
+/** A usable address of the service range (not its network or broadcast address). */
+function inServiceRange(ip: string): boolean {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  if (!m || Number(m[1]) !== SERVICE_CIDR_BASE[0] || Number(m[2]) !== SERVICE_CIDR_BASE[1]) return false;
+  const host = Number(m[3]) * 256 + Number(m[4]);
+  return host > 0 && host < 65_535;
+}
+
+/**
+ * What upstream's IP and port allocators refuse: a requested ClusterIP outside the service range
+ * or held by another Service, a NodePort outside 30000-32767 or held by another Service. `inUse`
+ * holds the addresses of every other Service; on update only newly requested values are checked.
+ * Malformed addresses are left to validation.
+ */
+export function checkServiceAddresses(svc: KubeObject, old: KubeObject | undefined, inUse: ServiceAddressesInUse): void {
+  const spec = (svc.spec ?? {}) as ServiceSpec;
+  const oldSpec = (old?.spec ?? {}) as ServiceSpec;
+  const causes: StatusCause[] = [];
+  const ip = spec.clusterIP;
+  if (!old && ip && ip !== 'None' && spec.type !== 'ExternalName' && isValidIP(ip)) {
+    const failed = (why: string) =>
+      causes.push({ reason: 'FieldValueInvalid', field: 'spec.clusterIPs', message: `Invalid value: ${goStringSlice([ip])}: failed to allocate IP ${ip}: ${why}` });
+    if (!inServiceRange(ip)) failed(`the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`);
+    else if (inUse.clusterIPs.has(ip)) failed('provided IP is already allocated');
+  }
+  const held = new Set((oldSpec.ports ?? []).map((p) => p.nodePort).filter((n): n is number => typeof n === 'number' && n > 0));
+  (spec.ports ?? []).forEach((p, i) => {
+    const n = p.nodePort;
+    if (typeof n !== 'number' || n === 0 || held.has(n)) return;
+    const field = `spec.ports[${i}].nodePort`;
+    if (n < NODE_PORT_RANGE[0] || n > NODE_PORT_RANGE[1]) {
+      causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: ${n}: provided port is not in the valid range. The range of valid ports is ${NODE_PORT_RANGE[0]}-${NODE_PORT_RANGE[1]}` });
+    } else if (inUse.nodePorts.has(n)) {
+      causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: ${n}: provided port is already allocated` });
+    }
+  });
+  if (causes.length > 0) throw invalid('Service', '', svc.metadata.name ?? '', causes);
 }
 
 /** The ClusterIP of `default/kubernetes`: the first usable address of the service range. */

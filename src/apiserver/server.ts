@@ -21,7 +21,7 @@ import { ObjectStore, type NamespaceLookup } from './object-store.js';
 import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
-import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
+import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, checkServiceAddresses, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
 import { alwaysMatch } from './watch-cache.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
@@ -129,20 +129,22 @@ export class ApiServer {
   }
 
   /** Admission plugins by resource: DefaultTolerationSeconds for pods, address allocation for services. */
-  private admissionFor(rt: ResourceType, admission: AdmissionOptions): ((op: 'create' | 'update', obj: KubeObject) => void) | undefined {
+  private admissionFor(rt: ResourceType, admission: AdmissionOptions): ((op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined) => void) | undefined {
     if (rt.group !== '') return undefined;
     if (rt.resource === 'pods') return (op, obj) => void (op === 'create' && defaultTolerationSeconds(obj, admission));
     if (rt.resource === 'services') {
-      return (op, obj) => {
-        if (op !== 'create') return;
-        const inUse = { clusterIPs: new Set<string>([KUBERNETES_SERVICE_IP]), nodePorts: new Set<number>() };
+      return (op, obj, old) => {
+        const isKubernetes = obj.metadata.namespace === 'default' && obj.metadata.name === 'kubernetes';
+        // Addresses held by every other Service (`kubernetes` always holds the first one).
+        const inUse = { clusterIPs: new Set<string>(isKubernetes ? [] : [KUBERNETES_SERVICE_IP]), nodePorts: new Set<number>() };
         for (const svc of this.storeByResource('', 'services').cache.list(alwaysMatch, '/registry/services/').items) {
+          if (svc.metadata.namespace === obj.metadata.namespace && svc.metadata.name === obj.metadata.name) continue;
           const spec = (svc.spec ?? {}) as { clusterIP?: string; ports?: { nodePort?: number }[] };
           if (spec.clusterIP) inUse.clusterIPs.add(spec.clusterIP);
           for (const p of spec.ports ?? []) if (p.nodePort) inUse.nodePorts.add(p.nodePort);
         }
-        const isKubernetes = obj.metadata.namespace === 'default' && obj.metadata.name === 'kubernetes';
-        allocateServiceAddresses(obj, inUse, isKubernetes ? KUBERNETES_SERVICE_IP : undefined);
+        checkServiceAddresses(obj, old, inUse);
+        if (op === 'create') allocateServiceAddresses(obj, inUse, isKubernetes ? KUBERNETES_SERVICE_IP : undefined);
       };
     }
     return undefined;

@@ -131,6 +131,25 @@ describe('object semantics', () => {
     await assert.rejects(evict('e2'), (e) => isStatusError(e) && e.code === 429 && /disruption budget/.test(e.message));
   });
 
+  it("allocates Service addresses as upstream's allocators do: range, uniqueness, and a cluster IP fixed once set", async () => {
+    const S = '/api/v1/namespaces/default/services';
+    const svc = (name: string, spec: Record<string, unknown>) => ({ metadata: { name }, spec: { ports: [{ port: 80 }], ...spec } });
+    const rejected = (p: Promise<unknown>, message: RegExp) => assert.rejects(p, (e) => isStatusError(e) && e.code === 422 && message.test(e.message));
+    const a = await c.create<KubeObject>(S, svc('addr-a', { type: 'NodePort', ports: [{ port: 80, nodePort: 30601 }] }));
+    const ip = (a.spec as { clusterIP: string }).clusterIP;
+    await rejected(c.create(S, svc('addr-dup', { clusterIP: ip })), new RegExp(`spec.clusterIPs: Invalid value: \\[\\]string\\{"${ip}"\\}: failed to allocate IP ${ip}: provided IP is already allocated`));
+    await rejected(c.create(S, svc('addr-out', { clusterIP: '192.168.1.1' })), /the provided IP \(192\.168\.1\.1\) is not in the valid range\. The range of valid IPs is 10\.43\.0\.0\/16/);
+    await rejected(c.create(S, svc('addr-k8s', { clusterIP: '10.43.0.1' })), /provided IP is already allocated/);
+    const chosen = await c.create<KubeObject>(S, svc('addr-chosen', { clusterIP: '10.43.7.7' }));
+    assert.deepEqual((chosen.spec as { clusterIPs: string[] }).clusterIPs, ['10.43.7.7']);
+    await rejected(c.create(S, svc('addr-np', { type: 'NodePort', ports: [{ port: 80, nodePort: 30601 }] })), /spec\.ports\[0\]\.nodePort: Invalid value: 30601: provided port is already allocated/);
+    await rejected(c.patch(`${S}/addr-a`, { spec: { ports: [{ port: 80, nodePort: 1 }] } }, 'merge'), /spec\.ports\[0\]\.nodePort: Invalid value: 1: provided port is not in the valid range\. The range of valid ports is 30000-32767/);
+    await rejected(c.patch(`${S}/addr-a`, { spec: { clusterIP: '10.43.0.99' } }, 'merge'), /spec\.clusterIPs\[0\]: Invalid value: \[\]string\{"10\.43\.0\.99"\}: may not change once set/);
+    // Its own port and address stay its own through updates.
+    const relabelled = await c.patch<KubeObject>(`${S}/addr-a`, { metadata: { labels: { x: 'y' } } }, 'merge');
+    assert.equal((relabelled.spec as { clusterIP: string }).clusterIP, ip);
+  });
+
   it('serves deployments/scale and bumps generation through it', async () => {
     await c.create(D, deployment('sc', 2));
     const scale = await c.get<{ spec: { replicas: number }; status: { selector: string } }>(`${D}/sc/scale`);

@@ -114,6 +114,13 @@ function prepareForUpdate(o: KubeObject, old: KubeObject): void {
   if (needsClusterIP(oldSpec) && needsClusterIP(spec)) {
     if (!str(spec.clusterIP) && str(oldSpec.clusterIP)) spec.clusterIP = oldSpec.clusterIP;
     if (arr(spec.clusterIPs).length === 0 && arr(oldSpec.clusterIPs).length > 0) spec.clusterIPs = oldSpec.clusterIPs;
+    // A changed clusterIP with clusterIPs left as they were (a patch of clusterIP alone) means the
+    // new address, as upstream normalizes it, so the immutability check below sees the change.
+    const ips = arr(spec.clusterIPs).map(str);
+    const oldIps = arr(oldSpec.clusterIPs).map(str);
+    if (str(spec.clusterIP) && ips.length > 0 && str(spec.clusterIP) !== ips[0] && ips.join() === oldIps.join()) {
+      spec.clusterIPs = [str(spec.clusterIP), ...ips.slice(1)];
+    }
     if (spec.ipFamilyPolicy === undefined && oldSpec.ipFamilyPolicy !== undefined) spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
     if (arr(spec.ipFamilies).length === 0 && arr(oldSpec.ipFamilies).length > 0) spec.ipFamilies = oldSpec.ipFamilies;
   }
