@@ -2,17 +2,21 @@
 // Lease it renews (upstream's lease endpoint reconciler: 10 s interval, 15 s TTL). Agents read
 // these Endpoints to learn all members and fail over among them.
 import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { KubeList, KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import type { ApiClient } from '../client/rest.js';
 import { microTime } from '../client/leader-election.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
+import { SERVICE_NAME_LABEL } from '../controllers/endpointslices.js';
 
 export const APISERVER_LEASE_LABEL = 'skiff.dev/apiserver-endpoint';
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
 const ENDPOINTS = '/api/v1/namespaces/default/endpoints';
 const SERVICES = '/api/v1/namespaces/default/services';
+const ENDPOINT_SLICES = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
+const SKIP_MIRROR_LABEL = 'endpointslice.kubernetes.io/skip-mirror';
 
 export interface EndpointReconcilerOptions {
   client: ApiClient;
@@ -112,12 +116,40 @@ export class EndpointReconciler {
       if (!isStatusError(e, 'NotFound')) throw e;
     }
     if (!current) {
-      await this.o.client.create(ENDPOINTS, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', labels: { endpointslice: 'skiff' } }, subsets });
+      // The slice below is written by the servers themselves: nothing is to mirror these Endpoints.
+      await this.o.client.create(ENDPOINTS, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', labels: { [SKIP_MIRROR_LABEL]: 'true' } }, subsets });
+    } else if (JSON.stringify(current.subsets ?? []) !== JSON.stringify(subsets)) {
+      await this.o.client.replace(`${ENDPOINTS}/kubernetes`, { ...current, subsets });
+      this.o.log.info({ members: members.map((m) => `${m.host}:${m.port}`) }, 'default/kubernetes endpoints updated');
+    }
+    await this.reconcileSlice(members);
+  }
+
+  /** The same members as the `kubernetes` EndpointSlice, as upstream's servers keep it (one port: members share it on one machine or none). */
+  private async reconcileSlice(members: Member[]): Promise<void> {
+    const port = members[0]?.port ?? this.o.port;
+    // A slice holds addresses of one family; members advertised by name have no place in it.
+    const v6 = members.length > 0 && members.every((m) => isIP(m.host) === 6);
+    const wanted = {
+      addressType: v6 ? 'IPv6' : 'IPv4',
+      endpoints: members.filter((m) => m.port === port && isIP(m.host) === (v6 ? 6 : 4)).map((m) => ({ addresses: [m.host], conditions: { ready: true } })),
+      ports: [{ name: 'https', port, protocol: 'TCP' }],
+    };
+    let current: KubeObject | undefined;
+    try {
+      current = await this.o.client.get<KubeObject>(`${ENDPOINT_SLICES}/kubernetes`);
+    } catch (e) {
+      if (!isStatusError(e, 'NotFound')) throw e;
+    }
+    const slice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'kubernetes', labels: { [SERVICE_NAME_LABEL]: 'kubernetes' } }, ...wanted };
+    if (!current) {
+      await this.o.client.create(ENDPOINT_SLICES, slice).catch((e: unknown) => {
+        if (!isStatusError(e, 'AlreadyExists')) throw e;
+      });
       return;
     }
-    if (JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets)) return;
-    await this.o.client.replace(`${ENDPOINTS}/kubernetes`, { ...current, subsets });
-    this.o.log.info({ members: members.map((m) => `${m.host}:${m.port}`) }, 'default/kubernetes endpoints updated');
+    const have = { addressType: current.addressType, endpoints: current.endpoints, ports: current.ports };
+    if (JSON.stringify(have) !== JSON.stringify(wanted)) await this.o.client.replace(`${ENDPOINT_SLICES}/kubernetes`, { ...current, ...wanted });
   }
 
   private async ensureService(targetPort: number): Promise<void> {

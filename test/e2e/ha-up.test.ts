@@ -52,6 +52,12 @@ describe('skiff up --servers 3 --storage etcd', () => {
         const ips = ((ep.subsets ?? []) as { addresses?: { ip: string }[] }[]).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort();
         return JSON.stringify(ips) === JSON.stringify(members);
       }, 20_000, 'all 3 members in default/kubernetes');
+      // ...and in its EndpointSlice, as upstream's servers keep both.
+      await eventually(async () => {
+        const slice = await client.get<KubeObject>('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes');
+        const ips = ((slice.endpoints ?? []) as { addresses: string[] }[]).flatMap((e) => e.addresses).sort();
+        return JSON.stringify(ips) === JSON.stringify(members) && slice.metadata.labels?.['kubernetes.io/service-name'] === 'kubernetes';
+      }, 20_000, 'all 3 members in the kubernetes EndpointSlice');
       const nodes = await client.get<KubeList>('/api/v1/nodes');
       assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['node-1', 'node-2']);
     } finally {
