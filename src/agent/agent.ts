@@ -14,7 +14,7 @@ import type { Logger } from '../util/log.js';
 import { type AgentApi, errorText } from './api.js';
 import { rfc3339 } from '../util/time.js';
 import { cordon, deleteNode, evictAll, withinDeadline } from './drain.js';
-import { EventRecorder } from './events.js';
+import { EventRecorder, nodeConditionEventReason } from './events.js';
 import { JoinError, ensureNodeCredential } from './join.js';
 import { Backoff } from './wake.js';
 import { LeaseRenewer } from './lease-renewer.js';
@@ -254,6 +254,7 @@ export class Agent {
     });
     // Before anything talks to the API: containers an earlier agent started are adopted, orphans killed.
     await this.podSync.recover();
+    void events.node('Starting', 'Starting skiff agent.');
 
     const serving = await ensureServingCert(this.state.path('tls'), this.nodeName, dedupe([cfg.nodeIP, this.nodeName, 'localhost']));
     this.logServer = new LogServer({
@@ -314,6 +315,12 @@ export class Agent {
       buildStatus: (prev, now) => this.buildStatus(prev?.conditions, now),
       onNodeMissing: (source) => void this.keeper?.check(source),
       classic: !cfg.reregister,
+      onConditionsChanged: (changed) => {
+        for (const c of changed) {
+          const reason = nodeConditionEventReason(c.type, c.status);
+          if (reason) void events.node(reason, `Node ${this.nodeName} status is now: ${reason}`);
+        }
+      },
     });
 
     // Pods are watched from the start: with the API down the agent still restarts crashed containers.

@@ -38,3 +38,20 @@ export class EventRecorder {
     this.logger.debug({ reason, err: errorText(e) }, 'could not record event');
   }
 }
+
+/** The kubelet's event reason for a node condition reaching a status ("Node x status is now: <reason>"). */
+export function nodeConditionEventReason(type: string, status: string): string | undefined {
+  const ok = status === 'False';
+  switch (type) {
+    case 'Ready':
+      return status === 'True' ? 'NodeReady' : 'NodeNotReady';
+    case 'MemoryPressure':
+      return ok ? 'NodeHasSufficientMemory' : 'NodeHasInsufficientMemory';
+    case 'DiskPressure':
+      return ok ? 'NodeHasNoDiskPressure' : 'NodeHasDiskPressure';
+    case 'PIDPressure':
+      return ok ? 'NodeHasSufficientPID' : 'NodeHasInsufficientPID';
+    default:
+      return undefined;
+  }
+}

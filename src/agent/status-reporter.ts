@@ -24,6 +24,8 @@ export interface StatusReporterOptions {
   onNodeMissing(source: string): void;
   /** Classic (upstream) mode: 5 tries per sync, each failure logged as the kubelet logs it. */
   classic?: boolean;
+  /** After a report: the conditions whose status differs from the previous report (all, the first time). */
+  onConditionsChanged?(changed: { type: string; status: string }[]): void;
 }
 
 export class StatusReporter {
@@ -68,6 +70,9 @@ export class StatusReporter {
 
   private async post(status: NodeStatus, now: number): Promise<void> {
     await this.o.api.patch(`${nodePath(this.o.nodeName)}/status`, { status }, 'merge');
+    const before = new Map((this.last?.conditions ?? []).map((c) => [c.type, c.status]));
+    const changed = (status.conditions ?? []).filter((c) => before.get(c.type) !== c.status).map((c) => ({ type: c.type, status: c.status }));
+    if (changed.length > 0) this.o.onConditionsChanged?.(changed);
     this.last = status;
     this.lastAt = now;
     this.force = false;

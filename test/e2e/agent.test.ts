@@ -80,6 +80,11 @@ describe('skiff agent end to end', () => {
   it('kubectl delete node: back within 1 s with its labels, taints and cordon; its pod keeps running', async () => {
     const a = agent('e2e-heal');
     await a.start();
+    // The node's own events, as a kubelet records them (kubectl describe node shows them).
+    await eventually(async () => {
+      const out = await s.k(['get', 'events', '--field-selector', 'involvedObject.name=e2e-heal', '-o', 'jsonpath={.items[*].reason}']);
+      return ['Starting', 'NodeReady', 'NodeHasSufficientMemory'].every((r) => out.split(' ').includes(r));
+    }, 10_000, 'Starting, NodeReady and NodeHasSufficientMemory events');
     await s.k(['apply', '-f', '-'], { input: podManifest('heal-pod', 'e2e-heal', ['sleep', '3600']) });
     const before = await runningPod('heal-pod');
     const pidsBefore = containerPids(before.metadata.uid!);
