@@ -7,7 +7,7 @@
 // honoured is refused.
 import type { IncomingMessage } from 'node:http';
 import { badRequest, forbidden } from '../api/errors.js';
-import type { Authorizer } from './auth.js';
+import { forbiddenMessage, type Authorizer } from './auth.js';
 import type { ResourceRequest } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
 
@@ -79,16 +79,7 @@ export async function impersonatedUser(req: IncomingMessage, caller: UserInfo, a
     for (const v of values) checks.push(impersonation('userextras', v, { group: AUTHENTICATION_GROUP, subresource: key }));
   }
   for (const c of checks) {
-    if ((await authorizer.authorize(caller, c)) !== undefined) {
-      const what = c.subresource ? `${c.resource}/${c.subresource}` : c.resource;
-      const scope = c.namespace ? `in the namespace "${c.namespace}"` : 'at the cluster scope';
-      throw forbidden(
-        `${c.resource} "${c.name}" is forbidden: User "${caller.name}" cannot impersonate resource "${what}" in API group "${c.group}" ${scope}`,
-        c.resource,
-        c.group,
-        c.name,
-      );
-    }
+    if ((await authorizer.authorize(caller, c)) !== undefined) throw forbidden(forbiddenMessage(caller, c), c.resource, c.group, c.name);
   }
 
   const asGroups = [...groups];
