@@ -80,6 +80,10 @@ export class ResourceHandler {
         return this.watch(req, res, rt, store, info, query);
       case 'create': {
         const obj = await this.readObject(req, rt, ctx);
+        // As upstream's storage: an object that still names a version of something that existed
+        // (an export applied after the original was deleted) is not silently made new.
+        const rv = obj.metadata?.resourceVersion;
+        if (rv && rv !== '0') throw badRequest('resourceVersion should not be set on objects to be created');
         const created = await store.create(info.namespace, obj, ctx);
         return sendJson(res, 201, created, { warnings: ctx.warnings });
       }

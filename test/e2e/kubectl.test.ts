@@ -127,6 +127,14 @@ items:
       assert.match(exported, /^kind: List$/m);
       assert.match(await s.k(['apply', '-f', '-'], { ...opt, input: exported }), new RegExp(`configmap/list-${tag}-a (unchanged|configured)`));
       assert.equal(JSON.parse(await s.k(['get', 'configmap', `list-${tag}-b`, '-o', 'json'])).data.k, '2');
+      // Deleted, the export comes back as new objects: kubectl drops the old resourceVersions when it
+      // creates. A client that sends one gets upstream's refusal.
+      await s.k(['delete', '-f', '-'], { ...opt, input: exported });
+      assert.match(await s.k(['apply', '-f', '-'], { ...opt, input: exported }), new RegExp(`configmap/list-${tag}-a created`));
+      const withRv = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `list-${tag}-rv`, resourceVersion: '12' } });
+      const raw = await s.kubectl(['create', '--raw', '/api/v1/namespaces/default/configmaps', '-f', '-'], { ...opt, input: withRv });
+      assert.notEqual(raw.code, 0);
+      assert.match(raw.stderr, /resourceVersion should not be set on objects to be created/);
       // Items are still validated, by the server.
       const bad = await s.kubectl(['create', '-f', '-'], { ...opt, input: list(`x${tag}`, '1', '\n  bogus: 1') });
       assert.notEqual(bad.code, 0);
