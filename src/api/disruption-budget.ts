@@ -3,6 +3,7 @@
 import { badRequest } from './errors.js';
 import { matchLabelSelectorObject, type LabelSelectorObject } from './labels.js';
 import type { KubeObject } from './types.js';
+import { isPodReady } from './kinds/pod.js';
 
 export interface PdbSpec {
   selector?: LabelSelectorObject;
@@ -31,11 +32,6 @@ function scaled(value: number | string, total: number, roundUp: boolean): number
   return roundUp ? Math.ceil(v) : Math.floor(v);
 }
 
-export function isReady(pod: KubeObject): boolean {
-  const conditions = ((pod.status ?? {}) as { conditions?: { type: string; status: string }[] }).conditions ?? [];
-  return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
 export interface Budget {
   healthy: number;
   desired: number;
@@ -49,7 +45,7 @@ export function computeBudget(pdb: KubeObject, pods: KubeObject[], now: number):
   const matching = pods.filter((p) => spec.selector && matchLabelSelectorObject(spec.selector, p.metadata.labels ?? {}));
   const expected = matching.length;
   const healthy = matching.filter((p) => {
-    if (p.metadata.deletionTimestamp || !isReady(p)) return false;
+    if (p.metadata.deletionTimestamp || !isPodReady(p)) return false;
     const at = disrupted[p.metadata.name!];
     return !(at && now - Date.parse(at) < DISRUPTED_POD_TTL_MS);
   }).length;

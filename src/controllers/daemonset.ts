@@ -22,7 +22,7 @@ import { isStatusError } from '../api/errors.js';
 import { semanticEqual, deepClone, isObject, obj, arr, str } from '../api/kinds/json.js';
 import { TEMPLATE_GENERATION_ANNOTATION, type DaemonSet, type DaemonSetStatus } from '../api/kinds/daemonset.js';
 import type { Node, Taint } from '../api/kinds/node.js';
-import type { Pod, PodTemplateSpec, Toleration } from '../api/kinds/pod.js';
+import { isPodReady, type Pod, type PodTemplateSpec, type Toleration } from '../api/kinds/pod.js';
 import { workloadSelector } from '../api/kinds/replicaset.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
@@ -38,7 +38,6 @@ import {
   creationMs,
   Expectations,
   isPodAvailable,
-  isPodReady,
   isPodTerminal,
   msUntilAvailable,
   objectPath,

@@ -11,14 +11,14 @@ import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../api/errors.js';
 import type { EndpointAddress, EndpointPort, Endpoints, EndpointSubset } from '../api/kinds/endpoints.js';
 import { semanticEqual } from '../api/kinds/json.js';
-import type { Pod } from '../api/kinds/pod.js';
+import { isPodReady, type Pod } from '../api/kinds/pod.js';
 import type { Service, ServicePort } from '../api/kinds/service.js';
 import { selectorFromSet, type LabelSelector } from '../api/labels.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { PATHS } from './informers.js';
 import type { Controller, ControllerContext } from './manager.js';
-import { conflictsRequeue, isPodReady, objectPath } from './pod-control.js';
+import { conflictsRequeue, objectPath } from './pod-control.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
 
 export const HEADLESS_LABEL = 'service.kubernetes.io/headless';

@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../api/errors.js';
 import type { AddressType, EndpointSlice, SliceEndpoint, SlicePort } from '../api/kinds/endpointslice.js';
 import { semanticEqual } from '../api/kinds/json.js';
-import type { Pod } from '../api/kinds/pod.js';
+import { isPodReady, type Pod } from '../api/kinds/pod.js';
 import type { Service } from '../api/kinds/service.js';
 import type { OwnerReference } from '../api/types.js';
 import type { Informer } from '../client/informer.js';
@@ -15,7 +15,7 @@ import { objectKeyOf } from '../client/informer.js';
 import { HEADLESS_LABEL, hasSelector, listable, selectorOf, targetPortOn, watchSelectedPods } from './endpoints.js';
 import { PATHS } from './informers.js';
 import type { Controller, ControllerContext } from './manager.js';
-import { conflictsRequeue, isPodReady, objectPath } from './pod-control.js';
+import { conflictsRequeue, objectPath } from './pod-control.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';

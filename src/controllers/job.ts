@@ -13,7 +13,7 @@ import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../api/errors.js';
 import { COMPLETION_INDEX, jobCondition, type Job, type JobCondition, type JobStatus } from '../api/kinds/job.js';
 import { semanticEqual } from '../api/kinds/json.js';
-import type { Pod } from '../api/kinds/pod.js';
+import { isPodReady, type Pod } from '../api/kinds/pod.js';
 import { workloadSelector } from '../api/kinds/replicaset.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
@@ -27,7 +27,6 @@ import {
   conflictsRequeue,
   controllerRefTo,
   Expectations,
-  isPodReady,
   objectPath,
   OwnerIndex,
   ownerStillThere,

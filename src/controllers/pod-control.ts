@@ -8,7 +8,7 @@ import type { KubeObject, OwnerReference } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import type { LabelSelector } from '../api/labels.js';
 import { deepClone, isObject, semanticEqual } from '../api/kinds/json.js';
-import type { Pod, PodTemplateSpec } from '../api/kinds/pod.js';
+import { isPodReady, podReadySince, type Pod, type PodTemplateSpec } from '../api/kinds/pod.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
@@ -63,22 +63,6 @@ export function isPodActive(pod: Pod): boolean {
 export function isPodTerminal(pod: Pod): boolean {
   const phase = pod.status?.phase;
   return phase === 'Succeeded' || phase === 'Failed';
-}
-
-function readyCondition(pod: Pod) {
-  return (pod.status?.conditions ?? []).find((c) => c.type === 'Ready');
-}
-
-export function isPodReady(pod: Pod): boolean {
-  return readyCondition(pod)?.status === 'True';
-}
-
-/** When the pod last became Ready (ms), if it is Ready and says so. */
-export function podReadySince(pod: Pod): number | undefined {
-  const c = readyCondition(pod);
-  if (c?.status !== 'True' || !c.lastTransitionTime) return undefined;
-  const t = Date.parse(c.lastTransitionTime);
-  return Number.isFinite(t) ? t : undefined;
 }
 
 /** Ready for at least minReadySeconds (upstream IsPodAvailable). */

@@ -4,7 +4,7 @@
 import { isStatusError } from '../api/errors.js';
 import { selectorFromSet } from '../api/labels.js';
 import { semanticEqual } from '../api/kinds/json.js';
-import type { Pod } from '../api/kinds/pod.js';
+import { isPodReady, podReadySince, type Pod } from '../api/kinds/pod.js';
 import { type ReplicaSet, type ReplicaSetStatus, workloadSelector } from '../api/kinds/replicaset.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
@@ -21,13 +21,11 @@ import {
   Expectations,
   isPodActive,
   isPodAvailable,
-  isPodReady,
   msUntilAvailable,
   objectPath,
   OwnerIndex,
   ownerStillThere,
   PodControl,
-  podReadySince,
   slowStartBatch,
   watchOwnedPods,
 } from './pod-control.js';

@@ -226,6 +226,23 @@ const VOLUME_SOURCES = [
 ];
 
 /** The tag an image reference resolves to: "latest" when it names neither tag nor digest. */
+function readyCondition(pod: KubeObject) {
+  return ((pod.status ?? {}) as { conditions?: { type: string; status: string; lastTransitionTime?: string }[] }).conditions?.find((c) => c.type === 'Ready');
+}
+
+/** The pod's Ready condition is True (what controllers and disruption budgets count as ready). */
+export function isPodReady(pod: KubeObject): boolean {
+  return readyCondition(pod)?.status === 'True';
+}
+
+/** When the pod last became Ready (ms), if it is Ready and says so. */
+export function podReadySince(pod: KubeObject): number | undefined {
+  const c = readyCondition(pod);
+  if (c?.status !== 'True' || !c.lastTransitionTime) return undefined;
+  const t = Date.parse(c.lastTransitionTime);
+  return Number.isFinite(t) ? t : undefined;
+}
+
 export function imageTag(image: string): string {
   if (image.includes('@')) {
     const beforeDigest = image.slice(0, image.indexOf('@'));
