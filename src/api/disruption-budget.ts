@@ -22,7 +22,7 @@ export interface PdbStatus {
 }
 
 /** How long an eviction stays counted as a disruption before the pod's deletion is observed (upstream: 2 min). */
-export const DISRUPTED_POD_TTL_MS = 120_000;
+const DISRUPTED_POD_TTL_MS = 120_000;
 
 function scaled(value: number | string, total: number, roundUp: boolean): number {
   if (typeof value === 'number') return value;
@@ -39,16 +39,33 @@ export interface Budget {
   allowed: number;
 }
 
-export function computeBudget(pdb: KubeObject, pods: KubeObject[], now: number): Budget {
-  const spec = (pdb.spec ?? {}) as PdbSpec;
-  const disrupted = ((pdb.status ?? {}) as PdbStatus).disruptedPods ?? {};
+/**
+ * The evictions still in flight: their pod is there and not yet leaving, and the window in which
+ * its deletion must be seen has not passed. `nextExpiry` is when the first of them lapses.
+ */
+export function pendingDisruptions(
+  disrupted: Record<string, string> | undefined,
+  pods: KubeObject[],
+  now: number,
+): { pods: Record<string, string>; nextExpiry?: number } {
+  const live = new Map(pods.map((p) => [p.metadata.name!, p]));
+  const out: Record<string, string> = {};
+  let nextExpiry: number | undefined;
+  for (const [name, at] of Object.entries(disrupted ?? {})) {
+    const pod = live.get(name);
+    const expires = Date.parse(at) + DISRUPTED_POD_TTL_MS;
+    if (!pod || pod.metadata.deletionTimestamp || !(expires > now)) continue;
+    out[name] = at;
+    nextExpiry = Math.min(nextExpiry ?? expires, expires);
+  }
+  return nextExpiry === undefined ? { pods: out } : { pods: out, nextExpiry };
+}
+
+/** What the budget allows now, from the namespace's pods and the evictions still pending. */
+export function computeBudget(spec: PdbSpec, pending: Record<string, string>, pods: KubeObject[]): Budget {
   const matching = pods.filter((p) => spec.selector && matchLabelSelectorObject(spec.selector, p.metadata.labels ?? {}));
   const expected = matching.length;
-  const healthy = matching.filter((p) => {
-    if (p.metadata.deletionTimestamp || !isPodReady(p)) return false;
-    const at = disrupted[p.metadata.name!];
-    return !(at && now - Date.parse(at) < DISRUPTED_POD_TTL_MS);
-  }).length;
+  const healthy = matching.filter((p) => !p.metadata.deletionTimestamp && isPodReady(p) && !(p.metadata.name! in pending)).length;
   let desired = 0;
   if (spec.minAvailable !== undefined) desired = scaled(spec.minAvailable, expected, true);
   else if (spec.maxUnavailable !== undefined) desired = expected - scaled(spec.maxUnavailable, expected, true);

@@ -4,7 +4,7 @@
 // disruptedPods without the evictions that have been carried out (pod gone or leaving) or that
 // were never carried out (older than the 2-minute window).
 import { setMaxListeners } from 'node:events';
-import { computeBudget, DISRUPTED_POD_TTL_MS, type PdbSpec, type PdbStatus } from '../api/disruption-budget.js';
+import { computeBudget, pendingDisruptions, type PdbSpec, type PdbStatus } from '../api/disruption-budget.js';
 import { matchLabelSelectorObject } from '../api/labels.js';
 import type { KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
@@ -56,21 +56,10 @@ class BudgetStatus implements Reconciler {
     const pods = this.pods.list().filter((p) => p.metadata.namespace === namespace);
     const current = (pdb.status ?? {}) as PdbStatus;
 
-    // Keep only evictions still in flight: the pod is there, not yet leaving, within the window.
-    const live = new Map(pods.map((p) => [p.metadata.name!, p]));
-    const disruptedPods: Record<string, string> = {};
-    let nextExpiry: number | undefined;
-    for (const [name, at] of Object.entries(current.disruptedPods ?? {})) {
-      const pod = live.get(name);
-      const expires = Date.parse(at) + DISRUPTED_POD_TTL_MS;
-      if (!pod || pod.metadata.deletionTimestamp || !(expires > now)) continue;
-      disruptedPods[name] = at;
-      nextExpiry = Math.min(nextExpiry ?? expires, expires);
-    }
-
+    const { pods: disruptedPods, nextExpiry } = pendingDisruptions(current.disruptedPods, pods, now);
     let budget: ReturnType<typeof computeBudget>;
     try {
-      budget = computeBudget({ ...pdb, status: { ...current, disruptedPods } }, pods, now);
+      budget = computeBudget((pdb.spec ?? {}) as PdbSpec, disruptedPods, pods);
     } catch {
       // A spec the API let through but that cannot be computed (a malformed percentage).
       budget = { healthy: 0, desired: 0, expected: 0, allowed: 0 };

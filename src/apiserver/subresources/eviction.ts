@@ -4,7 +4,8 @@
 import type { KubeObject } from '../../api/types.js';
 import { StatusError, isStatusError, successStatus, tooManyRequests } from '../../api/errors.js';
 import { matchLabelSelectorObject } from '../../api/labels.js';
-import { computeBudget, DISRUPTED_POD_TTL_MS, type PdbSpec, type PdbStatus } from '../../api/disruption-budget.js';
+import { computeBudget, pendingDisruptions, type PdbSpec, type PdbStatus } from '../../api/disruption-budget.js';
+import { rfc3339 } from '../../util/time.js';
 import type { ObjectStore, DeleteOptions } from '../object-store.js';
 import type { WriteContext } from '../request-context.js';
 import { alwaysMatch } from '../watch-cache.js';
@@ -46,7 +47,8 @@ export async function evictPod(
       return successStatus(201);
     }
     const namespacePods = (await pods.list(namespace, { filter: alwaysMatch })).items;
-    const budget = computeBudget(pdb, namespacePods, now());
+    const pending = pendingDisruptions(((pdb.status ?? {}) as PdbStatus).disruptedPods, namespacePods, now()).pods;
+    const budget = computeBudget((pdb.spec ?? {}) as PdbSpec, pending, namespacePods);
     if (budget.allowed < 1) {
       throw tooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", [
         {
@@ -61,11 +63,9 @@ export async function evictPod(
         namespace,
         pdb.metadata.name!,
         (current) => {
+          // `current` is `pdb` (the precondition below), so `pending` is still its pending evictions.
           const status = { ...((current.status ?? {}) as PdbStatus) };
-          const disrupted = { ...(status.disruptedPods ?? {}) };
-          for (const [pod, at] of Object.entries(disrupted)) if (now() - Date.parse(at) >= DISRUPTED_POD_TTL_MS) delete disrupted[pod];
-          disrupted[name] = new Date(now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-          status.disruptedPods = disrupted;
+          status.disruptedPods = { ...pending, [name]: rfc3339(now()) };
           status.disruptionsAllowed = budget.allowed - 1;
           status.currentHealthy = budget.healthy;
           status.desiredHealthy = budget.desired;
