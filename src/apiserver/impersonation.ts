@@ -15,6 +15,7 @@ const USER = 'impersonate-user';
 const GROUP = 'impersonate-group';
 const UID = 'impersonate-uid';
 const EXTRA_PREFIX = 'impersonate-extra-';
+const IMPERSONATE_HEADER = /^impersonate-/i;
 
 const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
 const AUTHENTICATION_GROUP = 'authentication.k8s.io';
@@ -33,8 +34,9 @@ function impersonationHeaders(req: IncomingMessage): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
+    // Every request passes here: test the name before copying it lower-cased.
+    if (!IMPERSONATE_HEADER.test(raw[i]!)) continue;
     const name = raw[i]!.toLowerCase();
-    if (!name.startsWith('impersonate-')) continue;
     const values = out.get(name) ?? [];
     values.push(raw[i + 1]!);
     out.set(name, values);
