@@ -65,7 +65,11 @@ export class Authenticator {
   }
 }
 
-/** Members of system:masters may do anything; everyone else is refused until roles exist. */
+/**
+ * Members of system:masters may do anything, as upstream's cluster-admin binding lets them, but
+ * decided before any role is read (and kept if that binding is deleted); everyone else is asked of
+ * the next authorizer.
+ */
 export class MastersAuthorizer implements Authorizer {
   constructor(private readonly next?: Authorizer) {}
   async authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined> {
@@ -76,9 +80,10 @@ export class MastersAuthorizer implements Authorizer {
 }
 
 export function forbiddenMessage(user: UserInfo, info: RequestInfo): string {
-  if (info.kind === 'nonresource') return `forbidden: User "${user.name}" cannot get path "${info.path}"`;
+  if (info.kind === 'nonresource') return `forbidden: User "${user.name}" cannot ${info.verb} path "${info.path}"`;
   const res = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
-  const what = info.name ? `${info.resource} "${info.name}"` : info.resource;
+  const qualified = info.group ? `${info.resource}.${info.group}` : info.resource;
+  const what = info.name ? `${qualified} "${info.name}"` : qualified;
   const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
   return `${what} is forbidden: User "${user.name}" cannot ${info.verb} resource "${res}" in API group "${info.group}" ${scope}`;
 }

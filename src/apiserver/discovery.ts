@@ -32,6 +32,8 @@ function subresourceInfo(rt: DiscoveredResource, sub: Subresource | 'finalize'):
       return { group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] };
     case 'log':
       return { group: '', version: 'v1', kind: 'Pod', verbs: ['get'] };
+    case 'token':
+      return { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] };
     case 'finalize':
       return { group: '', version: 'v1', kind: 'Namespace', verbs: ['update'] };
   }

@@ -24,7 +24,7 @@ import { rfc3339 } from '../util/time.js';
 import { encodeStored } from './stored-json.js';
 import { randomString } from '../util/random.js';
 import { WatchCache, type WatchFilter } from './watch-cache.js';
-import type { WriteContext } from './request-context.js';
+import type { UserInfo, WriteContext } from './request-context.js';
 import { updateManagedFields } from './patch/index.js';
 import { nodeRestriction } from './node-authorizer.js';
 
@@ -52,6 +52,9 @@ export interface DeleteResult {
 export interface NamespaceLookup {
   phaseOf(namespace: string): Promise<'Active' | 'Terminating' | undefined>;
 }
+
+/** Admission steps run after defaulting, before validation, with the user who writes. */
+export type Admit = (op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined, user: UserInfo) => void;
 
 // Unconditional writes retry until they win, as upstream's GuaranteedUpdate: each round one contender succeeds.
 const MAX_RETRIES = 1000;
@@ -150,7 +153,7 @@ export class ObjectStore {
     cache: WatchCache,
     private readonly namespaces: NamespaceLookup,
     /** Extra admission steps run after defaulting, before validation (e.g. DefaultTolerationSeconds). */
-    private readonly admit: (op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined) => void = () => {},
+    private readonly admit: Admit = () => {},
   ) {
     this.cache = cache;
   }
@@ -305,7 +308,7 @@ export class ObjectStore {
     if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, meta.name);
     this.rt.defaults(obj);
     this.rt.prepareForCreate?.(obj);
-    this.admit('create', obj, undefined);
+    this.admit('create', obj, undefined, ctx.user);
     const causes = this.rt.validate(obj, undefined);
     if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, meta.name ?? '', causes);
     if (this.rt.namespaced) {
@@ -452,7 +455,7 @@ export class ObjectStore {
     }
     if (subresource === undefined || subresource === 'scale') {
       this.rt.prepareForUpdate?.(next, old);
-      this.admit('update', next, old);
+      this.admit('update', next, old, ctx.user);
     }
     // A binding is the one write allowed to set a pod's nodeName; upstream skips update validation for it.
     if (subresource !== 'binding') {

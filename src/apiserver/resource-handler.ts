@@ -18,6 +18,8 @@ import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, applyServerS
 import { applyScale, scaleOf } from './subresources/scale.js';
 import { bindPod } from './subresources/binding.js';
 import { evictPod } from './subresources/eviction.js';
+import { requestToken } from './subresources/token-request.js';
+import type { ServiceAccountTokens } from '../auth/service-account-tokens.js';
 import { knownFieldsOf, unknownFields } from '../api/field-validation.js';
 
 export interface PodLogStreamer {
@@ -35,6 +37,8 @@ export interface ResourceHandlerDeps {
   watchBookmarkIntervalMs: number;
   /** Watches without timeoutSeconds last between this and twice this, as upstream's --min-request-timeout. */
   minRequestTimeoutMs: number;
+  /** Issues serviceaccounts/token; undefined until the server has loaded its signing key. */
+  serviceAccountTokens?: () => ServiceAccountTokens | undefined;
 }
 
 const NOT_FOUND_PATH = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource');
@@ -336,6 +340,14 @@ export class ResourceHandler {
         const eviction = decodeObjectBody(await readBody(req), req.headers['content-type']);
         const result = await evictPod(store, this.deps.storeByResource('policy', 'poddisruptionbudgets'), info.namespace!, info.name, eviction, ctx, () => this.deps.clock.now());
         return sendJson(res, 201, result);
+      }
+      case 'token': {
+        if (info.verb !== 'create') throw methodNotAllowed();
+        const tokens = this.deps.serviceAccountTokens?.();
+        if (!tokens) throw badRequest('service-account tokens are not issued by this server');
+        const account = await store.get(info.namespace, info.name);
+        const body = decodeObjectBody(await readBody(req), req.headers['content-type']);
+        return sendJson(res, 201, await requestToken(tokens, account, body));
       }
       case 'log': {
         if (info.verb !== 'get') throw methodNotAllowed();

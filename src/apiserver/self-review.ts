@@ -5,6 +5,7 @@
 // comes back in the created object's status.
 import { badRequest, field, invalid } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
+import type { PolicyRule } from '../api/kinds/rbac.js';
 import { NO_RULE, type Authorizer } from './auth.js';
 import type { RequestInfo, Verb } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
@@ -45,7 +46,10 @@ interface Attributes {
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** Answers a create of `type` by `user`; `body` is the decoded request object. */
-export async function selfReview(type: SelfReviewType, body: KubeObject, user: UserInfo, authorizer: Authorizer): Promise<KubeObject> {
+/** The RBAC rules that apply to a user in a namespace (cluster-wide ones alone when undefined). */
+export type RulesFor = (user: UserInfo, namespace: string | undefined) => PolicyRule[];
+
+export async function selfReview(type: SelfReviewType, body: KubeObject, user: UserInfo, authorizer: Authorizer, rulesFor: RulesFor): Promise<KubeObject> {
   const apiVersion = `${type.group}/${type.version}`;
   if ((body.apiVersion !== undefined && body.apiVersion !== apiVersion) || (body.kind !== undefined && body.kind !== type.kind)) {
     throw badRequest(`${String(body.kind ?? '')} in version "${String(body.apiVersion ?? '')}" cannot be handled as a ${type.kind}`);
@@ -73,26 +77,29 @@ export async function selfReview(type: SelfReviewType, body: KubeObject, user: U
             ...(str(ra.namespace) ? { namespace: str(ra.namespace) } : {}),
             ...(str(ra.name) ? { name: str(ra.name) } : {}),
           }
-        : { kind: 'nonresource', path: str(nra!.path) };
+        : { kind: 'nonresource', verb: str(nra!.verb), path: str(nra!.path) };
       const denied = await authorizer.authorize(user, asked);
       return { ...out, spec, status: denied === undefined ? { allowed: true } : denied === NO_RULE ? { allowed: false } : { allowed: false, reason: denied } };
     }
     default: {
-      // Only system:masters has rules skiff can list; the node and bootstrap authorizers decide
-      // request by request, as upstream's Node authorizer does (it reports no rules either).
-      const masters = user.groups.includes('system:masters');
-      const status = masters
-        ? {
-            resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
-            nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-            incomplete: false,
-          }
-        : {
-            resourceRules: [{ verbs: ['create'], apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] }, { verbs: ['create'], apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'] }],
-            nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] }],
-            incomplete: true,
-            evaluationError: 'rules of the node and bootstrap authorizers are decided per request and not listed',
-          };
+      const namespace = str(spec.namespace);
+      const rules = rulesFor(user, namespace || undefined);
+      const resourceRules: PolicyRule[] = [];
+      const nonResourceRules: PolicyRule[] = [];
+      if (user.groups.includes('system:masters')) {
+        resourceRules.push({ verbs: ['*'], apiGroups: ['*'], resources: ['*'] });
+        nonResourceRules.push({ verbs: ['*'], nonResourceURLs: ['*'] });
+      }
+      for (const r of rules) {
+        if (r.nonResourceURLs?.length) nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
+        else resourceRules.push({ verbs: r.verbs, apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}) });
+      }
+      // The node and bootstrap authorizers decide request by request, as upstream's Node authorizer
+      // does: their grants cannot be listed.
+      const perRequest = user.groups.includes('system:nodes') || user.groups.includes('system:bootstrappers');
+      const status = perRequest
+        ? { resourceRules, nonResourceRules, incomplete: true, evaluationError: 'rules of the node and bootstrap authorizers are decided per request and not listed' }
+        : { resourceRules, nonResourceRules, incomplete: false };
       return { ...out, spec: { namespace: str(spec.namespace) }, status };
     }
   }

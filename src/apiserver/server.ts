@@ -17,7 +17,7 @@ import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.j
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { ApiListener } from './http/listener.js';
 import { ApiMetrics } from './metrics.js';
-import { ObjectStore, type NamespaceLookup } from './object-store.js';
+import { ObjectStore, type Admit, type NamespaceLookup } from './object-store.js';
 import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
@@ -26,6 +26,12 @@ import { alwaysMatch } from './watch-cache.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import { NodeAuthorizer } from './node-authorizer.js';
+import { ServiceAccountTokens, type TokenObjects } from '../auth/service-account-tokens.js';
+import { createSigningKey } from '../pki/certificates.js';
+import { RbacAuthorizer, type RbacObjects } from './rbac-authorizer.js';
+import { checkRbacEscalation, isRbacResource } from './rbac-escalation.js';
+import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, reconcileBootstrapObject } from './bootstrap-policy.js';
+import { RBAC_GROUP, type Binding, type RoleLike } from '../api/kinds/rbac.js';
 import { AgentLogProxy } from './pod-logs.js';
 import { BootstrapAuthorizer, CA_PATH, JOIN_PATH, serveJoin } from './join.js';
 import { parseToken, tokenMatches, tokenSecret, tokenSecretName, TOKEN_NAMESPACE } from '../auth/bootstrap-token.js';
@@ -39,6 +45,8 @@ export interface ApiServerOptions {
   tls: { certPem: string; keyPem: string; caPem: string };
   /** The cluster CA, for signing node credentials at join. */
   ca: CertificateAuthority;
+  /** PKCS#8 PEM private key that signs service-account tokens (shared by every member). */
+  serviceAccountKeyPem?: string;
   /** Client certificate presented to agents when fetching pod logs. */
   kubeletClient?: { certPem: string; keyPem: string };
   /** Bootstrap tokens to make valid at start (`skiff server --token`). */
@@ -84,6 +92,9 @@ export class ApiServer {
   readonly localReads: LocalReads;
   private readonly authenticator: Authenticator;
   private readonly authorizer: Authorizer;
+  /** Roles and bindings, also consulted on RBAC writes (the escalation check) and rules reviews. */
+  private readonly rbac: RbacAuthorizer;
+  private serviceAccountTokens?: ServiceAccountTokens;
   private listener?: ApiListener;
   private readonly log: Logger;
   private stopping = false;
@@ -91,10 +102,11 @@ export class ApiServer {
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
-    this.authenticator = opts.authenticator ?? new Authenticator([...(opts.tokenAuthenticators ?? []), { authenticate: (t) => this.authenticateBootstrapToken(t) }]);
-    this.authorizer =
-      opts.authorizer ??
-      new MastersAuthorizer(new NodeAuthorizer((ns, name) => this.storeByResource('', 'pods').tryGet(ns, name), new BootstrapAuthorizer()));
+    this.authenticator =
+      opts.authenticator ??
+      new Authenticator([...(opts.tokenAuthenticators ?? []), { authenticate: (t) => this.authenticateBootstrapToken(t) }, { authenticate: async (t) => this.serviceAccountTokens?.authenticate(t) }]);
+    this.rbac = new RbacAuthorizer(this.rbacObjects(), new BootstrapAuthorizer());
+    this.authorizer = opts.authorizer ?? new MastersAuthorizer(new NodeAuthorizer((ns, name) => this.storeByResource('', 'pods').tryGet(ns, name), this.rbac));
     const admission: AdmissionOptions = {
       defaultNotReadyTolerationSeconds: opts.admission?.defaultNotReadyTolerationSeconds ?? 300,
       defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
@@ -124,12 +136,40 @@ export class ApiServer {
           : {}),
       watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs ?? 60_000,
       minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
+      serviceAccountTokens: () => this.serviceAccountTokens,
     });
     this.localReads = new LocalReads({ handler: this.handler, typeFor: resourceTypeFor, storeFor: (rt) => this.stores.get(rt)! });
   }
 
-  /** Admission plugins by resource: DefaultTolerationSeconds for pods, address allocation for services. */
-  private admissionFor(rt: ResourceType, admission: AdmissionOptions): ((op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined) => void) | undefined {
+  /** What service-account tokens name, read from the watch cache, or from storage when it has not caught up yet. */
+  private tokenObjects(): TokenObjects {
+    const resources = { ServiceAccount: 'serviceaccounts', Pod: 'pods', Secret: 'secrets', Node: 'nodes' } as const;
+    return {
+      get: async (kind, namespace, name) => {
+        const store = this.storeByResource('', resources[kind]);
+        const key = namespace ? `/registry/${resources[kind]}/${namespace}/${name}` : `/registry/${resources[kind]}/${name}`;
+        return store.cache.get(key) ?? (await store.tryGet(namespace || undefined, name));
+      },
+    };
+  }
+
+  /** Roles and bindings as this server's watch caches hold them. */
+  private rbacObjects(): RbacObjects {
+    const cache = (resource: string): WatchCache => this.storeByResource(RBAC_GROUP, resource).cache;
+    return {
+      clusterRoleBindings: () => cache('clusterrolebindings').objectsUnder('/registry/clusterrolebindings/') as Binding[],
+      roleBindings: (ns) => cache('rolebindings').objectsUnder(`/registry/rolebindings/${ns}/`) as Binding[],
+      clusterRole: (name) => cache('clusterroles').get(`/registry/clusterroles/${name}`) as RoleLike | undefined,
+      role: (ns, name) => cache('roles').get(`/registry/roles/${ns}/${name}`) as RoleLike | undefined,
+    };
+  }
+
+  /**
+   * Admission plugins by resource: DefaultTolerationSeconds for pods, address allocation for
+   * services, RBAC's escalation check for roles and bindings.
+   */
+  private admissionFor(rt: ResourceType, admission: AdmissionOptions): Admit | undefined {
+    if (isRbacResource(rt.group, rt.resource)) return (_op, obj, old, user) => checkRbacEscalation(this.rbac, user, rt.resource, obj, old);
     if (rt.group !== '') return undefined;
     if (rt.resource === 'pods') return (op, obj) => void (op === 'create' && defaultTolerationSeconds(obj, admission));
     if (rt.resource === 'services') {
@@ -195,6 +235,9 @@ export class ApiServer {
     for (const s of this.stores.values()) s.cache.start();
     await Promise.all([...this.stores.values()].map((s) => s.cache.whenReady()));
     await this.ensureDefaultNamespaces();
+    await this.ensureBootstrapPolicy();
+    // Without a key of its own (in-process tests) a server signs with a key that lives as long as it does.
+    this.serviceAccountTokens = await ServiceAccountTokens.fromPrivateKey(this.opts.serviceAccountKeyPem ?? (await createSigningKey()), this.tokenObjects(), this.clock);
     await this.ensureBootstrapTokens();
     const listener = new ApiListener(this.opts, (req, res) => void this.serve(req, res));
     this.listener = listener;
@@ -222,12 +265,37 @@ export class ApiServer {
     }
   }
 
+  /** Creates the bootstrap roles and bindings, and gives back what an auto-updated one lost. */
+  private async ensureBootstrapPolicy(): Promise<void> {
+    const objects: [ObjectStore, readonly KubeObject[]][] = [
+      [this.storeByResource(RBAC_GROUP, 'clusterroles'), BOOTSTRAP_CLUSTER_ROLES],
+      [this.storeByResource(RBAC_GROUP, 'clusterrolebindings'), BOOTSTRAP_CLUSTER_ROLE_BINDINGS],
+    ];
+    for (const [store, wanted] of objects) {
+      for (const want of wanted) {
+        const name = want.metadata.name!;
+        try {
+          const live = await store.tryGet(undefined, name);
+          if (!live) {
+            await store.create(undefined, structuredClone(want), SYSTEM_CONTEXT());
+            continue;
+          }
+          const fixed = reconcileBootstrapObject(want, live);
+          if (fixed) await store.update(undefined, name, () => fixed, SYSTEM_CONTEXT());
+        } catch (e) {
+          // Another member may be doing the same at this moment; it wins and that is fine.
+          if (!isStatusError(e, 'AlreadyExists') && !isStatusError(e, 'Conflict')) throw e;
+        }
+      }
+    }
+  }
+
   private isNamespaced = (group: string, version: string, resource: string): boolean => resourceTypeFor(group, version, resource)?.namespaced ?? false;
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'https://localhost');
-    let info: RequestInfo = { kind: 'nonresource', path: url.pathname };
+    let info: RequestInfo = { kind: 'nonresource', verb: (req.method ?? 'GET').toLowerCase(), path: url.pathname };
     try {
       info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams, this.isNamespaced);
       if (info.kind === 'nonresource' && isPublicPath(info.path)) return await this.nonResource(req, res, info.path, url);
@@ -238,7 +306,7 @@ export class ApiServer {
       const review = selfReviewType(info);
       if (review) {
         if (info.kind !== 'resource' || info.verb !== 'create' || info.name !== undefined) throw methodNotAllowed();
-        return sendJson(res, 201, await selfReview(review, decodeObjectBody(await readBody(req), req.headers['content-type']), user, this.authorizer));
+        return sendJson(res, 201, await selfReview(review, decodeObjectBody(await readBody(req), req.headers['content-type']), user, this.authorizer, (u, ns) => this.rbac.rulesFor(u, ns)));
       }
       const denied = await this.authorizer.authorize(user, info);
       if (denied !== undefined) throw forbidden(forbiddenMessage(user, info), info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? info.name : undefined);

@@ -343,6 +343,13 @@ export class WatchCache {
     return this.objects.get(key)?.object;
   }
 
+  /** The current objects under keyPrefix, unordered: for in-process readers that need no paging or revision. */
+  objectsUnder(keyPrefix: string): KubeObject[] {
+    const out: KubeObject[] = [];
+    for (const [key, e] of this.objects) if (key.startsWith(keyPrefix)) out.push(e.object);
+    return out;
+  }
+
   /** Current objects passing the filter, in key order, and the revision they reflect. */
   list(filter: WatchFilter, keyPrefix: string): { items: KubeObject[]; revision: number } {
     let keys: Iterable<string>;

@@ -9,6 +9,7 @@ import { EndpointSliceController } from './endpointslices.js';
 import { JobController } from './job.js';
 import { CronJobController } from './cronjob.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
+import { ClusterRoleAggregationController } from './clusterrole-aggregation.js';
 import { DisruptionController } from './disruption.js';
 import { NodeLifecycleController } from './node-lifecycle.js';
 import { TaintEvictionController } from './taint-eviction.js';
@@ -27,6 +28,7 @@ export function allControllers(): Controller[] {
     new JobController(),
     new CronJobController(),
     new ServiceAccountsController(),
+    new ClusterRoleAggregationController(),
     new DisruptionController(),
     new NodeLifecycleController(),
     new TaintEvictionController(),

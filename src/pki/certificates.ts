@@ -64,6 +64,11 @@ function escapeDn(value: string): string {
   return value.replace(/([,+"\\<>;=])/g, '\\$1');
 }
 
+/** A fresh P-256 private key (PKCS#8 PEM) for signing something other than certificates: service-account tokens. */
+export async function createSigningKey(): Promise<string> {
+  return exportKey((await newKeyPair()).privateKey);
+}
+
 export async function createCertificateAuthority(commonName: string, validDays = 3650): Promise<CertificateAuthority> {
   const keys = await newKeyPair();
   const now = Date.now();

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync, renameSync } from '
 import { join } from 'node:path';
 import {
   createCertificateAuthority,
+  createSigningKey,
   describeCertificate,
   issueCertificate,
   type CertificateAuthority,
@@ -15,6 +16,8 @@ export interface ClusterPki {
   admin: IssuedCertificate;
   /** What the API server presents to agents when it fetches logs. */
   kubeletClient: IssuedCertificate;
+  /** The private key (PKCS#8 PEM) that signs service-account tokens. */
+  serviceAccountKeyPem: string;
 }
 
 /** Writes via a temp file and rename so a crash never leaves half a key on disk. */
@@ -48,7 +51,8 @@ function stillGood(pair: IssuedCertificate | undefined, hosts: string[]): pair i
  * Loads or creates the cluster CA (unless one is given, e.g. from the shared datastore), a serving
  * certificate valid for `hosts`, and the admin client certificate (system:masters).
  */
-export async function ensureClusterPki(dataDir: string, hosts: string[], sharedCa?: CertificateAuthority): Promise<ClusterPki> {
+export async function ensureClusterPki(dataDir: string, hosts: string[], shared?: { ca: CertificateAuthority; serviceAccountKeyPem: string }): Promise<ClusterPki> {
+  const sharedCa = shared?.ca;
   const dir = join(dataDir, 'tls');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let ca = sharedCa ?? (readPair(dir, 'ca') as CertificateAuthority | undefined);
@@ -77,5 +81,9 @@ export async function ensureClusterPki(dataDir: string, hosts: string[], sharedC
     kubeletClient = await issueCertificate(ca, { commonName: 'skiff-apiserver-kubelet-client', organizations: ['system:masters'], usage: 'client' });
     writePair(dir, 'kubelet-client', kubeletClient);
   }
-  return { ca, server, admin, kubeletClient };
+  const saKeyPath = join(dir, 'service-account.key');
+  let serviceAccountKeyPem = shared?.serviceAccountKeyPem ?? (existsSync(saKeyPath) ? readFileSync(saKeyPath, 'utf8') : undefined);
+  if (!serviceAccountKeyPem) serviceAccountKeyPem = await createSigningKey();
+  if (!existsSync(saKeyPath) || readFileSync(saKeyPath, 'utf8') !== serviceAccountKeyPem) writeFileAtomic(saKeyPath, serviceAccountKeyPem);
+  return { ca, server, admin, kubeletClient, serviceAccountKeyPem };
 }

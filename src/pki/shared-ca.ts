@@ -1,11 +1,13 @@
-// With a shared datastore (etcd), the first member creates the cluster CA and stores it there,
-// encrypted with a key derived from the cluster token, so every member serves certificates from
-// one CA and one admin kubeconfig works against any member.
+// With a shared datastore (etcd), the first member creates the cluster CA (and the key that signs
+// service-account tokens) and stores them there, encrypted with a key derived from the cluster
+// token, so every member serves certificates from one CA, one admin kubeconfig works against any
+// member, and a token one member issued is valid on all.
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
 import { isStoreError, type Store } from '../store/store.js';
-import { createCertificateAuthority, type CertificateAuthority } from './certificates.js';
+import { createCertificateAuthority, createSigningKey, type CertificateAuthority } from './certificates.js';
 
 export const SHARED_CA_KEY = '/skiff/pki/ca';
+export const SHARED_SERVICE_ACCOUNT_KEY = '/skiff/pki/service-account';
 
 interface Sealed {
   v: 1;
@@ -39,18 +41,29 @@ export function unseal(text: string, token: string): string {
   }
 }
 
-export async function loadOrCreateSharedCa(store: Store, token: string): Promise<CertificateAuthority> {
+/** Reads the sealed value at `key`, or creates, seals and stores it when no member has yet. */
+async function loadOrCreateSealed<T>(store: Store, token: string, key: string, create: () => Promise<T>, what: string): Promise<T> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const existing = await store.get(SHARED_CA_KEY);
-    if (existing) return JSON.parse(unseal(existing.value, token)) as CertificateAuthority;
-    const ca = await createCertificateAuthority(`skiff-ca@${Math.floor(Date.now() / 1000)}`);
+    const existing = await store.get(key);
+    if (existing) return JSON.parse(unseal(existing.value, token)) as T;
+    const value = await create();
     try {
-      await store.create(SHARED_CA_KEY, seal(JSON.stringify(ca), token));
-      return ca;
+      await store.create(key, seal(JSON.stringify(value), token));
+      return value;
     } catch (e) {
-      // Another member started at the same moment and won; use its CA.
+      // Another member started at the same moment and won; use its.
       if (!isStoreError(e, 'exists')) throw e;
     }
   }
-  throw new Error('could not read or create the shared cluster CA');
+  throw new Error(`could not read or create the shared ${what}`);
+}
+
+export function loadOrCreateSharedCa(store: Store, token: string): Promise<CertificateAuthority> {
+  return loadOrCreateSealed(store, token, SHARED_CA_KEY, () => createCertificateAuthority(`skiff-ca@${Math.floor(Date.now() / 1000)}`), 'cluster CA');
+}
+
+/** The private key (PKCS#8 PEM) that signs service-account tokens. */
+export async function loadOrCreateSharedServiceAccountKey(store: Store, token: string): Promise<string> {
+  const sealed = await loadOrCreateSealed(store, token, SHARED_SERVICE_ACCOUNT_KEY, async () => ({ keyPem: await createSigningKey() }), 'service-account key');
+  return sealed.keyPem;
 }

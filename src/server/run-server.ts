@@ -8,7 +8,7 @@ import { renderKubeconfig } from '../pki/kubeconfig.js';
 import { ApiServer } from '../apiserver/server.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import { openEtcdStore } from '../store/etcd.js';
-import { loadOrCreateSharedCa } from '../pki/shared-ca.js';
+import { loadOrCreateSharedCa, loadOrCreateSharedServiceAccountKey } from '../pki/shared-ca.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../util/log.js';
@@ -58,12 +58,12 @@ function splitHostPort(hp: string): { host: string; port?: number } {
 export async function runServer(cfg: ServerConfig, log: Logger): Promise<RunningServer> {
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   let store: Store;
-  let sharedCa: CertificateAuthority | undefined;
+  let shared: { ca: CertificateAuthority; serviceAccountKeyPem: string } | undefined;
   if (cfg.storage === 'etcd') {
     if (cfg.etcdEndpoints.length === 0) throw new Error('--storage etcd needs --etcd-endpoints URL[,URL...]');
     if (!cfg.token) throw new Error('--storage etcd needs --token: it seals the cluster CA that all servers share');
     store = await openEtcdStore({ endpoints: cfg.etcdEndpoints, compactMinRetain: cfg.compactMinRetain, compactIntervalMs: cfg.compactIntervalMs, log });
-    sharedCa = await loadOrCreateSharedCa(store, cfg.token);
+    shared = { ca: await loadOrCreateSharedCa(store, cfg.token), serviceAccountKeyPem: await loadOrCreateSharedServiceAccountKey(store, cfg.token) };
   } else {
     mkdirSync(join(cfg.dataDir, 'db'), { recursive: true, mode: 0o700 });
     // The store compacts history (keeping compactMinRetain revisions) and checkpoints its WAL itself.
@@ -75,7 +75,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   const hosts = [...new Set(['127.0.0.1', 'localhost', hostname(), cfg.listenHost, advertise, ...(endpoint ? [endpoint.host] : []), 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'])].filter(
     (h) => h && h !== '0.0.0.0' && h !== '::',
   );
-  const pki = await ensureClusterPki(cfg.dataDir, hosts, sharedCa);
+  const pki = await ensureClusterPki(cfg.dataDir, hosts, shared);
 
   const api = new ApiServer({
     store,
@@ -85,6 +85,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, caPem: pki.ca.certPem },
     ca: pki.ca,
     kubeletClient: pki.kubeletClient,
+    serviceAccountKeyPem: pki.serviceAccountKeyPem,
     ...(cfg.token ? { bootstrapTokens: [cfg.token] } : {}),
     ...(cfg.tokenAuthFile ? { tokenAuthenticators: [StaticTokens.fromFile(cfg.tokenAuthFile, (m) => log.warn(m))] } : {}),
     advertiseAddress: `${advertise}:${cfg.port}`,

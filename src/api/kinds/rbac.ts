@@ -1,7 +1,5 @@
 // rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding and ClusterRoleBinding, validated as
-// upstream. skiff stores them so manifests and charts that carry them apply cleanly; it does not
-// enforce them (authorization is system:masters, node and bootstrap rules, see the README), so a
-// stored Role grants nothing.
+// upstream. What they grant is decided in src/api/rbac-rules.ts and src/apiserver/rbac-authorizer.ts.
 import { field } from '../errors.js';
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';

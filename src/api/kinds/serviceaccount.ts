@@ -27,7 +27,7 @@ export const serviceAccountResource: ResourceType = {
   namespaced: true,
   shortNames: ['sa'],
   categories: [],
-  subresources: [],
+  subresources: ['token'],
   fieldSelectors: {},
   table: {
     columns: [nameColumn, column('Secrets', 'string', 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.'), column('Age', 'string', 'Time since the object was created.')],

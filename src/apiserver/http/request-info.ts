@@ -17,6 +17,8 @@ export interface ResourceRequest {
 
 export interface NonResourceRequest {
   kind: 'nonresource';
+  /** The HTTP method in lower case, as upstream names non-resource verbs ("get", "post"). */
+  verb: string;
   path: string;
 }
 
@@ -55,7 +57,7 @@ export function parseRequestInfo(
     version = parts[2]!;
     rest = parts.slice(3);
   } else {
-    return { kind: 'nonresource', path };
+    return { kind: 'nonresource', verb: method.toLowerCase(), path };
   }
   let watchPath = false;
   if (rest[0] === 'watch') {
@@ -72,7 +74,7 @@ export function parseRequestInfo(
     namespace = undefined;
   }
   const [resource, name, subresource, ...extra] = rest;
-  if (!resource || extra.length > 0) return { kind: 'nonresource', path };
+  if (!resource || extra.length > 0) return { kind: 'nonresource', verb: method.toLowerCase(), path };
   const isWatch = watchPath || query.get('watch') === 'true' || query.get('watch') === '1';
   let verb: Verb;
   switch (method) {

@@ -1433,6 +1433,21 @@ package k8s.io.api.authentication.v1;
 message SelfSubjectReview {
   optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
 }
+message TokenRequest {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional TokenRequestSpec spec = 2;
+}
+message TokenRequestSpec {
+  repeated string audiences = 1;
+  optional BoundObjectReference boundObjectRef = 3 [(ptr) = true];
+  optional int64 expirationSeconds = 4 [(ptr) = true];
+}
+message BoundObjectReference {
+  optional string kind = 1;
+  optional string apiVersion = 2;
+  optional string name = 3;
+  optional string uid = 4;
+}
 `;
 
 export const AUTHENTICATION_V1BETA1_PROTO = `
@@ -1494,7 +1509,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'batch/v1': { pkg: 'k8s.io.api.batch.v1', kinds: ['Job', 'CronJob'] },
   'rbac.authorization.k8s.io/v1': { pkg: 'k8s.io.api.rbac.v1', kinds: ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'] },
   'authorization.k8s.io/v1': { pkg: 'k8s.io.api.authorization.v1', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
-  'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview'] },
+  'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview', 'TokenRequest'] },
   'authentication.k8s.io/v1beta1': { pkg: 'k8s.io.api.authentication.v1beta1', kinds: ['SelfSubjectReview'] },
 };
 

@@ -1,0 +1,132 @@
+// The roles and bindings every cluster starts with, as upstream's bootstrap policy defines them:
+// cluster-admin for system:masters, discovery and self-review for every authenticated user, and the
+// user-facing admin/edit/view roles, built by aggregation from the system:aggregate-to-* roles (so
+// charts that add rules to them through the aggregate-to-* labels work as upstream).
+// The server creates them at start; one marked rbac.authorization.kubernetes.io/autoupdate=true
+// (the default) gets back any rule or subject it lost, while what users added stays.
+import type { Binding, PolicyRule, RoleLike, Subject } from '../api/kinds/rbac.js';
+import { RBAC_GROUP } from '../api/kinds/rbac.js';
+import { objArr } from '../api/kinds/json.js';
+import type { KubeObject } from '../api/types.js';
+import { uncoveredRules } from '../api/rbac-rules.js';
+
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+const AUTOUPDATE = 'rbac.authorization.kubernetes.io/autoupdate';
+const BOOTSTRAPPING = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
+
+const AGGREGATE_TO = (role: 'admin' | 'edit' | 'view'): string => `rbac.authorization.k8s.io/aggregate-to-${role}`;
+
+function rule(verbs: string[], apiGroups: string[], resources: string[]): PolicyRule {
+  return { verbs, apiGroups, resources };
+}
+
+function clusterRole(name: string, rules: PolicyRule[], extra: { labels?: Record<string, string>; aggregateFrom?: string } = {}): RoleLike {
+  const role: RoleLike & { aggregationRule?: unknown } = {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'ClusterRole',
+    metadata: { name, labels: { ...BOOTSTRAPPING, ...extra.labels }, annotations: { [AUTOUPDATE]: 'true' } },
+    rules,
+  };
+  if (extra.aggregateFrom) role.aggregationRule = { clusterRoleSelectors: [{ matchLabels: { [extra.aggregateFrom]: 'true' } }] };
+  return role;
+}
+
+function clusterRoleBinding(name: string, role: string, groups: string[]): Binding {
+  return {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: { ...BOOTSTRAPPING }, annotations: { [AUTOUPDATE]: 'true' } },
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: role },
+    subjects: groups.map((g): Subject => ({ kind: 'Group', apiGroup: RBAC_GROUP, name: g })),
+  };
+}
+
+const DISCOVERY_URLS = ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'];
+const PUBLIC_INFO_URLS = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
+
+export const BOOTSTRAP_CLUSTER_ROLES: readonly RoleLike[] = [
+  clusterRole('cluster-admin', [rule(['*'], ['*'], ['*']), { verbs: ['*'], nonResourceURLs: ['*'] }]),
+  clusterRole('system:discovery', [{ verbs: ['get'], nonResourceURLs: DISCOVERY_URLS }]),
+  clusterRole('system:public-info-viewer', [{ verbs: ['get'], nonResourceURLs: PUBLIC_INFO_URLS }]),
+  clusterRole('system:basic-user', [
+    rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
+    rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews']),
+  ]),
+  // The user-facing roles hold no rules of their own: aggregation fills them in.
+  clusterRole('admin', [], { aggregateFrom: AGGREGATE_TO('admin') }),
+  clusterRole('edit', [], { labels: { [AGGREGATE_TO('admin')]: 'true' }, aggregateFrom: AGGREGATE_TO('edit') }),
+  clusterRole('view', [], { labels: { [AGGREGATE_TO('edit')]: 'true' }, aggregateFrom: AGGREGATE_TO('view') }),
+  clusterRole(
+    'system:aggregate-to-admin',
+    [rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews']), rule([...READ, ...WRITE], [RBAC_GROUP], ['roles', 'rolebindings'])],
+    { labels: { [AGGREGATE_TO('admin')]: 'true' } },
+  ),
+  clusterRole(
+    'system:aggregate-to-edit',
+    [
+      // Reading these lets a user act as the pods' service accounts, so view leaves them out.
+      rule(READ, [''], ['pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward', 'secrets', 'services/proxy']),
+      rule(['impersonate'], [''], ['serviceaccounts']),
+      rule(WRITE, [''], ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward']),
+      rule(['create'], [''], ['pods/eviction']),
+      rule(WRITE, [''], ['replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/proxy', 'persistentvolumeclaims', 'configmaps', 'secrets', 'events']),
+      rule(['create'], [''], ['serviceaccounts/token']),
+      rule(WRITE, ['apps'], ['statefulsets', 'statefulsets/scale', 'daemonsets', 'deployments', 'deployments/scale', 'deployments/rollback', 'replicasets', 'replicasets/scale']),
+      rule(WRITE, ['autoscaling'], ['horizontalpodautoscalers']),
+      rule(WRITE, ['batch'], ['jobs', 'cronjobs']),
+      rule(WRITE, ['policy'], ['poddisruptionbudgets']),
+      rule(WRITE, ['networking.k8s.io'], ['networkpolicies', 'ingresses']),
+    ],
+    { labels: { [AGGREGATE_TO('edit')]: 'true' } },
+  ),
+  clusterRole(
+    'system:aggregate-to-view',
+    [
+      rule(READ, [''], ['pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'configmaps']),
+      rule(READ, [''], ['limitranges', 'resourcequotas', 'bindings', 'events', 'pods/status', 'resourcequotas/status', 'namespaces/status', 'replicationcontrollers/status', 'pods/log']),
+      // Reading namespaces in a RoleBinding's namespace reads that one namespace.
+      rule(READ, [''], ['namespaces']),
+      rule(READ, ['discovery.k8s.io'], ['endpointslices']),
+      rule(READ, ['apps'], ['controllerrevisions', 'statefulsets', 'statefulsets/scale', 'statefulsets/status', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status']),
+      rule(READ, ['autoscaling'], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status']),
+      rule(READ, ['batch'], ['jobs', 'cronjobs', 'cronjobs/status', 'jobs/status']),
+      rule(READ, ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
+      rule(READ, ['networking.k8s.io'], ['networkpolicies', 'ingresses', 'ingresses/status']),
+    ],
+    { labels: { [AGGREGATE_TO('admin')]: 'true', [AGGREGATE_TO('edit')]: 'true', [AGGREGATE_TO('view')]: 'true' } },
+  ),
+];
+
+export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly Binding[] = [
+  clusterRoleBinding('cluster-admin', 'cluster-admin', ['system:masters']),
+  clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),
+  clusterRoleBinding('system:basic-user', 'system:basic-user', ['system:authenticated']),
+  clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+];
+
+function autoupdate(live: KubeObject): boolean {
+  return live.metadata.annotations?.[AUTOUPDATE] !== 'false';
+}
+
+/**
+ * What a bootstrap object that already exists must become, or undefined when it is fine as it is:
+ * rules or subjects it lost are added back, nothing is taken away. Aggregated roles are left to
+ * the aggregation controller.
+ */
+export function reconcileBootstrapObject(want: KubeObject, live: KubeObject): KubeObject | undefined {
+  if (!autoupdate(live)) return undefined;
+  if (want.kind === 'ClusterRole') {
+    const wantAgg = (want as { aggregationRule?: unknown }).aggregationRule;
+    if (wantAgg) {
+      if ((live as { aggregationRule?: unknown }).aggregationRule) return undefined;
+      return { ...live, aggregationRule: wantAgg } as KubeObject;
+    }
+    const liveRules = objArr((live as RoleLike).rules);
+    const missing = ((want as RoleLike).rules ?? []).filter((r) => uncoveredRules(liveRules, [r]).length > 0);
+    return missing.length > 0 ? ({ ...live, rules: [...liveRules, ...missing] } as KubeObject) : undefined;
+  }
+  const liveSubjects = objArr((live as Binding).subjects) as unknown as Subject[];
+  const missing = ((want as Binding).subjects ?? []).filter((s) => !liveSubjects.some((l) => l.kind === s.kind && l.name === s.name && (l.namespace ?? '') === (s.namespace ?? '')));
+  return missing.length > 0 ? ({ ...live, subjects: [...liveSubjects, ...missing] } as KubeObject) : undefined;
+}
