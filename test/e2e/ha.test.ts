@@ -12,7 +12,7 @@ import { renderHaproxyConfig } from '../../src/server/haproxy.js';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 import { isStatusError } from '../../src/api/errors.js';
-import type { ApiClient } from '../../src/client/rest.js';
+import { ApiClient } from '../../src/client/rest.js';
 import type { KubeList, KubeObject } from '../../src/api/types.js';
 
 const HAPROXY_BIN = process.env.SKIFF_HAPROXY_BIN ?? '/usr/sbin/haproxy';
@@ -123,6 +123,25 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
   it('--control-plane-endpoint goes into the kubeconfigs handed out', () => {
     const kc = parseKubeconfig(readFileSync(m1.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
     assert.equal(kc.server, lbUrl);
+  });
+
+  it('a service-account token issued by one member is accepted by every member (one signing key, shared through etcd)', async () => {
+    const c1 = ha.client([m1]);
+    await c1.create('/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ha-ci' } });
+    const issued = await c1.request<{ status: { token: string } }>('POST', '/api/v1/namespaces/default/serviceaccounts/ha-ci/token', {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} },
+    });
+    for (const m of [m2, m3]) {
+      const c = new ApiClient({ servers: [m.url], caPem: ha.caPem, token: issued.status.token });
+      try {
+        const review = await c.request<{ status: { userInfo: { username: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        });
+        assert.equal(review.status.userInfo.username, 'system:serviceaccount:default:ha-ci');
+      } finally {
+        c.close();
+      }
+    }
   });
 
   it('SIGKILL member 3: discovery agents stay Ready at every sample, the classic agent goes NotReady, controllers move', async () => {
