@@ -34,6 +34,14 @@ export function defaultTolerationSeconds(pod: KubeObject, opts: AdmissionOptions
   if (add.length > 0) spec.tolerations = [...tolerations, ...add];
 }
 
+/** ServiceAccount admission: a pod that names no service account runs as its namespace's `default`. */
+export function defaultServiceAccount(pod: KubeObject): void {
+  const spec = (pod.spec ??= {}) as { serviceAccountName?: string; serviceAccount?: string };
+  if (spec.serviceAccountName) return;
+  spec.serviceAccountName = 'default';
+  spec.serviceAccount = 'default';
+}
+
 export interface ServiceAddressesInUse {
   clusterIPs: Set<string>;
   nodePorts: Set<number>;

@@ -21,7 +21,7 @@ import { ObjectStore, type Admit, type NamespaceLookup } from './object-store.js
 import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
-import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, checkServiceAddresses, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
+import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, checkServiceAddresses, defaultServiceAccount, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
 import { alwaysMatch } from './watch-cache.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
@@ -171,7 +171,13 @@ export class ApiServer {
   private admissionFor(rt: ResourceType, admission: AdmissionOptions): Admit | undefined {
     if (isRbacResource(rt.group, rt.resource)) return (_op, obj, old, user) => checkRbacEscalation(this.rbac, user, rt.resource, obj, old);
     if (rt.group !== '') return undefined;
-    if (rt.resource === 'pods') return (op, obj) => void (op === 'create' && defaultTolerationSeconds(obj, admission));
+    if (rt.resource === 'pods') {
+      return (op, obj) => {
+        if (op !== 'create') return;
+        defaultServiceAccount(obj);
+        defaultTolerationSeconds(obj, admission);
+      };
+    }
     if (rt.resource === 'services') {
       return (op, obj, old) => {
         const isKubernetes = obj.metadata.namespace === 'default' && obj.metadata.name === 'kubernetes';

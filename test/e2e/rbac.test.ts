@@ -144,6 +144,8 @@ describe('RBAC and service-account tokens', () => {
     assert.match((await s.kubectl(['create', 'token', 'nobody', '-n', 'team-b'])).stderr, /serviceaccounts "nobody" not found/);
     // Bound to a pod: valid while that pod lives.
     await s.k(['run', 'holder', '--image=busybox', '-n', 'team-b', '--restart=Never', '--command', '--', 'sleep', '3600']);
+    // A pod that names no account runs as its namespace's default one (ServiceAccount admission).
+    assert.equal(await s.k(['get', 'pod', 'holder', '-n', 'team-b', '-o', 'jsonpath={.spec.serviceAccountName}/{.spec.serviceAccount}']), 'default/default');
     const bound = (await s.k(['create', 'token', 'ci', '-n', 'team-b', '--bound-object-kind=Pod', '--bound-object-name=holder'])).trim();
     assert.equal((await withToken(bound, 'get', 'configmaps', '-n', 'team-b')).code, 0);
     await s.k(['delete', 'pod', 'holder', '-n', 'team-b', '--grace-period=0', '--force']);

@@ -304,6 +304,9 @@ export function defaultPodSpec(spec: JsonObject): void {
   if (!isObject(spec.securityContext)) spec.securityContext = {};
   if (typeof spec.terminationGracePeriodSeconds !== 'number') spec.terminationGracePeriodSeconds = 30;
   if (!spec.schedulerName) spec.schedulerName = 'default-scheduler';
+  // serviceAccount is the deprecated name of serviceAccountName; upstream keeps the two equal.
+  if (!spec.serviceAccountName && typeof spec.serviceAccount === 'string' && spec.serviceAccount) spec.serviceAccountName = spec.serviceAccount;
+  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName) spec.serviceAccount = spec.serviceAccountName;
   for (const list of ['containers', 'initContainers', 'ephemeralContainers']) for (const c of childObjects(spec, list)) defaultContainer(c);
   for (const v of childObjects(spec, 'volumes')) defaultVolume(v);
 }
