@@ -42,6 +42,14 @@ export function notFound(resource: string, group: string, name: string): StatusE
   return new StatusError(404, 'NotFound', `${qualifiedResource(resource, group)} "${name}" not found`, details(resource, group, name));
 }
 
+/**
+ * A path the server does not serve. Upstream sends empty details with it, and kubectl reads them
+ * (`kubectl debug` dereferences details.name to tell that ephemeral containers are not served).
+ */
+export function notFoundPath(): StatusError {
+  return new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+}
+
 export function alreadyExists(resource: string, group: string, name: string): StatusError {
   return new StatusError(409, 'AlreadyExists', `${qualifiedResource(resource, group)} "${name}" already exists`, details(resource, group, name));
 }

@@ -54,6 +54,8 @@ export interface ResourceType {
    * ipFamilies, nodePorts) and bumps DaemonSet's template-generation annotation.
    */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** Why an object may not be deleted at all (Namespace: the ones the system lives in), or undefined. */
+  refuseDelete?(obj: KubeObject): string | undefined;
   /**
    * Top-level fields of the kind besides apiVersion/kind/metadata (e.g. ["spec","status"],
    * ["data","binaryData","immutable"] for ConfigMap, ["type","reason",...] for Event). Used for

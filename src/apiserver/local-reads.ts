@@ -8,7 +8,7 @@
 // sets it) those are frozen first, so a broken promise fails loudly instead of corrupting the cache.
 import { objectJson } from './stored-json.js';
 import type { KubeList, KubeObject, WatchEvent } from '../api/types.js';
-import { StatusError } from '../api/errors.js';
+import { notFoundPath } from '../api/errors.js';
 import type { ResourceType } from '../api/resource.js';
 import type { ListWatchSource, ReadOptions } from '../client/informer.js';
 import { parseRequestInfo, type ResourceRequest } from './http/request-info.js';
@@ -115,7 +115,7 @@ export class LocalReads implements ListWatchSource {
   private collection(path: string): Collection {
     const info = parseRequestInfo('GET', path, new URLSearchParams(), (g, v, r) => this.deps.typeFor(g, v, r)?.namespaced ?? false);
     const rt = info.kind === 'resource' && info.name === undefined && !info.subresource ? this.deps.typeFor(info.group, info.version, info.resource) : undefined;
-    if (!rt || info.kind !== 'resource') throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    if (!rt || info.kind !== 'resource') throw notFoundPath();
     return { rt, store: this.deps.storeFor(rt), info };
   }
 }

@@ -482,6 +482,8 @@ export class ObjectStore {
     for (let attempt = 0; ; attempt++) {
       if (!kv) throw this.notFound(name);
       const current = this.stamp(decode(kv));
+      const refused = this.rt.refuseDelete?.(current);
+      if (refused) throw forbidden(`${this.rt.resource} "${name}" is forbidden: ${refused}`, this.rt.resource, this.rt.group, name);
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== current.metadata.uid) {
         throw conflict(this.rt.resource, this.rt.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
 import { apiVersionOf, parseApiVersion } from '../api/types.js';
-import { StatusError, badRequest, methodNotAllowed, notFound } from '../api/errors.js';
+import { StatusError, badRequest, methodNotAllowed, notFound, notFoundPath } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
 import type { ResourceRequest } from './http/request-info.js';
 import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, type PatchType } from './http/codec.js';
@@ -41,7 +41,7 @@ export interface ResourceHandlerDeps {
   serviceAccountTokens?: () => ServiceAccountTokens | undefined;
 }
 
-const NOT_FOUND_PATH = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+const NOT_FOUND_PATH = notFoundPath;
 
 function includeObjectParam(q: URLSearchParams): IncludeObject | undefined {
   const v = q.get('includeObject');

@@ -3,10 +3,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
-import { StatusError, forbidden, internalError, isStatusError, methodNotAllowed, serviceUnavailable, unauthorized } from '../api/errors.js';
+import { StatusError, forbidden, notFoundPath, internalError, isStatusError, methodNotAllowed, serviceUnavailable, unauthorized } from '../api/errors.js';
 import { allResourceTypes, resourceTypeFor } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
-import { systemClock, type Clock } from '../util/clock.js';
+import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION } from './discovery.js';
@@ -98,6 +98,7 @@ export class ApiServer {
   private listener?: ApiListener;
   private readonly log: Logger;
   private stopping = false;
+  private systemNamespacesTimer?: Timer;
 
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -241,6 +242,7 @@ export class ApiServer {
     for (const s of this.stores.values()) s.cache.start();
     await Promise.all([...this.stores.values()].map((s) => s.cache.whenReady()));
     await this.ensureDefaultNamespaces();
+    this.keepSystemNamespaces();
     await this.ensureBootstrapPolicy();
     // Without a key of its own (in-process tests) a server signs with a key that lives as long as it does.
     this.serviceAccountTokens = await ServiceAccountTokens.fromPrivateKey(this.opts.serviceAccountKeyPem ?? (await createSigningKey()), this.tokenObjects(), this.clock);
@@ -254,6 +256,7 @@ export class ApiServer {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.systemNamespacesTimer?.cancel();
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
   }
@@ -294,6 +297,23 @@ export class ApiServer {
         }
       }
     }
+  }
+
+  /**
+   * Upstream's system namespaces controller: every minute, the namespaces the system lives in are
+   * created again if missing (kube-node-lease may be deleted; the others are refused deletion but
+   * may predate that rule).
+   */
+  private keepSystemNamespaces(): void {
+    const tick = (): void => {
+      if (this.stopping) return;
+      this.ensureDefaultNamespaces()
+        .catch((e: unknown) => this.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'could not ensure the system namespaces'))
+        .finally(() => {
+          if (!this.stopping) this.systemNamespacesTimer = this.clock.setTimeout(tick, 60_000);
+        });
+    };
+    this.systemNamespacesTimer = this.clock.setTimeout(tick, 60_000);
   }
 
   private isNamespaced = (group: string, version: string, resource: string): boolean => resourceTypeFor(group, version, resource)?.namespaced ?? false;
@@ -408,7 +428,7 @@ export class ApiServer {
       const list = this.discovery.apiResourceList(parts[1]!, parts[2]!);
       if (list) return sendJson(res, 200, list);
     }
-    throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    throw notFoundPath();
   }
 
   private sendAggregated(res: ServerResponse, legacy: boolean, accept: string): void {

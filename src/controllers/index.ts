@@ -10,6 +10,7 @@ import { JobController } from './job.js';
 import { CronJobController } from './cronjob.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
 import { ClusterRoleAggregationController } from './clusterrole-aggregation.js';
+import { RootCaPublisherController } from './root-ca-publisher.js';
 import { DisruptionController } from './disruption.js';
 import { NodeLifecycleController } from './node-lifecycle.js';
 import { TaintEvictionController } from './taint-eviction.js';
@@ -29,6 +30,7 @@ export function allControllers(): Controller[] {
     new CronJobController(),
     new ServiceAccountsController(),
     new ClusterRoleAggregationController(),
+    new RootCaPublisherController(),
     new DisruptionController(),
     new NodeLifecycleController(),
     new TaintEvictionController(),

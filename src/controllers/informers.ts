@@ -13,15 +13,17 @@ export class SharedInformers {
   /**
    * The informer for a collection path such as /api/v1/pods or /apis/apps/v1/deployments.
    * Read-only informers (handlers that never change an object) are separate ones, whose objects
-   * a server's own cache may share with them instead of copying.
+   * a server's own cache may share with them instead of copying. A field selector narrows the
+   * informer to the objects a controller cares about (one name in every namespace, say), so it is
+   * not sent every other object of a busy resource.
    */
-  for<T extends KubeObject = KubeObject>(path: string, opts: { readOnly?: boolean } = {}): Informer<T> {
+  for<T extends KubeObject = KubeObject>(path: string, opts: { readOnly?: boolean; fieldSelector?: string } = {}): Informer<T> {
     // Where every object is a copy anyway (HTTP), one informer serves both kinds of reader.
     const readOnly = (opts.readOnly ?? false) && this.source.sharesObjects === true;
-    const id = readOnly ? `${path} (read-only)` : path;
+    const id = `${path}${opts.fieldSelector ? `?fieldSelector=${opts.fieldSelector}` : ''}${readOnly ? ' (read-only)' : ''}`;
     let inf = this.informers.get(id);
     if (!inf) {
-      inf = new Informer(this.source, { path, clock: this.clock, log: this.log, readOnly });
+      inf = new Informer(this.source, { path, clock: this.clock, log: this.log, readOnly, ...(opts.fieldSelector ? { fieldSelector: opts.fieldSelector } : {}) });
       this.informers.set(id, inf);
       if (this.started) void inf.run(this.started);
     }
@@ -52,6 +54,7 @@ export const PATHS = {
   services: '/api/v1/services',
   endpoints: '/api/v1/endpoints',
   serviceaccounts: '/api/v1/serviceaccounts',
+  configmaps: '/api/v1/configmaps',
   endpointslices: '/apis/discovery.k8s.io/v1/endpointslices',
   pdbs: '/apis/policy/v1/poddisruptionbudgets',
 } as const;

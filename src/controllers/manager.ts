@@ -22,6 +22,8 @@ export interface ControllerOptions {
   unhealthyZoneThreshold: number;
   nodeEvictionRate: number;
   secondaryNodeEvictionRate: number;
+  /** The cluster CA certificate, published to every namespace as ConfigMap kube-root-ca.crt. */
+  rootCaPem?: string;
 }
 
 export const DEFAULT_CONTROLLER_OPTIONS: ControllerOptions = {

@@ -2,6 +2,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SKIFF_BIN, TestServer, eventually, kubectlBinary } from '../support/cluster.js';
 
 const DEPLOYMENT = `apiVersion: apps/v1
@@ -266,6 +268,27 @@ items:
     assert.match(await s.k(['delete', 'namespace', 'doomed', '--wait=false']), /namespace "doomed" deleted/);
     await eventually(async () => (await s.kubectl(['get', 'namespace', 'doomed'])).stderr.includes('NotFound'), 15_000, 'namespace gone');
     assert.match((await s.kubectl(['-n', 'doomed', 'get', 'configmap', 'c1'])).stderr, /NotFound/);
+  });
+
+  it('refuses to delete the namespaces the system lives in, and publishes the cluster CA in every namespace', async () => {
+    const refused = await s.kubectl(['delete', 'namespace', 'kube-system']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /Error from server \(Forbidden\): namespaces "kube-system" is forbidden: this namespace may not be deleted/);
+    assert.match((await s.kubectl(['delete', 'namespace', 'default'])).stderr, /this namespace may not be deleted/);
+    await s.k(['create', 'namespace', 'fresh']);
+    const ca = readFileSync(join(s.dataDir, 'tls', 'ca.crt'), 'utf8');
+    await eventually(async () => (await s.kubectl(['get', 'configmap', 'kube-root-ca.crt', '-n', 'fresh', '-o', 'jsonpath={.data.ca\\.crt}'])).stdout === ca, 10_000, 'kube-root-ca.crt in a new namespace');
+    await s.k(['delete', 'configmap', 'kube-root-ca.crt', '-n', 'fresh']);
+    await eventually(async () => (await s.kubectl(['get', 'configmap', 'kube-root-ca.crt', '-n', 'fresh', '-o', 'jsonpath={.data.ca\\.crt}'])).stdout === ca, 10_000, 'kube-root-ca.crt back after a delete');
+  });
+
+  it('answers a path it does not serve as upstream does, so kubectl debug explains instead of crashing', async () => {
+    await s.k(['run', 'debug-me', '--image=busybox', '--command', '--', 'sleep', '3600']);
+    const debug = await s.kubectl(['debug', 'debug-me', '--image=busybox']);
+    assert.equal(debug.code, 1);
+    assert.doesNotMatch(debug.stderr, /panic/);
+    assert.match(debug.stderr, /ephemeral containers are disabled for this cluster/);
+    await s.k(['delete', 'pod', 'debug-me', '--grace-period=0', '--force']);
   });
 
   it('streams live changes with get -w', async () => {

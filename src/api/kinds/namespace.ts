@@ -72,6 +72,13 @@ function validateNamespace(o: KubeObject, old: KubeObject | undefined): StatusCa
   return out;
 }
 
+/** NamespaceLifecycle admission: the namespaces a cluster cannot work without are never deleted. */
+const IMMORTAL = new Set(['default', 'kube-system', 'kube-public']);
+
+function refuseDelete(o: KubeObject): string | undefined {
+  return IMMORTAL.has(o.metadata.name ?? '') ? 'this namespace may not be deleted' : undefined;
+}
+
 export const namespaceResource: ResourceType = {
   group: '',
   version: 'v1',
@@ -96,5 +103,6 @@ export const namespaceResource: ResourceType = {
   validate: validateNamespace,
   prepareForCreate,
   prepareForUpdate,
+  refuseDelete,
   topLevelFields: ['spec', 'status'],
 };
