@@ -6,6 +6,9 @@ import { NodeNameTakenError } from '../agent/registration.js';
 import { JoinError } from '../agent/join.js';
 import { parseLabels, parseTaints } from '../agent/node-object.js';
 import { addConfigFile, boolArg, durationOption, intArg, listArg } from './options.js';
+import { PidLock } from '../util/pid-lock.js';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 function repeatable(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -98,6 +101,14 @@ export function agentCommand(): Command {
     }
     // A stray rejection in one pod's handling must never take the node down.
     process.on('unhandledRejection', (e) => log.error({ err: e instanceof Error ? e.stack ?? e.message : String(e) }, 'unhandled rejection (ignored)'));
+    try {
+      // Two agents on one data dir would be one node twice, each stopping the other's pods.
+      mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+      PidLock.acquire(join(cfg.dataDir, 'agent.lock'), `the agent data dir ${cfg.dataDir}`);
+    } catch (e) {
+      console.error(`skiff agent: ${(e as Error).message}`);
+      process.exit(2);
+    }
     const agent = new Agent(cfg, log);
     let signals = 0;
     const onSignal = (sig: string) => {

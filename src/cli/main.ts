@@ -1,7 +1,27 @@
 // The `skiff` command line.
 import { Command } from 'commander';
+import { StatusError } from '../api/errors.js';
+
+/**
+ * A command that fails says why in one line (server unreachable, refused, data dir in use),
+ * as kubectl does; SKIFF_DEBUG=1 adds the stack for bug reports.
+ */
+function fail(e: unknown, command: string | undefined): never {
+  const message = e instanceof StatusError ? e.status.message : e instanceof Error ? e.message : String(e);
+  console.error(`skiff${command && !command.startsWith('-') ? ` ${command}` : ''}: ${message}`);
+  if (process.env.SKIFF_DEBUG && e instanceof Error) console.error(e.stack);
+  process.exit(1);
+}
 
 export async function main(argv: string[]): Promise<void> {
+  try {
+    await run(argv);
+  } catch (e) {
+    fail(e, argv[2]);
+  }
+}
+
+async function run(argv: string[]): Promise<void> {
   const program = new Command('skiff')
     .description('A small Kubernetes-API-compatible cluster: API server, controllers, scheduler and self-healing node agents')
     .version('0.1.0');

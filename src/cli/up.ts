@@ -17,6 +17,7 @@ import type { Node } from '../api/kinds/node.js';
 import { agentCommand } from './agent.js';
 import { serverCommand } from './server.js';
 import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
+import { PidLock } from '../util/pid-lock.js';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 const TOKEN_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -102,6 +103,9 @@ export function upCommand(): Command {
       process.exit(2);
     }
     mkdirSync(logDir, { recursive: true });
+    // A second `up` on the same directory would start servers and agents over the running cluster's
+    // database and nodes: refuse before starting anything.
+    PidLock.acquire(join(dataDir, 'up.lock'), `the cluster directory ${dataDir}`);
     const pass = passthrough();
     const servers: { name: string; host: string; dir: string; proc?: ManagedProcess }[] = Array.from({ length: o.servers }, (_, i) => ({
       name: o.servers === 1 ? 'server' : `server-${i + 1}`,

@@ -17,6 +17,7 @@ import { ControllerManager, type ControllerOptions, type LeaderElectionTimings }
 import { allControllers } from '../controllers/index.js';
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
+import { PidLock } from '../util/pid-lock.js';
 
 export interface ServerConfig {
   dataDir: string;
@@ -57,6 +58,8 @@ function splitHostPort(hp: string): { host: string; port?: number } {
 
 export async function runServer(cfg: ServerConfig, log: Logger): Promise<RunningServer> {
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+  // Before the store opens: two servers on one data dir would write one database.
+  const lock = PidLock.acquire(join(cfg.dataDir, 'server.lock'), `the server data dir ${cfg.dataDir}`);
   let store: Store;
   let shared: { ca: CertificateAuthority; serviceAccountKeyPem: string } | undefined;
   if (cfg.storage === 'etcd') {
@@ -134,6 +137,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
       controllerClient.close();
       await api.stop();
       await store.close();
+      lock.release();
     },
   };
 }

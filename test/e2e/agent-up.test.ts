@@ -2,6 +2,7 @@
 // nodes are Ready, timing flags passed through, and a graceful stop that leaves nothing behind.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -48,6 +49,16 @@ describe('skiff up', () => {
       });
       await eventually(async () => (await client.get<Pod>('/api/v1/namespaces/default/pods/up-pod')).status?.phase === 'Running', 15_000, 'pod Running');
       assert.equal(containerPids(pod.metadata.uid!).length, 1);
+      // A second `up` on the same directory refuses before starting anything, and the cluster carries on.
+      const second = await new Promise<{ code: number; stderr: string }>((resolve) =>
+        execFile(process.execPath, [SKIFF_BIN, 'up', '--data-dir', dataDir, '--nodes', '2', '--port', '0'], { timeout: 20_000 }, (err, _out, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+        ),
+      );
+      assert.equal(second.code, 1);
+      assert.match(second.stderr, /^skiff up: the cluster directory .* is in use by process \d+/m);
+      await client.create('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-second-up' } });
+      assert.equal(containerPids(pod.metadata.uid!).length, 1, 'the running pod was left alone');
       up.signal('SIGTERM');
       const exit = await up.exited;
       assert.equal(exit.code, 0);

@@ -1,0 +1,103 @@
+// One process per data directory. A second `skiff server`, `agent` or `up` on a directory in use
+// would write the same database, join as the same node and stop the first one's pods; instead it
+// stops before touching anything, naming the process that holds the directory. The lock is a file
+// holding the holder's pid and start time: a holder killed with SIGKILL leaves it behind, and the
+// next start finds that process gone (or the pid reused by another program) and takes over.
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+
+interface Holder {
+  pid: number;
+  /** Process start time from /proc (clock ticks since boot), so a reused pid is not mistaken for the holder. */
+  start?: string;
+}
+
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(h: Holder): boolean {
+  try {
+    process.kill(h.pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const start = startTimeOf(h.pid);
+  return h.start === undefined || start === undefined || start === h.start;
+}
+
+function readHolder(path: string): Holder | undefined {
+  try {
+    const h = JSON.parse(readFileSync(path, 'utf8')) as Partial<Holder>;
+    return typeof h.pid === 'number' ? { pid: h.pid, ...(typeof h.start === 'string' ? { start: h.start } : {}) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class DirectoryInUseError extends Error {
+  constructor(
+    readonly path: string,
+    readonly holderPid: number,
+    what: string,
+  ) {
+    super(`${what} is in use by process ${holderPid} (lock ${path}); stop that process first`);
+  }
+}
+
+export class PidLock {
+  private released = false;
+
+  private constructor(readonly path: string) {
+    // Released when the process exits normally; after a SIGKILL the next holder finds it stale.
+    process.once('exit', () => this.release());
+  }
+
+  /** Takes the lock at `path` for this process, or throws DirectoryInUseError naming `what`. */
+  static acquire(path: string, what: string): PidLock {
+    const me: Holder = { pid: process.pid, ...(startTimeOf(process.pid) ? { start: startTimeOf(process.pid)! } : {}) };
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(me), { mode: 0o600 });
+    try {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        try {
+          // link() fails if the lock exists: of two processes starting at once, exactly one wins.
+          linkSync(tmp, path);
+          return new PidLock(path);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        }
+        const holder = readHolder(path);
+        if (holder && holder.pid !== process.pid && alive(holder)) throw new DirectoryInUseError(path, holder.pid, what);
+        // Left by a process that is gone (or half-written by one that died): take it over.
+        try {
+          unlinkSync(path);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        }
+      }
+      throw new Error(`could not take the lock ${path}`);
+    } finally {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    if (readHolder(this.path)?.pid !== process.pid) return;
+    try {
+      unlinkSync(this.path);
+    } catch {
+      // already gone
+    }
+  }
+}
