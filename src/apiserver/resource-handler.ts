@@ -19,6 +19,7 @@ import { applyScale, scaleOf } from './subresources/scale.js';
 import { bindPod } from './subresources/binding.js';
 import { evictPod } from './subresources/eviction.js';
 import { requestToken } from './subresources/token-request.js';
+import { jsonTypeError } from './protobuf/json-types.js';
 import type { ServiceAccountTokens } from '../auth/service-account-tokens.js';
 import { knownFieldsOf, unknownFields } from '../api/field-validation.js';
 
@@ -206,6 +207,9 @@ export class ResourceHandler {
    * skiff checked nested fields) are not the patch's fault.
    */
   private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext, live?: KubeObject): void {
+    // Values of the wrong type are refused whatever fieldValidation says, as Go's decoder refuses them.
+    const typeError = jsonTypeError(obj as unknown as Record<string, unknown>, apiVersionOf(rt.group, rt.version), rt.kind);
+    if (typeError) throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${typeError}`);
     const known = knownFieldsOf(rt);
     const found = unknownFields(obj, known, { prune: ctx.fieldValidation !== 'Strict' });
     if (found.length === 0) return;

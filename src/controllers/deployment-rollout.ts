@@ -222,6 +222,8 @@ export function calculateStatus(d: Deployment, all: (ReplicaSet | undefined)[], 
     unavailableReplicas: Math.max(0, specReplicas(all) - available),
     conditions: (d.status?.conditions ?? []).map((c) => ({ ...c })),
   };
+  // Go omits these counters when zero (omitempty): a scaled-to-zero Deployment shows none of them.
+  for (const k of ['observedGeneration', 'replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas', 'unavailableReplicas'] as const) if (status[k] === 0) delete status[k];
   if (d.status?.collisionCount !== undefined) status.collisionCount = d.status.collisionCount;
   if (available >= desiredReplicas(d) - maxUnavailable(d)) {
     setCondition(status, newCondition('Available', 'True', REASON.minimumAvailable, 'Deployment has minimum availability.', nowMs));

@@ -249,7 +249,8 @@ class JobReconciler implements Reconciler {
       ...status,
       active: stillActive,
       succeeded,
-      failed: failedPods.length,
+      // Pods a failing Job stops count as failed, as upstream counts them.
+      failed: failedPods.length + (done?.type === 'Failed' ? toDelete.length : 0),
       ready: finishing ? 0 : active.filter(isPodReady).length,
       terminating: pods.filter((p) => p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length,
       ...(indexed ? { completedIndexes: formatIndexes(completedIndexes) } : {}),

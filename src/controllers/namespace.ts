@@ -8,6 +8,7 @@ import { apiVersionOf } from '../api/types.js';
 import type { Controller, ControllerContext } from './manager.js';
 import { PATHS } from './informers.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { rfc3339 } from '../util/time.js';
 
 const NAMESPACED = allResourceTypes.filter((rt) => rt.namespaced);
 
@@ -36,16 +37,21 @@ class NamespaceReconciler implements Reconciler {
     const ns = ctx.informers.for(PATHS.namespaces).get(name);
     if (!ns?.metadata.deletionTimestamp) return;
     let remaining = 0;
+    const left = new Map<string, number>();
+    const heldBy = new Map<string, number>();
     for (const rt of NAMESPACED) {
       const path = collectionPath(rt.group, rt.version, rt.resource, name);
       try {
         await ctx.client.delete(path, { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' }, { signal });
-        const left = await ctx.client.get<KubeList>(path, { query: { limit: 1 }, signal });
-        remaining += left.items.length;
+        const { items } = await ctx.client.get<KubeList>(path, { signal });
+        remaining += items.length;
+        if (items.length > 0) left.set(`${rt.resource}.${rt.group}`, items.length);
+        for (const item of items) for (const f of item.metadata.finalizers ?? []) heldBy.set(f, (heldBy.get(f) ?? 0) + 1);
       } catch (e) {
         if (!isStatusError(e, 'NotFound')) throw e;
       }
     }
+    await this.report(ns, left, heldBy, signal);
     // Pods stop within their grace periods on their nodes; look again shortly.
     if (remaining > 0) return { requeueAfterMs: 1000 };
     const fresh = await ctx.client.get<KubeObject>(`/api/v1/namespaces/${name}`, { signal });
@@ -59,4 +65,43 @@ class NamespaceReconciler implements Reconciler {
       ctx.log.info({ namespace: name }, 'namespace emptied and finalized');
     }
   }
+
+  /** Upstream's deletion conditions, so `kubectl describe ns` tells what a stuck namespace waits for. */
+  private async report(ns: KubeObject, left: Map<string, number>, finalizers: Map<string, number>, signal: AbortSignal): Promise<void> {
+    const list = (m: Map<string, number>, fmt: (k: string, n: number) => string) => [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => fmt(k, n)).join(', ');
+    const wanted: [string, 'True' | 'False', string, string][] = [
+      ['NamespaceDeletionDiscoveryFailure', 'False', 'ResourcesDiscovered', 'All resources successfully discovered'],
+      ['NamespaceDeletionGroupVersionParsingFailure', 'False', 'ParsedGroupVersions', 'All legacy kube types successfully parsed'],
+      ['NamespaceDeletionContentFailure', 'False', 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization'],
+      left.size > 0
+        ? ['NamespaceContentRemaining', 'True', 'SomeResourcesRemain', `Some resources are remaining: ${list(left, (r, n) => `${r} has ${n} resource instances`)}`]
+        : ['NamespaceContentRemaining', 'False', 'ContentRemoved', 'All content successfully removed'],
+      finalizers.size > 0
+        ? ['NamespaceFinalizersRemaining', 'True', 'SomeFinalizersRemain', `Some content in the namespace has finalizers remaining: ${list(finalizers, (f, n) => `${f} in ${n} resource instances`)}`]
+        : ['NamespaceFinalizersRemaining', 'False', 'ContentHasNoFinalizers', 'All content-preserving finalizers finished'],
+    ];
+    const status = (ns.status ?? {}) as { phase?: string; conditions?: NamespaceCondition[] };
+    const current = status.conditions ?? [];
+    const now = rfc3339(this.ctx.clock.now());
+    const conditions = wanted.map(([type, st, reason, message]): NamespaceCondition => {
+      const prior = current.find((c) => c.type === type);
+      return { type, status: st, lastTransitionTime: prior?.status === st && prior.lastTransitionTime ? prior.lastTransitionTime : now, reason, message };
+    });
+    const same = conditions.every((c) => current.some((p) => p.type === c.type && p.status === c.status && p.reason === c.reason && p.message === c.message));
+    if (same && current.length === conditions.length) return;
+    try {
+      await this.ctx.client.replace(`/api/v1/namespaces/${ns.metadata.name}/status`, { ...ns, status: { ...status, conditions } }, { signal });
+    } catch (e) {
+      // A newer version is on its way; the next pass reports again.
+      if (!isStatusError(e, 'Conflict') && !isStatusError(e, 'NotFound')) throw e;
+    }
+  }
+}
+
+interface NamespaceCondition {
+  type: string;
+  status: 'True' | 'False';
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
 }

@@ -168,15 +168,17 @@ describe('Job controller', () => {
     }
   });
 
-  it('validates as upstream: bad numbers and templates are 422s, nulls mean unset, the selector is generated', async () => {
+  it('validates as upstream: values of the wrong type are 400s, bad numbers and templates 422s, nulls mean unset, the selector is generated', async () => {
     const ns = await h.namespace('job-valid');
-    const invalid = async (j: Job, re: RegExp) => {
+    const refused = async (j: Job, reason: 'Invalid' | 'BadRequest', re: RegExp) => {
       const e = await h.client.create(jobPath(ns), j).then(() => undefined, (err: unknown) => err);
-      assert.ok(isStatusError(e, 'Invalid'), `expected 422 for ${JSON.stringify(j.spec)}: ${String(e)}`);
+      assert.ok(isStatusError(e, reason), `expected ${reason} for ${JSON.stringify(j.spec)}: ${String(e)}`);
       assert.match((e as Error).message, re);
     };
-    await invalid(job('a', { activeDeadlineSeconds: '10m' as unknown as number }), /spec.activeDeadlineSeconds/);
-    await invalid({ ...job('b'), spec: { template: 'x' } } as unknown as Job, /spec.template/);
+    const invalid = (j: Job, re: RegExp) => refused(j, 'Invalid', re);
+    await refused(job('a', { activeDeadlineSeconds: '10m' as unknown as number }), 'BadRequest', /^Job in version "v1" cannot be handled as a Job: json: cannot unmarshal string into Go struct field JobSpec\.spec\.activeDeadlineSeconds of type int64$/);
+    await refused({ ...job('b'), spec: { template: 'x' } } as unknown as Job, 'BadRequest', /Go struct field JobSpec\.spec\.template of type v1\.PodTemplateSpec/);
+    await invalid(job('a2', { activeDeadlineSeconds: -5 }), /spec.activeDeadlineSeconds/);
     await invalid(job('c', { selector: { matchLabels: { app: 'x' } } }), /`selector` not auto-generated/);
     await invalid(job('d', { template: { spec: { restartPolicy: 'Always', containers: [{ name: 'c', image: 'i' }] } } }), /spec.template.spec.restartPolicy: Unsupported value: "Always"/);
     const ok = await h.client.create<Job>(jobPath(ns), job('e', { activeDeadlineSeconds: null as unknown as number, ttlSecondsAfterFinished: null as unknown as number }));

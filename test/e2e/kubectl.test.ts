@@ -270,6 +270,18 @@ items:
     assert.match((await s.kubectl(['-n', 'doomed', 'get', 'configmap', 'c1'])).stderr, /NotFound/);
   });
 
+  it('tells what a terminating namespace waits for in its conditions, and finishes once the last finalizer goes', async () => {
+    await s.k(['create', 'namespace', 'stuck']);
+    const held = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: 'stuck', finalizers: ['example.com/hold'] } };
+    await s.k(['create', '-f', '-'], { input: JSON.stringify(held) });
+    await s.k(['delete', 'namespace', 'stuck', '--wait=false']);
+    const condition = (type: string) => s.k(['get', 'namespace', 'stuck', '-o', `jsonpath={.status.conditions[?(@.type=="${type}")].message}`]);
+    await eventually(async () => (await condition('NamespaceFinalizersRemaining')) === 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances', 15_000, 'finalizers condition');
+    assert.equal(await condition('NamespaceContentRemaining'), 'Some resources are remaining: configmaps. has 1 resource instances');
+    await s.k(['patch', 'configmap', 'held', '-n', 'stuck', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    await eventually(async () => (await s.kubectl(['get', 'namespace', 'stuck'])).stderr.includes('NotFound'), 15_000, 'namespace gone');
+  });
+
   it('refuses to delete the namespaces the system lives in, and publishes the cluster CA in every namespace', async () => {
     const refused = await s.kubectl(['delete', 'namespace', 'kube-system']);
     assert.equal(refused.code, 1);
