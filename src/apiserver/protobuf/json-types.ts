@@ -57,67 +57,86 @@ function goFieldType(field: Field): string {
   return field.repeated ? `[]${goElementType(field)}` : goElementType(field);
 }
 
+/** A field's JSON name and the fields above it: built as the walk descends, spelled out only for an error. */
+interface FieldPath {
+  name: string;
+  parent: FieldPath | undefined;
+}
+
 interface Context {
   /** The Go struct the field belongs to. */
   struct: string;
   /** JSON field names from the top of the object, as Go's decoder reports them (no indexes). */
-  fields: string[];
+  path: FieldPath;
+}
+
+function spell(path: FieldPath): string {
+  return path.parent ? `${spell(path.parent)}.${path.name}` : path.name;
 }
 
 function mismatch(value: unknown, ctx: Context, goType: string, numberText?: string): never {
   const what = numberText !== undefined ? `number ${numberText}` : jsonKind(value);
-  throw new TypeMismatch(`json: cannot unmarshal ${what} into Go struct field ${ctx.struct}.${ctx.fields.join('.')} of type ${goType}`);
+  throw new TypeMismatch(`json: cannot unmarshal ${what} into Go struct field ${ctx.struct}.${spell(ctx.path)} of type ${goType}`);
+}
+
+/** What a field's values must be, worked out once per field (protobufjs computes fullName on every read). */
+type ValueRule = 'string' | 'quantity' | 'int-or-string' | 'any' | 'message' | 'text' | 'bool' | 'float' | 'integer';
+
+const rules = new WeakMap<Field, ValueRule>();
+
+function ruleOf(field: Field): ValueRule {
+  let rule = rules.get(field);
+  if (rule) return rule;
+  const resolved = field.resolvedType;
+  if (resolved instanceof protobuf.Type) {
+    const name = resolved.fullName;
+    rule = name === TIME || name === MICRO_TIME || name === DURATION ? 'string' : name === QUANTITY ? 'quantity' : name === INT_OR_STRING ? 'int-or-string' : name === RAW_EXTENSION || name === FIELDS_V1 ? 'any' : 'message';
+  } else if (field.type === 'string' || field.type === 'bytes') rule = 'text';
+  else if (field.type === 'bool') rule = 'bool';
+  else if (field.type === 'double' || field.type === 'float') rule = 'float';
+  else rule = 'integer';
+  rules.set(field, rule);
+  return rule;
 }
 
 /** One value (a scalar field, a list item or a map value) against the field's element type. */
 function checkElement(value: unknown, field: Field, ctx: Context): void {
   if (value === null) return;
-  const resolved = field.resolvedType;
-  const goType = goElementType(field);
-  if (resolved instanceof protobuf.Type) {
-    switch (resolved.fullName) {
-      case TIME:
-      case MICRO_TIME:
-      case DURATION:
-        if (typeof value !== 'string') mismatch(value, ctx, 'string');
-        return;
-      case QUANTITY:
-        // Quantity takes "100m" and also a bare number.
-        if (typeof value !== 'string' && typeof value !== 'number') mismatch(value, ctx, 'string');
-        return;
-      case INT_OR_STRING:
-        if (typeof value === 'string') return;
-        if (typeof value !== 'number') mismatch(value, ctx, 'int32');
-        if (!Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) mismatch(value, ctx, 'int32', String(value));
-        return;
-      case RAW_EXTENSION:
-      case FIELDS_V1:
-        return;
-      default:
-        if (!isPlainObject(value)) mismatch(value, ctx, goType);
-        checkMessage(value, resolved, ctx.fields);
-        return;
-    }
-  }
-  switch (field.type) {
+  switch (ruleOf(field)) {
     case 'string':
-    case 'bytes':
-      if (typeof value !== 'string') mismatch(value, ctx, goType);
+      if (typeof value !== 'string') mismatch(value, ctx, 'string');
+      return;
+    case 'quantity':
+      // Quantity takes "100m" and also a bare number.
+      if (typeof value !== 'string' && typeof value !== 'number') mismatch(value, ctx, 'string');
+      return;
+    case 'int-or-string':
+      if (typeof value === 'string') return;
+      if (typeof value !== 'number') mismatch(value, ctx, 'int32');
+      if (!Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) mismatch(value, ctx, 'int32', String(value));
+      return;
+    case 'any':
+      return;
+    case 'message':
+      if (!isPlainObject(value)) mismatch(value, ctx, goElementType(field));
+      checkMessage(value, field.resolvedType as Type, ctx.path);
+      return;
+    case 'text':
+      if (typeof value !== 'string') mismatch(value, ctx, goElementType(field));
       return;
     case 'bool':
-      if (typeof value !== 'boolean') mismatch(value, ctx, goType);
+      if (typeof value !== 'boolean') mismatch(value, ctx, goElementType(field));
       return;
-    case 'double':
     case 'float':
-      if (typeof value !== 'number') mismatch(value, ctx, goType);
+      if (typeof value !== 'number') mismatch(value, ctx, goElementType(field));
       return;
-    default: {
-      if (typeof value !== 'number') mismatch(value, ctx, goType);
+    case 'integer': {
+      if (typeof value !== 'number') mismatch(value, ctx, goElementType(field));
       const unsigned = UINT32.has(field.type) || field.type === 'uint64' || field.type === 'fixed64';
       const bits = INT64.has(field.type) ? 64 : 32;
       const min = unsigned ? 0 : bits === 32 ? -(2 ** 31) : Number.MIN_SAFE_INTEGER;
       const max = bits === 32 ? (unsigned ? 2 ** 32 : 2 ** 31) - 1 : Number.MAX_SAFE_INTEGER;
-      if (!Number.isInteger(value) || value < min || value > max) mismatch(value, ctx, goType, String(value));
+      if (!Number.isInteger(value) || value < min || value > max) mismatch(value, ctx, goElementType(field), String(value));
     }
   }
 }
@@ -156,13 +175,29 @@ function fieldsOf(type: Type): Map<string, { field: Field; struct: string }> {
   return out;
 }
 
-function checkMessage(value: Record<string, unknown>, type: Type, path: string[]): void {
+function checkMessage(value: Record<string, unknown>, type: Type, path: FieldPath | undefined): void {
   const fields = fieldsOf(type);
-  for (const key of Object.keys(value)) {
+  for (const key in value) {
     const entry = fields.get(key);
     if (!entry) continue;
-    checkField(value[key], entry.field, { struct: entry.struct, fields: [...path, key] });
+    const v = value[key];
+    if (v === null || v === undefined) continue;
+    checkField(v, entry.field, { struct: entry.struct, path: { name: key, parent: path } });
   }
+}
+
+/** Message types by apiVersion and kind (null: not checked); protobufjs' lookup walks the namespace tree. */
+const kindTypes = new Map<string, Type | null>();
+
+function typeOf(apiVersion: string, kind: string): Type | null {
+  const key = `${apiVersion}/${kind}`;
+  let type = kindTypes.get(key);
+  if (type === undefined) {
+    const entry = SUPPORTED_KINDS[apiVersion];
+    type = entry && entry.kinds.includes(kind) ? protobufSchema().lookupType(`${entry.pkg}.${kind}`) : null;
+    kindTypes.set(key, type);
+  }
+  return type;
 }
 
 /**
@@ -170,10 +205,10 @@ function checkMessage(value: Record<string, unknown>, type: Type, path: string[]
  * `apiVersion`, or undefined when every value it can check has the right type.
  */
 export function jsonTypeError(obj: Record<string, unknown>, apiVersion: string, kind: string): string | undefined {
-  const entry = SUPPORTED_KINDS[apiVersion];
-  if (!entry || !entry.kinds.includes(kind)) return undefined;
+  const type = typeOf(apiVersion, kind);
+  if (!type) return undefined;
   try {
-    checkMessage(obj, protobufSchema().lookupType(`${entry.pkg}.${kind}`), []);
+    checkMessage(obj, type, undefined);
     return undefined;
   } catch (e) {
     if (e instanceof TypeMismatch) return e.message;
