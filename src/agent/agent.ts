@@ -251,6 +251,7 @@ export class Agent {
       backoffBaseMs: cfg.restartBackoffBaseMs,
       backoffMaxMs: cfg.restartBackoffMaxMs,
       agentTag: machineId,
+      allocatable: () => this.nodeConfig?.capacity ?? {},
     });
     // Before anything talks to the API: containers an earlier agent started are adopted, orphans killed.
     await this.podSync.recover();

@@ -14,6 +14,7 @@ import { probeAction } from './probe-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { CreateContainerError, type Runtime } from './runtimes/runtime.js';
 import type { AgentStateDir } from './state-dir.js';
+import { scaledValue } from '../api/quantity.js';
 
 export interface PodSyncOptions {
   api: AgentApi;
@@ -29,6 +30,8 @@ export interface PodSyncOptions {
   concurrency?: number;
   /** The process runtime's tag for this agent's processes; probe commands carry it too. */
   agentTag?: string;
+  /** The node's allocatable resources: what resourceFieldRef reads for a limit the container does not set. */
+  allocatable?: () => Record<string, string>;
 }
 
 export const SHUTDOWN_OVERRIDE: TerminalOverride = {
@@ -367,10 +370,9 @@ export class PodSync {
           if (v !== undefined) env[e.name] = v;
           else if (ref.optional !== true && data) throw new CreateContainerError('CreateContainerConfigError', `couldn't find key ${String(ref.key)} in ${kind === 'configmaps' ? 'ConfigMap' : 'Secret'} ${ns}/${String(ref.name)}`);
         } else if (vf.resourceFieldRef) {
-          const res = String(vf.resourceFieldRef.resource ?? '');
-          const [kind, name] = res.split('.') as [string, string];
-          const v = (c.resources as Record<string, Record<string, string>> | undefined)?.[kind]?.[name];
-          if (v !== undefined) env[e.name] = String(v);
+          const ref = vf.resourceFieldRef;
+          const v = resourceFieldValue(c.resources, String(ref.resource ?? ''), ref.divisor, this.o.allocatable?.() ?? {});
+          if (v !== undefined) env[e.name] = v;
         }
       } else {
         env[e.name] = e.value === undefined || e.value === null ? '' : String(e.value);
@@ -401,5 +403,28 @@ export class PodSync {
       default:
         return '';
     }
+  }
+}
+
+/**
+ * The value of a resourceFieldRef as the kubelet computes it: the container's limit (the node's
+ * allocatable when it sets none) or request (0 when none), divided by the divisor and rounded up,
+ * e.g. limits.cpu "500m" → "1", with divisor "1m" → "500"; limits.memory "64Mi" → "67108864".
+ */
+export function resourceFieldValue(resources: unknown, resource: string, divisor: unknown, allocatable: Record<string, string>): string | undefined {
+  const [kind, name, ...rest] = resource.split('.');
+  if ((kind !== 'limits' && kind !== 'requests') || !name || rest.length > 0) return undefined;
+  const set = (resources as Record<string, Record<string, string | number> | undefined> | undefined)?.[kind]?.[name];
+  const quantity = set ?? (kind === 'limits' ? allocatable[name] : undefined) ?? '0';
+  const by = typeof divisor === 'string' || typeof divisor === 'number' ? divisor : '1';
+  try {
+    // CPU divides in millicores ("1m" divisors), everything else in whole units.
+    const scale = name === 'cpu' ? 3 : 0;
+    const value = scaledValue(quantity, scale);
+    const unit = scaledValue(by, scale);
+    if (unit <= 0n) return undefined;
+    return String(value <= 0n ? 0n : (value + unit - 1n) / unit);
+  } catch {
+    return undefined;
   }
 }
