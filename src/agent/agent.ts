@@ -13,7 +13,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { type AgentApi, errorText } from './api.js';
 import { rfc3339 } from '../util/time.js';
-import { cordon, deleteNode, evictAll, withinDeadline } from './drain.js';
+import { cordon, cordonForShutdown, deleteNode, evictAll, withinDeadline } from './drain.js';
 import { EventRecorder, nodeConditionEventReason } from './events.js';
 import { JoinError, ensureNodeCredential } from './join.js';
 import { Backoff } from './wake.js';
@@ -389,7 +389,8 @@ export class Agent {
       if (registered) {
         const apiDeadline = this.clock.now() + this.cfg.shutdownTimeoutMs;
         this.readiness = { ready: false, reason: 'KubeletNotReady', message: 'node is shutting down' };
-        await withinDeadline(this.clock, apiDeadline, () => cordon(this.client!, this.nodeName));
+        const wasUnschedulable = this.keeper!.current?.spec?.unschedulable === true;
+        await withinDeadline(this.clock, apiDeadline, () => cordonForShutdown(this.client!, this.nodeName, wasUnschedulable));
         await withinDeadline(this.clock, apiDeadline, async () => {
           if (!(await this.status!.sync())) throw new Error('status not reported');
         });

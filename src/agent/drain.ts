@@ -39,6 +39,22 @@ export async function cordon(api: AgentApi, nodeName: string): Promise<void> {
   }
 }
 
+/**
+ * Marks a cordon the agent made only to shut down. If the Node outlives the shutdown (the API went
+ * away before the Node could be deleted), the next start finds the mark and uncordons, instead of
+ * coming back unschedulable for good. A Node an operator had cordoned is left as it is, unmarked.
+ */
+export const SHUTDOWN_CORDON_ANNOTATION = 'skiff.dev/shutdown-cordon';
+
+export async function cordonForShutdown(api: AgentApi, nodeName: string, wasUnschedulable: boolean): Promise<void> {
+  if (wasUnschedulable) return;
+  try {
+    await api.patch(nodePath(nodeName), { metadata: { annotations: { [SHUTDOWN_CORDON_ANNOTATION]: 'true' } }, spec: { unschedulable: true } }, 'merge');
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
 export async function deleteNode(api: AgentApi, nodeName: string, uid: string | undefined): Promise<void> {
   try {
     await api.delete(nodePath(nodeName), uid ? { preconditions: { uid } } : undefined);

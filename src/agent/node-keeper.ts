@@ -14,6 +14,7 @@ import { createOrAdoptNode, NodeNameTakenError } from './registration.js';
 import type { AgentStateDir, ObservedNode } from './state-dir.js';
 import type { NodeStatus } from '../api/kinds/node.js';
 import { Backoff } from './wake.js';
+import { SHUTDOWN_CORDON_ANNOTATION } from './drain.js';
 
 export type NodeKeeperState = 'unregistered' | 'registered' | 'missing' | 'leaving';
 
@@ -73,6 +74,11 @@ export class NodeKeeper {
       try {
         const desired = initialNode(this.o.cfg, this.observed, this.o.initialStatus(this.o.clock.now()));
         const r = await createOrAdoptNode(this.o.api, this.o.clock, this.o.log, this.o.cfg, desired);
+        if (r.node.metadata.annotations?.[SHUTDOWN_CORDON_ANNOTATION] !== undefined) {
+          // Our own shutdown cordoned it and could not remove it: undo that, not an operator's cordon.
+          r.node = await this.o.api.patch<Node>(`/api/v1/nodes/${encodeURIComponent(this.o.cfg.nodeName)}`, { metadata: { annotations: { [SHUTDOWN_CORDON_ANNOTATION]: null } }, spec: { unschedulable: null } }, 'merge');
+          this.o.log.info({ node: this.o.cfg.nodeName }, 'uncordoned the node its last shutdown had cordoned');
+        }
         this.adopt(r.node);
         this.o.log.info({ node: this.o.cfg.nodeName, uid: r.node.metadata.uid, created: r.created }, r.created ? 'node registered' : 'node was previously registered; using it');
         return r.node;

@@ -608,6 +608,34 @@ const daemonSetStatus = f({
   conditions: transitionConditions,
 });
 
+const statefulSetSpec = f({
+  replicas: L,
+  selector: labelSelector,
+  template: podTemplateSpec,
+  // PersistentVolumeClaim templates: stored as given (skiff serves no PersistentVolumeClaims).
+  volumeClaimTemplates: list(f({ ...objectBase, spec: persistentVolumeClaimSpec, status: L })),
+  serviceName: L,
+  podManagementPolicy: L,
+  updateStrategy: f({ type: L, rollingUpdate: leaves('partition', 'maxUnavailable') }),
+  revisionHistoryLimit: L,
+  minReadySeconds: L,
+  persistentVolumeClaimRetentionPolicy: leaves('whenDeleted', 'whenScaled'),
+  ordinals: leaves('start'),
+});
+
+const statefulSetStatus = f({
+  observedGeneration: L,
+  replicas: L,
+  readyReplicas: L,
+  currentReplicas: L,
+  updatedReplicas: L,
+  currentRevision: L,
+  updateRevision: L,
+  collisionCount: L,
+  conditions: transitionConditions,
+  availableReplicas: L,
+});
+
 // ---- kinds --------------------------------------------------------------------------------------
 
 /** Trees keyed by `${group}/${kind}` with group '' for the core group, e.g. '/Pod', 'apps/Deployment'. Each covers the whole object (apiVersion, kind, metadata, spec, status, ...). */
@@ -643,6 +671,7 @@ export const KNOWN_FIELDS: Readonly<Record<string, FieldTree>> = {
   'apps/Deployment': f({ ...objectBase, spec: deploymentSpec, status: deploymentStatus }),
   'apps/ReplicaSet': f({ ...objectBase, spec: replicaSetSpec, status: replicaSetStatus }),
   'apps/DaemonSet': f({ ...objectBase, spec: daemonSetSpec, status: daemonSetStatus }),
+  'apps/StatefulSet': f({ ...objectBase, spec: statefulSetSpec, status: statefulSetStatus }),
   'apps/ControllerRevision': f({ ...objectBase, data: L, revision: L }),
   '/ServiceAccount': f({ ...objectBase, secrets: list(objectReference), imagePullSecrets: list(leaves('name')), automountServiceAccountToken: L }),
   'rbac.authorization.k8s.io/Role': f({ ...objectBase, rules: list(policyRule) }),

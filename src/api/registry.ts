@@ -3,6 +3,7 @@ import type { ResourceType } from './resource.js';
 import { configMapResource } from './kinds/configmap.js';
 import { controllerRevisionResource } from './kinds/controllerrevision.js';
 import { daemonSetResource } from './kinds/daemonset.js';
+import { statefulSetResource } from './kinds/statefulset.js';
 import { deploymentResource } from './kinds/deployment.js';
 import { endpointsResource } from './kinds/endpoints.js';
 import { endpointSliceResource } from './kinds/endpointslice.js';
@@ -34,6 +35,7 @@ export const allResourceTypes: ResourceType[] = [
   deploymentResource,
   replicaSetResource,
   daemonSetResource,
+  statefulSetResource,
   controllerRevisionResource,
   jobResource,
   cronJobResource,

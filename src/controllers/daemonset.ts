@@ -14,7 +14,7 @@
 // re-registers in time keeps them (DESIGN N9). Deleting them here would restart daemons every time
 // a Node object is deleted and restored.
 //
-// Each template the DaemonSet runs is kept as a ControllerRevision (daemonset-history.ts); its hash
+// Each template the DaemonSet runs is kept as a ControllerRevision (revision-history.ts); its hash
 // labels pods as `controller-revision-hash`, and the server-kept
 // `deprecated.daemonset.template.generation` annotation as `pod-template-generation`; either marks
 // a pod as up to date.
@@ -49,7 +49,7 @@ import {
   watchOwnedPods,
 } from './pod-control.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
-import { CONTROLLER_REVISION_HASH_LABEL, DaemonSetHistory } from './daemonset-history.js';
+import { CONTROLLER_REVISION_HASH_LABEL, RevisionHistory } from './revision-history.js';
 import type { ControllerRevision } from '../api/kinds/controllerrevision.js';
 
 export { CONTROLLER_REVISION_HASH_LABEL };
@@ -229,7 +229,7 @@ export class DaemonSetController implements Controller {
     const revisions = ctx.informers.for<ControllerRevision>(PATHS.controllerrevisions);
     const podIndex = new OwnerIndex(pods);
     const expectations = new Expectations(ctx.clock);
-    const history = new DaemonSetHistory(ctx, revisions);
+    const history = new RevisionHistory(ctx, revisions, { kind: 'DaemonSet', resource: 'daemonsets' });
     const loop = new ReconcileLoop(new DaemonSetReconciler(ctx, daemonSets, nodes, podIndex, expectations, history), ctx.clock, ctx.log, 2);
     const enqueue = (ds: DaemonSet) => loop.enqueue(objectKeyOf(ds));
     const enqueueAll = () => {
@@ -282,7 +282,7 @@ class DaemonSetReconciler implements Reconciler {
     private readonly nodes: Informer<Node>,
     private readonly podIndex: OwnerIndex<Pod>,
     private readonly expectations: Expectations,
-    private readonly history: DaemonSetHistory,
+    private readonly history: RevisionHistory,
   ) {
     this.recorder = ctx.recorder('daemonset-controller');
     this.pods = new PodControl(ctx.client, this.recorder, ctx.log);

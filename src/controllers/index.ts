@@ -4,6 +4,7 @@ import { NamespaceController } from './namespace.js';
 import { ReplicaSetController } from './replicaset.js';
 import { DeploymentController } from './deployment.js';
 import { DaemonSetController } from './daemonset.js';
+import { StatefulSetController } from './statefulset.js';
 import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslices.js';
 import { JobController } from './job.js';
@@ -24,6 +25,7 @@ export function allControllers(): Controller[] {
     new ReplicaSetController(),
     new DeploymentController(),
     new DaemonSetController(),
+    new StatefulSetController(),
     new EndpointsController(),
     new EndpointSliceController(),
     new JobController(),

@@ -48,6 +48,7 @@ export const PATHS = {
   replicasets: '/apis/apps/v1/replicasets',
   deployments: '/apis/apps/v1/deployments',
   daemonsets: '/apis/apps/v1/daemonsets',
+  statefulsets: '/apis/apps/v1/statefulsets',
   controllerrevisions: '/apis/apps/v1/controllerrevisions',
   jobs: '/apis/batch/v1/jobs',
   cronjobs: '/apis/batch/v1/cronjobs',

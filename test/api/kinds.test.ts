@@ -29,9 +29,9 @@ test('registry lookups', () => {
   assert.equal(resourceTypeFor('apps', 'v1', 'deployments'), deploymentResource);
   assert.equal(resourceTypeForKind('policy', 'v1', 'PodDisruptionBudget'), podDisruptionBudgetResource);
   assert.equal(resourceTypeFor('apps', 'v1', 'pods'), undefined);
-  assert.equal(allResourceTypes.length, 22);
+  assert.equal(allResourceTypes.length, 23);
   const shorts = allResourceTypes.flatMap((rt) => rt.shortNames).sort();
-  assert.deepEqual(shorts, ['cj', 'cm', 'deploy', 'ds', 'ep', 'ev', 'no', 'ns', 'pdb', 'po', 'rs', 'sa', 'svc']);
+  assert.deepEqual(shorts, ['cj', 'cm', 'deploy', 'ds', 'ep', 'ev', 'no', 'ns', 'pdb', 'po', 'rs', 'sa', 'sts', 'svc']);
 });
 
 test('pod defaults', () => {

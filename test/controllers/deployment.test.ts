@@ -233,7 +233,7 @@ describe('Deployment controller', () => {
       await eventually(async () => {
         const ps = await pods(h.client, ns);
         const d = await getD(ns, 'rc');
-        return ps.length === 2 && ps.every((p) => p.metadata.deletionTimestamp) && d.status?.replicas === 0 && d.status?.observedGeneration === d.metadata.generation;
+        return ps.length === 2 && ps.every((p) => p.metadata.deletionTimestamp) && (d.status?.replicas ?? 0) === 0 && d.status?.observedGeneration === d.metadata.generation;
       }, 5000, 'old pods terminating');
       assert.equal((await replicaSets(ns)).length, 1, 'no new ReplicaSet while old pods remain');
       kubelet.stop();

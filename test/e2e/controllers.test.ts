@@ -177,4 +177,67 @@ describe('controllers and scheduler with real agents', () => {
     await eventually(async () => (await s.k(['get', 'rs', '-l', 'app=web', '-o', 'name'])).trim() === '', 30_000, 'ReplicaSets gone');
     await eventually(async () => running(await pods('app=web')).length === 0, 30_000, 'pods gone');
   });
+  it('runs a StatefulSet as upstream: stable names and hostnames in ordinal order, rolling updates from the top, partitions, scale-down from the highest ordinal', async () => {
+    const sts = (name: string, extra: Record<string, unknown> = {}) => ({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name },
+      spec: {
+        serviceName: name,
+        replicas: 3,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }], ...extra } },
+      },
+    });
+    const status = async (name: string) => JSON.parse(await s.k(['get', 'sts', name, '-o', 'json'])) as { metadata: { generation: number }; status: { observedGeneration?: number; replicas: number; currentRevision?: string; updateRevision?: string } };
+    const revisions = async (app: string) => {
+      const list = JSON.parse(await s.k(['get', 'pods', '-l', `app=${app}`, '-o', 'json'])) as KubeList;
+      return Object.fromEntries(list.items.filter((p) => !p.metadata.deletionTimestamp).map((p) => [p.metadata.name!, p.metadata.labels?.['controller-revision-hash'] ?? '']));
+    };
+
+    // OrderedReady: while gate-0 cannot run, gate-1 is not even created.
+    await s.k(['apply', '-f', '-'], { input: JSON.stringify(sts('gate', { nodeSelector: { 'sts-e2e': 'yes' } })) });
+    await eventually(async () => {
+      const st = await status('gate');
+      return st.status.observedGeneration === st.metadata.generation && st.status.replicas === 1;
+    }, 15_000, 'gate observed with one pod');
+    assert.deepEqual(Object.keys(await revisions('gate')), ['gate-0']);
+    const nodes = JSON.parse(await s.k(['get', 'nodes', '-o', 'json'])) as KubeList;
+    const readyNode = nodes.items.find((n) => ((n.status ?? {}) as { conditions?: { type: string; status: string }[] }).conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))!.metadata.name!;
+    await s.k(['label', 'node', readyNode, 'sts-e2e=yes']);
+    await s.k(['rollout', 'status', 'sts/gate', '--timeout=60s']);
+    assert.deepEqual(Object.keys(await revisions('gate')).sort(), ['gate-0', 'gate-1', 'gate-2']);
+    await s.k(['delete', 'sts', 'gate']);
+
+    await s.k(['apply', '-f', '-'], { input: JSON.stringify(sts('db')) });
+    await s.k(['rollout', 'status', 'sts/db', '--timeout=60s']);
+    const pod1 = JSON.parse(await s.k(['get', 'pod', 'db-1', '-o', 'json'])) as { spec: { hostname?: string; subdomain?: string }; metadata: { labels: Record<string, string> } };
+    assert.deepEqual([pod1.spec.hostname, pod1.spec.subdomain, pod1.metadata.labels['apps.kubernetes.io/pod-index'], pod1.metadata.labels['statefulset.kubernetes.io/pod-name']], ['db-1', 'db', '1', 'db-1']);
+    assert.match(await s.k(['get', 'sts', 'db']), /^db\s+3\/3\s+\S+$/m);
+
+    // A rolling update replaces every pod; the update revision becomes the current one.
+    await s.k(['set', 'env', 'sts/db', 'V=2']);
+    await s.k(['rollout', 'status', 'sts/db', '--timeout=90s']);
+    await eventually(async () => {
+      const st = (await status('db')).status;
+      const revs = Object.values(await revisions('db'));
+      return st.currentRevision === st.updateRevision && revs.length === 3 && revs.every((r) => r === st.updateRevision);
+    }, 30_000, 'every pod at the update revision, which is current');
+    const v2 = (await status('db')).status.updateRevision!;
+
+    // With a partition of 2 only db-2 moves on; the others keep the current revision, even when re-created.
+    await s.k(['patch', 'sts', 'db', '-p', '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":2}}}}']);
+    await s.k(['set', 'env', 'sts/db', 'V=3']);
+    assert.match(await s.k(['rollout', 'status', 'sts/db', '--timeout=60s']), /partitioned roll out complete: 1 new pods have been updated/);
+    const v3 = (await status('db')).status.updateRevision!;
+    await eventually(async () => JSON.stringify(await revisions('db')) === JSON.stringify({ 'db-0': v2, 'db-1': v2, 'db-2': v3 }), 30_000, 'db-2 alone updated');
+    await s.k(['delete', 'pod', 'db-0', '--wait=false']);
+    await eventually(async () => (await revisions('db'))['db-0'] === v2, 30_000, 'db-0 re-created at the current revision');
+
+    // Scale-down removes the highest ordinals.
+    await s.k(['scale', 'sts', 'db', '--replicas=1']);
+    await eventually(async () => JSON.stringify(Object.keys(await revisions('db'))) === '["db-0"]', 30_000, 'only db-0 left');
+    assert.match(await s.k(['rollout', 'history', 'sts/db']), /^3\s+<none>$/m);
+    await s.k(['delete', 'sts', 'db']);
+  });
 });

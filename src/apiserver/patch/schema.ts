@@ -162,6 +162,10 @@ const KINDS: Record<string, StructSchema> = {
     spec: struct({ selector: labelSelector, template: podTemplateSpec, updateStrategy: struct({}, true) }, true),
     status: conditionsStatus,
   }),
+  'apps/StatefulSet': kind({
+    spec: struct({ selector: labelSelector, template: podTemplateSpec, updateStrategy: struct({}, true), ordinals: struct({}, true), persistentVolumeClaimRetentionPolicy: struct({}, true) }, true),
+    status: conditionsStatus,
+  }),
   'coordination.k8s.io/Lease': kind({ spec: struct({}, true) }),
   'policy/PodDisruptionBudget': kind({
     spec: struct({ selector: labelSelector }, true),
@@ -179,7 +183,7 @@ export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): Struct
 }
 
 /** Kinds whose status is written through the status subresource, so main-resource writes drop it. */
-const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'policy/PodDisruptionBudget', 'batch/Job', 'batch/CronJob']);
+const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'apps/StatefulSet', 'policy/PodDisruptionBudget', 'batch/Job', 'batch/CronJob']);
 
 export function hasStatusSubresource(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): boolean {
   return STATUS_SUBRESOURCE.has(`${gvk.group}/${gvk.kind}`);

@@ -1,15 +1,17 @@
-// A DaemonSet's revision history (upstream pkg/controller/daemon/update.go): one ControllerRevision
-// per pod template the DaemonSet has run, named <daemonset>-<template hash>, numbered in the order
-// the templates were last current. `kubectl rollout history daemonset` lists them, and
-// `kubectl rollout undo daemonset` patches the DaemonSet with a revision's data.
+// The revision history of a DaemonSet or StatefulSet (upstream pkg/controller/history and the
+// daemon and statefulset controllers): one ControllerRevision per pod template the workload has
+// run, named <workload>-<template hash>, numbered in the order the templates were last current.
+// `kubectl rollout history` lists them, and `kubectl rollout undo` patches the workload with a
+// revision's data.
 //
 // A revision's data is the strategic merge patch that puts its template back:
 // {"spec":{"template":{"$patch":"replace", ...}}}. The current revision is the one whose data
-// equals that patch for the DaemonSet's template now; returning to an old template (an undo)
+// equals that patch for the workload's template now; returning to an old template (an undo)
 // renumbers its revision as the newest instead of creating another.
 import { isStatusError } from '../api/errors.js';
 import type { ControllerRevision } from '../api/kinds/controllerrevision.js';
-import type { DaemonSet } from '../api/kinds/daemonset.js';
+import type { KubeObject, ObjectMeta } from '../api/types.js';
+import type { PodTemplateSpec } from '../api/kinds/pod.js';
 import { semanticEqual, deepClone } from '../api/kinds/json.js';
 import type { LabelSelector } from '../api/labels.js';
 import type { Pod } from '../api/kinds/pod.js';
@@ -21,14 +23,27 @@ export const CONTROLLER_REVISION_HASH_LABEL = 'controller-revision-hash';
 const PREFIX = '/apis/apps/v1';
 const RESOURCE = 'controllerrevisions';
 
+/** A workload with a pod template whose history is kept. */
+export interface HistoryOwner extends KubeObject {
+  metadata: ObjectMeta;
+  spec?: { template?: PodTemplateSpec; revisionHistoryLimit?: number };
+  status?: { collisionCount?: number };
+}
+
+/** Which kind of workload a history belongs to, as ownerReferences and paths name it. */
+export interface HistoryKind {
+  kind: 'DaemonSet' | 'StatefulSet';
+  resource: 'daemonsets' | 'statefulsets';
+}
+
 export interface History {
   current: ControllerRevision;
-  /** Every other revision the DaemonSet owns. */
+  /** Every other revision the workload owns. */
   old: ControllerRevision[];
 }
 
-/** The data a revision of the DaemonSet's current template holds. */
-export function revisionData(ds: DaemonSet): Record<string, unknown> {
+/** The data a revision of the workload's current template holds. */
+export function revisionData(ds: HistoryOwner): Record<string, unknown> {
   return { spec: { template: { $patch: 'replace', ...deepClone(ds.spec?.template ?? {}) } } };
 }
 
@@ -40,23 +55,24 @@ function revisionOf(rev: ControllerRevision): number {
   return rev.revision ?? 0;
 }
 
-export class DaemonSetHistory {
+export class RevisionHistory {
   private readonly index: OwnerIndex<ControllerRevision>;
 
   constructor(
     private readonly ctx: ControllerContext,
     revisions: Informer<ControllerRevision>,
+    private readonly owner: HistoryKind,
   ) {
     this.index = new OwnerIndex(revisions);
   }
 
   /** Finds or makes the current revision; renumbers it when an old template came back. */
-  async construct(ds: DaemonSet, selector: LabelSelector, canAdopt: () => Promise<boolean>, signal: AbortSignal): Promise<History> {
+  async construct(ds: HistoryOwner, selector: LabelSelector, canAdopt: () => Promise<boolean>, signal: AbortSignal): Promise<History> {
     const ns = ds.metadata.namespace!;
     const claim = await claimObjects<ControllerRevision>({
       client: this.ctx.client,
       owner: ds,
-      ownerRef: controllerRefTo(ds, 'apps/v1', 'DaemonSet'),
+      ownerRef: controllerRefTo(ds, 'apps/v1', this.owner.kind),
       selector,
       prefix: PREFIX,
       resource: RESOURCE,
@@ -78,13 +94,13 @@ export class DaemonSetHistory {
     let cur = current[0]!;
     if (revisionOf(cur) < next) {
       cur = await this.ctx.client.patch<ControllerRevision>(objectPath(PREFIX, RESOURCE, ns, cur.metadata.name!), { revision: next, metadata: { resourceVersion: cur.metadata.resourceVersion } }, 'merge', { signal });
-      this.ctx.log.info({ daemonset: `${ns}/${ds.metadata.name}`, revision: next, name: cur.metadata.name }, 'an earlier template is current again: its revision is now the newest');
+      this.ctx.log.info({ [this.owner.kind.toLowerCase()]: `${ns}/${ds.metadata.name}`, revision: next, name: cur.metadata.name }, 'an earlier template is current again: its revision is now the newest');
     }
     return { current: cur, old };
   }
 
   /** Deletes the oldest revisions beyond spec.revisionHistoryLimit that no pod still runs. */
-  async cleanup(ds: DaemonSet, old: ControllerRevision[], pods: Pod[], signal: AbortSignal): Promise<void> {
+  async cleanup(ds: HistoryOwner, old: ControllerRevision[], pods: Pod[], signal: AbortSignal): Promise<void> {
     let excess = old.length - (ds.spec?.revisionHistoryLimit ?? 10);
     if (excess <= 0) return;
     const live = new Set(pods.map((p) => p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL]).filter((h) => h !== undefined));
@@ -96,7 +112,7 @@ export class DaemonSetHistory {
     }
   }
 
-  private async snapshot(ds: DaemonSet, revision: number, signal: AbortSignal): Promise<ControllerRevision> {
+  private async snapshot(ds: HistoryOwner, revision: number, signal: AbortSignal): Promise<ControllerRevision> {
     const ns = ds.metadata.namespace!;
     const hash = templateHash(ds.spec?.template, ds.status?.collisionCount);
     const name = `${ds.metadata.name}-${hash}`;
@@ -108,14 +124,14 @@ export class DaemonSetHistory {
         namespace: ns,
         labels: { ...(ds.spec?.template?.metadata?.labels ?? {}), [CONTROLLER_REVISION_HASH_LABEL]: hash },
         ...(ds.metadata.annotations ? { annotations: { ...ds.metadata.annotations } } : {}),
-        ownerReferences: [controllerRefTo(ds, 'apps/v1', 'DaemonSet')],
+        ownerReferences: [controllerRefTo(ds, 'apps/v1', this.owner.kind)],
       },
       data: revisionData(ds),
       revision,
     };
     try {
       const created = await this.ctx.client.create<ControllerRevision>(objectPath(PREFIX, RESOURCE, ns), rev, { signal });
-      this.ctx.log.info({ daemonset: `${ns}/${ds.metadata.name}`, revision, name }, 'new revision');
+      this.ctx.log.info({ [this.owner.kind.toLowerCase()]: `${ns}/${ds.metadata.name}`, revision, name }, 'new revision');
       return created;
     } catch (e) {
       if (!isStatusError(e, 'AlreadyExists')) throw e;
@@ -123,14 +139,14 @@ export class DaemonSetHistory {
     const existing = await this.ctx.client.get<ControllerRevision>(objectPath(PREFIX, RESOURCE, ns, name), { signal });
     if (matches(revisionData(ds), existing)) return existing;
     // Another template has this name: count a collision, which changes the hash, and try again.
-    const fresh = await this.ctx.client.get<DaemonSet>(objectPath(PREFIX, 'daemonsets', ns, ds.metadata.name!), { signal });
+    const fresh = await this.ctx.client.get<HistoryOwner>(objectPath(PREFIX, this.owner.resource, ns, ds.metadata.name!), { signal });
     if ((fresh.status?.collisionCount ?? 0) !== (ds.status?.collisionCount ?? 0)) {
-      throw new Error(`daemonset ${ns}/${ds.metadata.name}: stale collisionCount, retrying once the cache catches up`);
+      throw new Error(`${this.owner.kind.toLowerCase()} ${ns}/${ds.metadata.name}: stale collisionCount, retrying once the cache catches up`);
     }
     const collisionCount = (fresh.status?.collisionCount ?? 0) + 1;
-    await this.ctx.client.patch(`${objectPath(PREFIX, 'daemonsets', ns, ds.metadata.name!)}/status`, { status: { collisionCount }, metadata: { resourceVersion: fresh.metadata.resourceVersion } }, 'merge', { signal });
-    this.ctx.log.info({ daemonset: `${ns}/${ds.metadata.name}`, collisionCount, name }, 'revision name taken by another template: collisionCount raised');
-    throw new Error(`daemonset ${ns}/${ds.metadata.name}: revision ${name} belongs to another template; collisionCount is now ${collisionCount}`);
+    await this.ctx.client.patch(`${objectPath(PREFIX, this.owner.resource, ns, ds.metadata.name!)}/status`, { status: { collisionCount }, metadata: { resourceVersion: fresh.metadata.resourceVersion } }, 'merge', { signal });
+    this.ctx.log.info({ [this.owner.kind.toLowerCase()]: `${ns}/${ds.metadata.name}`, collisionCount, name }, 'revision name taken by another template: collisionCount raised');
+    throw new Error(`${this.owner.kind.toLowerCase()} ${ns}/${ds.metadata.name}: revision ${name} belongs to another template; collisionCount is now ${collisionCount}`);
   }
 
   private async remove(rev: ControllerRevision, signal: AbortSignal): Promise<void> {

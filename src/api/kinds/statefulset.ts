@@ -1,0 +1,148 @@
+// apps/v1 StatefulSet: defaults, validation and the table as upstream. volumeClaimTemplates are
+// stored as given; skiff serves no PersistentVolumeClaims, so pods get no claims made for them.
+import { field } from '../errors.js';
+import { type LabelSelectorObject, validateLabelSelectorObject } from '../labels.js';
+import type { ResourceType } from '../resource.js';
+import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
+import { goLabelSelector, invalidRendered, nameIsDNSSubdomain, validateMeta, validateNonnegative } from '../validation.js';
+import { arr, child, isObject, num, obj, optNum, semanticEqual, str } from './json.js';
+import { defaultPodTemplate, type PodTemplateSpec } from './pod.js';
+import { age, column, containerCells, containersColumn, imagesColumn, nameColumn } from './printing.js';
+import { validatePodTemplateForReplicaSet, workloadSelector } from './replicaset.js';
+
+export interface StatefulSetSpec {
+  replicas?: number;
+  selector?: LabelSelectorObject;
+  template?: PodTemplateSpec;
+  serviceName?: string;
+  podManagementPolicy?: 'OrderedReady' | 'Parallel';
+  updateStrategy?: { type?: 'RollingUpdate' | 'OnDelete'; rollingUpdate?: { partition?: number; maxUnavailable?: number | string } };
+  revisionHistoryLimit?: number;
+  minReadySeconds?: number;
+  ordinals?: { start?: number };
+  volumeClaimTemplates?: unknown[];
+  persistentVolumeClaimRetentionPolicy?: { whenDeleted?: string; whenScaled?: string };
+}
+
+export interface StatefulSetStatus {
+  observedGeneration?: number;
+  replicas: number;
+  readyReplicas?: number;
+  currentReplicas?: number;
+  updatedReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+  collisionCount?: number;
+  availableReplicas: number;
+  conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
+}
+
+export interface StatefulSet extends KubeObject {
+  metadata: ObjectMeta;
+  spec?: StatefulSetSpec;
+  status?: StatefulSetStatus;
+}
+
+function defaultStatefulSet(o: KubeObject): void {
+  const spec = child(o, 'spec');
+  if (typeof spec.replicas !== 'number') spec.replicas = 1;
+  if (!spec.podManagementPolicy) spec.podManagementPolicy = 'OrderedReady';
+  const strategy = child(spec, 'updateStrategy');
+  if (!strategy.type) strategy.type = 'RollingUpdate';
+  if (strategy.type === 'RollingUpdate') {
+    const ru = child(strategy, 'rollingUpdate');
+    if (typeof ru.partition !== 'number') ru.partition = 0;
+  }
+  if (typeof spec.revisionHistoryLimit !== 'number') spec.revisionHistoryLimit = 10;
+  const retention = child(spec, 'persistentVolumeClaimRetentionPolicy');
+  if (!retention.whenDeleted) retention.whenDeleted = 'Retain';
+  if (!retention.whenScaled) retention.whenScaled = 'Retain';
+  defaultPodTemplate(spec.template);
+}
+
+/** Spec fields an update may change; upstream forbids changing any other. */
+const MUTABLE = ['replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds'];
+
+function validateStatefulSet(o: KubeObject, old: KubeObject | undefined): StatusCause[] {
+  const out = validateMeta(o, old, true, nameIsDNSSubdomain);
+  const spec = obj(o.spec);
+  out.push(...validateNonnegative(num(spec.replicas), 'spec.replicas'));
+  out.push(...validateNonnegative(num(spec.minReadySeconds), 'spec.minReadySeconds'));
+  const policy = str(spec.podManagementPolicy);
+  if (policy !== 'OrderedReady' && policy !== 'Parallel') out.push(field.notSupported('spec.podManagementPolicy', policy, ['OrderedReady', 'Parallel']));
+  const strategy = obj(spec.updateStrategy);
+  const type = str(strategy.type);
+  if (type === 'RollingUpdate') {
+    const partition = optNum(obj(strategy.rollingUpdate).partition);
+    if (partition !== undefined) out.push(...validateNonnegative(partition, 'spec.updateStrategy.rollingUpdate.partition'));
+  } else if (type === 'OnDelete') {
+    if (isObject(strategy.rollingUpdate)) out.push(field.invalid('spec.updateStrategy.rollingUpdate', strategy.rollingUpdate, 'only allowed for updateStrategy \'RollingUpdate\''));
+  } else {
+    out.push(field.notSupported('spec.updateStrategy.type', type, ['OnDelete', 'RollingUpdate']));
+  }
+  const start = optNum(obj(spec.ordinals).start);
+  if (start !== undefined) out.push(...validateNonnegative(start, 'spec.ordinals.start'));
+  const rhl = optNum(spec.revisionHistoryLimit);
+  if (rhl !== undefined) out.push(...validateNonnegative(rhl, 'spec.revisionHistoryLimit'));
+  if (spec.selector === undefined || spec.selector === null) {
+    out.push(field.required('spec.selector'));
+  } else {
+    out.push(...validateLabelSelectorObject(spec.selector, 'spec.selector'));
+    const sel = obj(spec.selector);
+    if (Object.keys(obj(sel.matchLabels)).length + arr(sel.matchExpressions).length === 0) {
+      out.push(invalidRendered('spec.selector', goLabelSelector(spec.selector), 'empty selector is invalid for statefulset'));
+    }
+    const selector = workloadSelector(spec.selector);
+    if (selector) out.push(...validatePodTemplateForReplicaSet(spec.template, selector, 'spec.template', 'StatefulSet'));
+  }
+  if (old) {
+    const before = obj(old.spec);
+    const changed = Object.keys({ ...spec, ...before }).some((k) => !MUTABLE.includes(k) && !semanticEqual(spec[k], before[k]));
+    if (changed) {
+      out.push(
+        field.forbidden(
+          'spec',
+          "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+export const statefulSetResource: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  resource: 'statefulsets',
+  kind: 'StatefulSet',
+  listKind: 'StatefulSetList',
+  singular: 'statefulset',
+  namespaced: true,
+  shortNames: ['sts'],
+  categories: ['all'],
+  subresources: ['status', 'scale'],
+  fieldSelectors: {},
+  table: {
+    columns: [
+      nameColumn,
+      column('Ready', 'string', 'Number of the pod with ready state.'),
+      column('Age', 'string', 'Time since the object was created.'),
+      containersColumn,
+      imagesColumn,
+    ],
+    cells(o, now) {
+      const spec = obj(o.spec);
+      const status = obj(o.status);
+      const [names, images] = containerCells(obj(spec.template).spec);
+      return [o.metadata?.name ?? '', `${num(status.readyReplicas)}/${optNum(spec.replicas) ?? 0}`, age(o, now), names, images];
+    },
+  },
+  hasGeneration: true,
+  hasStatus: true,
+  defaults: defaultStatefulSet,
+  validate: validateStatefulSet,
+  prepareForCreate: (o) => {
+    o.status = { replicas: 0, availableReplicas: 0 };
+  },
+  topLevelFields: ['spec', 'status'],
+};
