@@ -12,6 +12,7 @@ import type { NodeConfig } from '../../src/agent/node-object.js';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Lease } from '../../src/api/kinds/lease.js';
 import { FakeApi, captureLogger, settle, tempDir } from './fake-api.js';
+import { SHUTDOWN_CORDON_ANNOTATION } from '../../src/agent/drain.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -61,6 +62,22 @@ describe('node keeper', () => {
     assert.deepEqual(node.spec?.taints, [{ key: 'boot', effect: 'NoSchedule' }]);
     assert.equal(k.state, 'registered');
     assert.equal(k.uid, liveNode(api).metadata.uid);
+  });
+
+  it("undoes its own shutdown cordon when the Node outlived the shutdown, and leaves an operator's cordon", async () => {
+    const { api, k } = keeper();
+    await k.register(new AbortController().signal);
+    const node = liveNode(api);
+    // The last shutdown cordoned and marked the node, then could not delete it.
+    api.put(nodePath('n1'), { ...node, metadata: { ...node.metadata, annotations: { ...node.metadata.annotations, [SHUTDOWN_CORDON_ANNOTATION]: 'true' } }, spec: { ...node.spec, unschedulable: true } } as Node);
+    const again = keeper({ api });
+    const adopted = await again.k.register(new AbortController().signal);
+    assert.equal(adopted.spec?.unschedulable, undefined);
+    assert.equal(liveNode(api).metadata.annotations?.[SHUTDOWN_CORDON_ANNOTATION], undefined);
+    // A cordon without the mark is someone's decision.
+    api.put(nodePath('n1'), { ...liveNode(api), spec: { ...liveNode(api).spec, unschedulable: true } } as Node);
+    const third = keeper({ api });
+    assert.equal((await third.k.register(new AbortController().signal)).spec?.unschedulable, true);
   });
 
   it('re-creates a deleted Node with the labels, annotations, taints and cordon it last observed', async () => {
