@@ -10,6 +10,7 @@ import type { JobSpec } from './job.js';
 import { defaultPodTemplate, validatePodTemplateSpec } from './pod.js';
 import { age, column, containerCells, containersColumn, imagesColumn, nameColumn, since } from './printing.js';
 import { formatLabelSelector } from './replicaset.js';
+import { scheduleError } from './cron-schedule.js';
 
 export interface CronJobSpec {
   schedule?: string;
@@ -67,6 +68,7 @@ function validateCronJob(o: KubeObject, old: KubeObject | undefined): StatusCaus
   const timeZone = typeof spec.timeZone === 'string' ? spec.timeZone : undefined;
   if (!schedule) out.push(field.required('spec.schedule'));
   else if (/^\s*(CRON_)?TZ=/.test(schedule)) out.push(field.invalid('spec.schedule', schedule, 'cannot use TZ or CRON_TZ in schedule, use timeZone field instead'));
+  else if (scheduleError(schedule)) out.push(field.invalid('spec.schedule', schedule, scheduleError(schedule)!));
   else {
     try {
       parseSchedule(schedule, undefined, Date.now());
