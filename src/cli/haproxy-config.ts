@@ -19,6 +19,9 @@ export function haproxyConfigCommand(): Command {
           const ep = await client.get<KubeObject>('/api/v1/namespaces/default/endpoints/kubernetes');
           const subsets = (ep.subsets ?? []) as { addresses?: { ip: string }[]; ports?: { port: number }[] }[];
           members = subsets.flatMap((s) => (s.addresses ?? []).flatMap((a) => (s.ports ?? []).map((p) => ({ host: a.ip, port: p.port }))));
+        } catch (e) {
+          // The kubeconfig's server may be the member that is down: the members can still be named.
+          throw new Error(`${e instanceof Error ? e.message : String(e)}; to list the API servers without asking one, pass --member HOST:PORT for each`);
         } finally {
           client.close();
         }
