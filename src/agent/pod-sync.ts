@@ -371,7 +371,9 @@ export class PodSync {
           else if (ref.optional !== true && data) throw new CreateContainerError('CreateContainerConfigError', `couldn't find key ${String(ref.key)} in ${kind === 'configmaps' ? 'ConfigMap' : 'Secret'} ${ns}/${String(ref.name)}`);
         } else if (vf.resourceFieldRef) {
           const ref = vf.resourceFieldRef;
-          const v = resourceFieldValue(c.resources, String(ref.resource ?? ''), ref.divisor, this.o.allocatable?.() ?? {});
+          // containerName points at another container of the pod; by default it is this one.
+          const named = typeof ref.containerName === 'string' && ref.containerName ? [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === ref.containerName) : c;
+          const v = resourceFieldValue(named?.resources, String(ref.resource ?? ''), ref.divisor, this.o.allocatable?.() ?? {});
           if (v !== undefined) env[e.name] = v;
         }
       } else {

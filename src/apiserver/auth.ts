@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { UserInfo } from './request-context.js';
-import type { RequestInfo } from './http/request-info.js';
+import { authorizationScope, type RequestInfo } from './http/request-info.js';
 import { tlsSocketOf } from './http/listener.js';
 
 export interface TokenAuthenticator {
@@ -83,7 +83,8 @@ export function forbiddenMessage(user: UserInfo, info: RequestInfo): string {
   if (info.kind === 'nonresource') return `forbidden: User "${user.name}" cannot ${info.verb} path "${info.path}"`;
   const res = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
   const qualified = info.group ? `${info.resource}.${info.group}` : info.resource;
-  const what = info.name ? `${qualified} "${info.name}"` : qualified;
-  const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
+  const { name, namespace } = authorizationScope(info);
+  const what = name ? `${qualified} "${name}"` : qualified;
+  const scope = namespace ? `in the namespace "${namespace}"` : 'at the cluster scope';
   return `${what} is forbidden: User "${user.name}" cannot ${info.verb} resource "${res}" in API group "${info.group}" ${scope}`;
 }

@@ -89,6 +89,7 @@ export async function impersonatedUser(req: IncomingMessage, caller: UserInfo, a
   if (saNamespace) {
     for (const g of ['system:serviceaccounts', `system:serviceaccounts:${saNamespace}`]) if (!asGroups.includes(g)) asGroups.push(g);
   }
-  if (name !== 'system:anonymous' && !asGroups.includes('system:authenticated')) asGroups.push('system:authenticated');
+  const implied = name === 'system:anonymous' ? 'system:unauthenticated' : 'system:authenticated';
+  if (!asGroups.includes(implied)) asGroups.push(implied);
   return { name, groups: asGroups };
 }

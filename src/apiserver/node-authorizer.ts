@@ -1,9 +1,10 @@
 // What a node credential (system:node:<name>, group system:nodes) may do, as upstream's Node
 // authorizer and NodeRestriction admission allow: its own Node and Lease, the pods bound to it,
-// events, and reads of what it needs to run pods.
+// events, reads of what it needs to run pods, and of Secrets and ConfigMaps only those its pods use.
 import type { KubeObject } from '../api/types.js';
+import { obj, objArr } from '../api/kinds/json.js';
 import { NO_RULE, type Authorizer } from './auth.js';
-import type { RequestInfo } from './http/request-info.js';
+import { authorizationScope, type RequestInfo } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
 
 const NODE_PREFIX = 'system:node:';
@@ -12,22 +13,55 @@ export function nodeNameOf(user: UserInfo): string | undefined {
   return user.groups.includes('system:nodes') && user.name.startsWith(NODE_PREFIX) ? user.name.slice(NODE_PREFIX.length) : undefined;
 }
 
-const READABLE = new Set(['pods', 'nodes', 'services', 'endpoints', 'configmaps', 'secrets', 'namespaces', 'poddisruptionbudgets', 'leases']);
+const READABLE = new Set(['pods', 'nodes', 'services', 'endpoints', 'namespaces', 'poddisruptionbudgets', 'leases']);
 const READ_VERBS = new Set(['get', 'list', 'watch']);
+
+/** The Secrets or ConfigMaps a pod uses: env, envFrom, volumes (projected too) and image pull secrets. */
+export function podReferences(pod: KubeObject, kind: 'secrets' | 'configmaps'): Set<string> {
+  const out = new Set<string>();
+  const spec = obj(pod.spec);
+  const add = (v: unknown) => typeof v === 'string' && v !== '' && out.add(v);
+  for (const list of ['containers', 'initContainers', 'ephemeralContainers']) {
+    for (const c of objArr(spec[list])) {
+      for (const e of objArr(c.env)) {
+        const from = obj(e.valueFrom);
+        add(obj(kind === 'secrets' ? from.secretKeyRef : from.configMapKeyRef).name);
+      }
+      for (const e of objArr(c.envFrom)) add(obj(kind === 'secrets' ? e.secretRef : e.configMapRef).name);
+    }
+  }
+  for (const v of objArr(spec.volumes)) {
+    if (kind === 'secrets') add(obj(v.secret).secretName);
+    else add(obj(v.configMap).name);
+    for (const src of objArr(obj(v.projected).sources)) add(obj(kind === 'secrets' ? src.secret : src.configMap).name);
+  }
+  if (kind === 'secrets') for (const r of objArr(spec.imagePullSecrets)) add(r.name);
+  return out;
+}
 
 export class NodeAuthorizer implements Authorizer {
   constructor(
     /** Reads a pod from storage to check which node it is bound to. */
     private readonly lookupPod: (namespace: string, name: string) => Promise<KubeObject | undefined>,
+    /** The pods bound to a node, as this server's cache holds them. */
+    private readonly podsOnNode: (node: string) => KubeObject[],
     private readonly next?: Authorizer,
   ) {}
 
   async authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined> {
     const node = nodeNameOf(user);
     if (node === undefined) return this.next ? this.next.authorize(user, info) : NO_RULE;
-    if (info.kind === 'nonresource') return undefined;
+    // Discovery and health come from RBAC's roles for every authenticated user; /metrics does not.
+    if (info.kind === 'nonresource') return this.next ? this.next.authorize(user, info) : NO_RULE;
     const { verb, group, resource, name, namespace, subresource } = info;
     if (READ_VERBS.has(verb) && READABLE.has(resource) && !subresource) return undefined;
+    // Secrets and ConfigMaps: one at a time, and only those a pod bound to this node uses.
+    if (group === '' && (resource === 'secrets' || resource === 'configmaps') && READ_VERBS.has(verb) && !subresource) {
+      // A watch of one object (metadata.name field selector) counts as reading that object, as the kubelet watches them.
+      const target = authorizationScope(info).name;
+      if (target && namespace && this.podsOnNode(node).some((p) => p.metadata.namespace === namespace && podReferences(p, resource).has(target))) return undefined;
+      return `no relationship found between node '${node}' and this object`;
+    }
     if (group === '' && resource === 'nodes') {
       // Creating: the name is in the body; NodeRestriction checks it on write.
       if (verb === 'create' && !subresource) return undefined;

@@ -154,6 +154,8 @@ export class ObjectStore {
     private readonly namespaces: NamespaceLookup,
     /** Extra admission steps run after defaulting, before validation (e.g. DefaultTolerationSeconds). */
     private readonly admit: Admit = () => {},
+    /** Admission that must look something up before a create (ServiceAccount admission: the account exists). */
+    private readonly admitCreate: (obj: KubeObject) => Promise<void> = async () => {},
   ) {
     this.cache = cache;
   }
@@ -311,6 +313,7 @@ export class ObjectStore {
     this.admit('create', obj, undefined, ctx.user);
     const causes = this.rt.validate(obj, undefined);
     if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, meta.name ?? '', causes);
+    await this.admitCreate(obj);
     if (this.rt.namespaced) {
       const phase = await this.namespaces.phaseOf(meta.namespace!);
       if (!phase) throw notFound('namespaces', '', meta.namespace!);

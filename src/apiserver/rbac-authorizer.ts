@@ -7,7 +7,7 @@ import type { Binding, PolicyRule, RoleLike } from '../api/kinds/rbac.js';
 import { isObject, objArr, str } from '../api/kinds/json.js';
 import { ruleAllows, subjectMatches, type RbacRequest, type RbacUser } from '../api/rbac-rules.js';
 import { NO_RULE, type Authorizer } from './auth.js';
-import type { RequestInfo } from './http/request-info.js';
+import { authorizationScope, type RequestInfo } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
 
 /** Where the authorizer reads roles and bindings from (the watch caches, or fixtures in tests). */
@@ -26,8 +26,7 @@ export function rbacRequestOf(info: RequestInfo): RbacRequest {
     group: info.group,
     resource: info.resource,
     ...(info.subresource !== undefined ? { subresource: info.subresource } : {}),
-    ...(info.name !== undefined ? { name: info.name } : {}),
-    ...(info.namespace !== undefined ? { namespace: info.namespace } : {}),
+    ...authorizationScope(info),
   };
 }
 

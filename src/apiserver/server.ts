@@ -8,13 +8,13 @@ import { allResourceTypes, resourceTypeFor } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { Authenticator, MastersAuthorizer, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
+import { Authenticator, MastersAuthorizer, NO_RULE, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION } from './discovery.js';
 import { openApiV2Document } from './openapi-v2.js';
 import { impersonatedUser } from './impersonation.js';
 import { SELF_REVIEW_TYPES, selfReview, selfReviewType } from './self-review.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
-import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
+import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { ApiListener } from './http/listener.js';
 import { ApiMetrics } from './metrics.js';
 import { ObjectStore, type Admit, type NamespaceLookup } from './object-store.js';
@@ -107,7 +107,15 @@ export class ApiServer {
       opts.authenticator ??
       new Authenticator([...(opts.tokenAuthenticators ?? []), { authenticate: (t) => this.authenticateBootstrapToken(t) }, { authenticate: async (t) => this.serviceAccountTokens?.authenticate(t) }]);
     this.rbac = new RbacAuthorizer(this.rbacObjects(), new BootstrapAuthorizer());
-    this.authorizer = opts.authorizer ?? new MastersAuthorizer(new NodeAuthorizer((ns, name) => this.storeByResource('', 'pods').tryGet(ns, name), this.rbac));
+    this.authorizer =
+      opts.authorizer ??
+      new MastersAuthorizer(
+        new NodeAuthorizer(
+          (ns, name) => this.storeByResource('', 'pods').tryGet(ns, name),
+          (node) => this.storeByResource('', 'pods').cache.list({ matches: () => true, indexed: { field: 'spec.nodeName', value: node } }, '/registry/pods/').items,
+          this.rbac,
+        ),
+      );
     const admission: AdmissionOptions = {
       defaultNotReadyTolerationSeconds: opts.admission?.defaultNotReadyTolerationSeconds ?? 300,
       defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
@@ -122,7 +130,7 @@ export class ApiServer {
         ...(opts.watchCacheSize ? { capacity: opts.watchCacheSize } : {}),
       });
       const admit = this.admissionFor(rt, admission);
-      this.stores.set(rt, new ObjectStore(rt, opts.store, this.clock, cache, namespaces, admit));
+      this.stores.set(rt, new ObjectStore(rt, opts.store, this.clock, cache, namespaces, admit, rt.resource === 'pods' && rt.group === '' ? (pod) => this.serviceAccountExists(pod) : undefined));
     }
     this.handler = new ResourceHandler({
       clock: this.clock,
@@ -152,6 +160,20 @@ export class ApiServer {
         return store.cache.get(key) ?? (await store.tryGet(namespace || undefined, name));
       },
     };
+  }
+
+  /**
+   * ServiceAccount admission: a pod may only run as an account that exists. The namespace's
+   * `default` account is exempt: its controller makes it moments after the namespace, and a pod
+   * created in between (upstream refuses it and controllers retry) would only fail for that race.
+   */
+  private async serviceAccountExists(pod: KubeObject): Promise<void> {
+    const name = ((pod.spec ?? {}) as { serviceAccountName?: string }).serviceAccountName;
+    const ns = pod.metadata.namespace!;
+    if (!name || name === 'default') return;
+    const accounts = this.storeByResource('', 'serviceaccounts');
+    if (accounts.cache.get(`/registry/serviceaccounts/${ns}/${name}`) ?? (await accounts.tryGet(ns, name))) return;
+    throw forbidden(`pods "${pod.metadata.name}" is forbidden: error looking up service account ${ns}/${name}: serviceaccount "${name}" not found`, 'pods', '', pod.metadata.name);
   }
 
   /** Roles and bindings as this server's watch caches hold them. */
@@ -328,14 +350,15 @@ export class ApiServer {
       const caller = await this.authenticator.authenticate(req);
       if (!caller) throw unauthorized();
       const user = await impersonatedUser(req, caller, this.authorizer);
-      // Every authenticated user may ask who they are and what they may do.
+      const denied = await this.authorizer.authorize(user, info);
+      // Upstream appends an authorizer's reason (the Node authorizer gives one; RBAC never does).
+      if (denied !== undefined) throw forbidden(denied === NO_RULE ? forbiddenMessage(user, info) : `${forbiddenMessage(user, info)}: ${denied}`, info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? authorizationScope(info).name : undefined);
+      // Who am I and what may I do: answered here, once RBAC allowed asking (system:basic-user does for everyone).
       const review = selfReviewType(info);
       if (review) {
         if (info.kind !== 'resource' || info.verb !== 'create' || info.name !== undefined) throw methodNotAllowed();
         return sendJson(res, 201, await selfReview(review, decodeObjectBody(await readBody(req), req.headers['content-type']), user, this.authorizer, (u, ns) => this.rbac.rulesFor(u, ns)));
       }
-      const denied = await this.authorizer.authorize(user, info);
-      if (denied !== undefined) throw forbidden(forbiddenMessage(user, info), info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? info.name : undefined);
       if (info.kind === 'resource') await this.handler.handle(req, res, info, url.searchParams, user);
       else await this.nonResource(req, res, info.path, url, user);
     } catch (e) {

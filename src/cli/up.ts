@@ -131,13 +131,14 @@ export function upCommand(): Command {
     process.on('SIGINT', () => void stopAll(0));
     process.on('SIGTERM', () => void stopAll(0));
 
+    // One join token per cluster directory, kept across runs: a new one each run would leave every
+    // earlier one valid in the store. With etcd it also seals the shared CA, so it must not change.
     let token = randomToken();
+    const tokenFile = join(dataDir, 'token');
+    if (existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim();
+    else writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
     const etcdArgs: string[] = [];
     if (o.storage === 'etcd') {
-      // The token seals the shared CA in etcd, so it must stay the same across runs of this data dir.
-      const tokenFile = join(dataDir, 'token');
-      if (existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim();
-      else writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
       const members = o.servers === 1 ? 1 : 3;
       try {
         console.log(`starting etcd (${members} member${members > 1 ? 's' : ''}; data: ${join(dataDir, 'etcd')})`);

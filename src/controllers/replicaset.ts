@@ -213,6 +213,8 @@ class ReplicaSetReconciler implements Reconciler {
       availableReplicas: available,
       observedGeneration: rs.metadata.generation ?? 0,
     };
+    // Go omits these when zero (omitempty); replicas is always written.
+    for (const k of ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration'] as const) if (status[k] === 0) delete status[k];
     const conditions = (old.conditions ?? []).filter((c) => c.type !== 'ReplicaFailure');
     const failure = (old.conditions ?? []).find((c) => c.type === 'ReplicaFailure');
     if (manageError && !failure) {
@@ -233,7 +235,9 @@ class ReplicaSetReconciler implements Reconciler {
     if (!semanticEqual(status, old)) {
       const path = objectPath(RS_API, 'replicasets', rs.metadata.namespace!, rs.metadata.name!);
       try {
-        await this.ctx.client.patch(`${path}/status`, { status: { ...status, conditions: status.conditions ?? null } }, 'merge', { signal });
+        // A merge patch removes only what it sets to null: counters that fell to zero (and are omitted) included.
+        const removed = { conditions: null, fullyLabeledReplicas: null, readyReplicas: null, availableReplicas: null, observedGeneration: null };
+        await this.ctx.client.patch(`${path}/status`, { status: { ...removed, ...status } }, 'merge', { signal });
       } catch (e) {
         if (!isStatusError(e, 'NotFound')) throw e;
       }

@@ -82,11 +82,19 @@ describe('RBAC and service-account tokens', () => {
     assert.match(rb.out, /deployments\.apps is forbidden: User "bob" cannot list resource "deployments" in API group "apps" in the namespace "team-b"/);
     // resourceNames: one ConfigMap by name, not the others, and no list.
     for (const n of ['one', 'two']) await s.k(['create', 'configmap', n, '-n', 'team-b', '--from-literal=k=v']);
-    await s.k(['create', 'role', 'one-cm', '--verb=get', '--resource=configmaps', '--resource-name=one', '-n', 'team-b']);
+    await s.k(['create', 'role', 'one-cm', '--verb=get,list,watch', '--resource=configmaps', '--resource-name=one', '-n', 'team-b']);
     await s.k(['create', 'rolebinding', 'one-cm', '--role=one-cm', '--user=carl', '-n', 'team-b']);
     assert.equal((await as('carl', 'get', 'configmap', 'one', '-n', 'team-b')).code, 0);
     assert.equal((await as('carl', 'get', 'configmap', 'two', '-n', 'team-b')).code, 1);
     assert.equal((await as('carl', 'get', 'configmaps', '-n', 'team-b')).code, 1);
+    // A list narrowed to one name by a field selector is a read of that object (kubectl get -w, wait, informers of one object).
+    assert.equal((await as('carl', 'get', 'configmaps', '-n', 'team-b', '--field-selector', 'metadata.name=one')).code, 0);
+    assert.match((await as('carl', 'get', 'configmaps', '-n', 'team-b', '--field-selector', 'metadata.name=two')).out, /configmaps "two" is forbidden: User "carl" cannot list resource "configmaps"/);
+    // A Namespace is in itself: a RoleBinding there may grant reading it.
+    assert.equal((await as('jane', 'get', 'namespace', 'team-a')).code, 0);
+    assert.match((await as('jane', 'get', 'namespace', 'team-b')).out, /namespaces "team-b" is forbidden: User "jane" cannot get resource "namespaces" in API group "" in the namespace "team-b"/);
+    // Anonymous is not authenticated: no discovery (system:discovery is for authenticated users).
+    assert.match((await as('system:anonymous', 'get', '--raw', '/api')).out, /forbidden: User "system:anonymous" cannot get path "\/api"/);
     // Subresources are resources of their own: deployments/scale without deployments.
     await s.k(['create', 'deployment', 'web', '--image=busybox', '-n', 'team-b', '--', 'sleep', '3600']);
     const scaler = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'scaler', namespace: 'team-b' }, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get'] }, { apiGroups: ['apps'], resources: ['deployments/scale'], verbs: ['patch'] }] };
@@ -97,7 +105,7 @@ describe('RBAC and service-account tokens', () => {
     assert.equal((await as('sam', 'delete', 'deployment', 'web', '-n', 'team-b')).code, 1);
     // `auth can-i --list` lists what the bindings grant.
     const list = await as('carl', 'auth', 'can-i', '--list', '-n', 'team-b');
-    assert.match(list.out, /^configmaps\s+\[\]\s+\[one\]\s+\[get\]$/m);
+    assert.match(list.out, /^configmaps\s+\[\]\s+\[one\]\s+\[get list watch\]$/m);
     // Everyone authenticated may discover the API.
     assert.equal((await as('nobody', 'api-resources', '-o', 'name')).code, 0);
   });
@@ -144,7 +152,10 @@ describe('RBAC and service-account tokens', () => {
     assert.match((await s.kubectl(['create', 'token', 'nobody', '-n', 'team-b'])).stderr, /serviceaccounts "nobody" not found/);
     // Bound to a pod: valid while that pod lives.
     await s.k(['run', 'holder', '--image=busybox', '-n', 'team-b', '--restart=Never', '--command', '--', 'sleep', '3600']);
-    // A pod that names no account runs as its namespace's default one (ServiceAccount admission).
+    // ServiceAccount admission: a pod may only run as an account that exists...
+    const missing = await s.kubectl(['run', 'nosa', '--image=busybox', '-n', 'team-b', '--overrides={"spec":{"serviceAccountName":"nosuch"}}', '--command', '--', 'sleep', '1']);
+    assert.match(missing.stderr, /pods "nosa" is forbidden: error looking up service account team-b\/nosuch: serviceaccount "nosuch" not found/);
+    // ...and one that names no account runs as its namespace's default one.
     assert.equal(await s.k(['get', 'pod', 'holder', '-n', 'team-b', '-o', 'jsonpath={.spec.serviceAccountName}/{.spec.serviceAccount}']), 'default/default');
     const bound = (await s.k(['create', 'token', 'ci', '-n', 'team-b', '--bound-object-kind=Pod', '--bound-object-name=holder'])).trim();
     assert.equal((await withToken(bound, 'get', 'configmaps', '-n', 'team-b')).code, 0);

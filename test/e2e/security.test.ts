@@ -233,6 +233,18 @@ describe('tokens, join and node credentials', () => {
       const pods = await node.get<{ items: unknown[] }>('/api/v1/pods', { query: { fieldSelector: 'spec.nodeName=worker-a' } });
       assert.equal(pods.items.length, 1);
       await assert.rejects(node.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'nope' } }), (e) => isStatusError(e) && e.code === 403);
+      // Secrets and ConfigMaps: only those a pod bound to the node uses, one at a time; no /metrics.
+      for (const n of ['used', 'unused']) await admin.create('/api/v1/namespaces/default/secrets', { metadata: { name: n }, stringData: { k: 'v' } });
+      await admin.create('/api/v1/namespaces/default/pods', {
+        metadata: { name: 'user' },
+        spec: { nodeName: 'worker-a', containers: [{ name: 'c', image: 'i', env: [{ name: 'K', valueFrom: { secretKeyRef: { name: 'used', key: 'k' } } }] }] },
+      });
+      assert.equal((await node.get<{ metadata: { name: string } }>('/api/v1/namespaces/default/secrets/used')).metadata.name, 'used');
+      await assert.rejects(node.get('/api/v1/namespaces/default/secrets/unused'), (e) => isStatusError(e) && e.code === 403 && /^secrets "unused" is forbidden: User "system:node:worker-a" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'worker-a' and this object$/.test(e.message));
+      await assert.rejects(node.get('/api/v1/namespaces/default/secrets'), (e) => isStatusError(e) && e.code === 403);
+      await assert.rejects(node.get('/api/v1/secrets'), (e) => isStatusError(e) && e.code === 403);
+      await assert.rejects(node.get('/metrics'), (e) => isStatusError(e) && e.code === 403);
+      assert.ok(await node.get('/api'), 'discovery stays open to nodes');
       await node.delete('/api/v1/namespaces/default/pods/mine', { gracePeriodSeconds: 0 });
     } finally {
       node.close();

@@ -13,6 +13,8 @@ export interface ResourceRequest {
   subresource?: string;
   namespace?: string;
   name?: string;
+  /** A list or watch narrowed to one object by a metadata.name field selector: authorization sees that name. */
+  selectedName?: string;
 }
 
 export interface NonResourceRequest {
@@ -101,5 +103,30 @@ export function parseRequestInfo(
   if (namespace !== undefined) out.namespace = namespace;
   if (name !== undefined) out.name = name;
   if (subresource !== undefined) out.subresource = subresource;
+  if (name === undefined && (verb === 'list' || verb === 'watch')) {
+    const selected = selectedName(query.get('fieldSelector'));
+    if (selected !== undefined) out.selectedName = selected;
+  }
   return out;
+}
+
+/** X when a field selector requires metadata.name=X (or ==X), as upstream's RequiresExactMatch reads it. */
+function selectedName(fieldSelector: string | null): string | undefined {
+  if (!fieldSelector) return undefined;
+  for (const term of fieldSelector.split(',')) {
+    const m = /^\s*metadata\.name\s*==?\s*(.*?)\s*$/.exec(term);
+    if (m && m[1] && !m[1].includes('/') && m[1] !== '.' && m[1] !== '..') return m[1];
+  }
+  return undefined;
+}
+
+/**
+ * The name and namespace authorization sees, as upstream's RequestInfoFactory sets them: a list or
+ * watch narrowed to one name names it, and a Namespace is in itself (so a RoleBinding in a
+ * namespace can grant reading that Namespace).
+ */
+export function authorizationScope(info: ResourceRequest): { name?: string; namespace?: string } {
+  const name = info.name ?? info.selectedName;
+  const namespace = info.namespace ?? (info.group === '' && info.resource === 'namespaces' ? info.name : undefined);
+  return { ...(name !== undefined ? { name } : {}), ...(namespace !== undefined ? { namespace } : {}) };
 }

@@ -8,6 +8,8 @@ import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
 import { protobufSchema } from './decode.js';
 import { SUPPORTED_KINDS } from './schema.js';
+import { base64Error } from '../../api/kinds/configmap.js';
+import { quantityErrors } from '../../api/quantity.js';
 
 const TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.Time';
 const MICRO_TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime';
@@ -109,6 +111,11 @@ function checkElement(value: unknown, field: Field, ctx: Context): void {
     case 'quantity':
       // Quantity takes "100m" and also a bare number.
       if (typeof value !== 'string' && typeof value !== 'number') mismatch(value, ctx, 'string');
+      // Quantity decodes itself: a malformed one fails the decode, before any validation.
+      if (typeof value === 'string') {
+        const bad = quantityErrors(value)[0];
+        if (bad) throw new TypeMismatch(bad);
+      }
       return;
     case 'int-or-string':
       if (typeof value === 'string') return;
@@ -121,9 +128,13 @@ function checkElement(value: unknown, field: Field, ctx: Context): void {
       if (!isPlainObject(value)) mismatch(value, ctx, goElementType(field));
       checkMessage(value, field.resolvedType as Type, ctx.path);
       return;
-    case 'text':
+    case 'text': {
       if (typeof value !== 'string') mismatch(value, ctx, goElementType(field));
+      // []byte arrives base64-encoded; Go's decoder stops at the first byte that is not.
+      const bad = field.type === 'bytes' ? base64Error(value) : undefined;
+      if (bad) throw new TypeMismatch(bad);
       return;
+    }
     case 'bool':
       if (typeof value !== 'boolean') mismatch(value, ctx, goElementType(field));
       return;
