@@ -143,6 +143,24 @@ describe('skiff agent end to end', () => {
     assert.equal(a.logLines('node re-registered').length, 0);
   });
 
+  it('gives containers the Secrets and ConfigMaps their env names, read with the node credential', async () => {
+    const a = agent('e2e-env');
+    await a.start();
+    await s.k(['create', 'secret', 'generic', 'env-secret', '--from-literal=password=hunter2']);
+    await s.k(['create', 'configmap', 'env-config', '--from-literal=mode=fast', '--from-literal=level=3']);
+    const env = {
+      env: [{ name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'env-secret', key: 'password' } } }],
+      envFrom: [{ configMapRef: { name: 'env-config' }, prefix: 'CFG_' }],
+    };
+    const manifest = JSON.parse(podManifest('env-pod', 'e2e-env', ['sh', '-c', 'echo "$PASSWORD $CFG_mode $CFG_level"; sleep 60'])) as { spec: { containers: Record<string, unknown>[] } };
+    Object.assign(manifest.spec.containers[0]!, env);
+    await s.k(['apply', '-f', '-'], { input: JSON.stringify(manifest) });
+    await runningPod('env-pod');
+    await eventually(async () => (await s.k(['logs', 'env-pod'])).trim() === 'hunter2 fast 3', 10_000, 'env from the Secret and ConfigMap');
+    await s.k(['delete', 'pod', 'env-pod', '--grace-period=0', '--force']);
+    await a.stop();
+  });
+
   it('kubectl logs shows a pod\'s output (tail, follow, previous)', async () => {
     const a = agent('e2e-logs');
     await a.start();
