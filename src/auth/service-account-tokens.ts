@@ -4,7 +4,7 @@
 // when it expires, when its account is deleted (or re-created: the uid differs), or when the
 // object it is bound to goes away. Tokens are never stored.
 import { createHash, createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
-import { SignJWT, importPKCS8, importSPKI, jwtVerify } from 'jose';
+import { SignJWT, decodeJwt, importPKCS8, importSPKI, jwtVerify } from 'jose';
 import type { KubeObject } from '../api/types.js';
 import type { TokenAuthenticator } from '../apiserver/auth.js';
 import type { UserInfo } from '../apiserver/request-context.js';
@@ -14,6 +14,38 @@ import type { Clock } from '../util/clock.js';
 
 /** Upstream's default --service-account-issuer, which is also the default audience. */
 export const DEFAULT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+/** The issuer of legacy tokens kept in kubernetes.io/service-account-token Secrets (no expiry, no audience). */
+export const LEGACY_ISSUER = 'kubernetes/serviceaccount';
+const LEGACY = 'kubernetes.io/serviceaccount/';
+
+export interface LegacyTokenSubject {
+  namespace: string;
+  serviceAccount: ObjectRef;
+  secretName: string;
+}
+
+/**
+ * A legacy token for a service-account token Secret, as upstream's token controller writes it: it
+ * never expires and stays valid while the Secret holds it and the account exists.
+ */
+export async function signLegacyToken(privateKeyPem: string, subject: LegacyTokenSubject): Promise<string> {
+  const key = await importPKCS8(privateKeyPem, ALG);
+  return new SignJWT({
+    [`${LEGACY}namespace`]: subject.namespace,
+    [`${LEGACY}secret.name`]: subject.secretName,
+    [`${LEGACY}service-account.name`]: subject.serviceAccount.name,
+    [`${LEGACY}service-account.uid`]: subject.serviceAccount.uid,
+  })
+    .setProtectedHeader({ alg: ALG, kid: keyIdOf(privateKeyPem) })
+    .setIssuer(LEGACY_ISSUER)
+    .setSubject(serviceAccountUsername(subject.namespace, subject.serviceAccount.name))
+    .sign(key);
+}
+
+/** Upstream's key id: the SHA-256 of the public key, so verifiers can pick the key. */
+function keyIdOf(privateKeyPem: string): string {
+  return createHash('sha256').update(createPublicKey(createPrivateKey(privateKeyPem)).export({ type: 'spki', format: 'der' })).digest('base64url');
+}
 const ALG = 'ES256';
 type JoseKey = Awaited<ReturnType<typeof importPKCS8>>;
 const CLAIMS = 'kubernetes.io';
@@ -34,7 +66,7 @@ export interface TokenSubject {
 
 /** Reads the objects a token names, to check they still exist with the same uid. */
 export interface TokenObjects {
-  get(kind: 'ServiceAccount' | BoundKind, namespace: string, name: string): Promise<KubeObject | undefined>;
+  get(kind: 'ServiceAccount' | 'Secret' | BoundKind, namespace: string, name: string): Promise<KubeObject | undefined>;
 }
 
 export interface IssuedToken {
@@ -57,12 +89,8 @@ export class ServiceAccountTokens implements TokenAuthenticator {
   ) {}
 
   static async fromPrivateKey(privateKeyPem: string, objects: TokenObjects, clock: Clock, issuer = DEFAULT_ISSUER): Promise<ServiceAccountTokens> {
-    const publicKey = createPublicKey(createPrivateKey(privateKeyPem));
-    const publicDer = publicKey.export({ type: 'spki', format: 'der' });
-    const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-    // Upstream's key id: the SHA-256 of the public key, so verifiers can pick the key.
-    const keyId = createHash('sha256').update(publicDer).digest('base64url');
-    return new ServiceAccountTokens(await importPKCS8(privateKeyPem, ALG), await importSPKI(publicPem, ALG), keyId, objects, clock, issuer, [issuer]);
+    const publicPem = createPublicKey(createPrivateKey(privateKeyPem)).export({ type: 'spki', format: 'pem' }).toString();
+    return new ServiceAccountTokens(await importPKCS8(privateKeyPem, ALG), await importSPKI(publicPem, ALG), keyIdOf(privateKeyPem), objects, clock, issuer, [issuer]);
   }
 
   async issue(subject: TokenSubject, audiences: readonly string[], expirationSeconds: number): Promise<IssuedToken> {
@@ -88,6 +116,13 @@ export class ServiceAccountTokens implements TokenAuthenticator {
   async authenticate(token: string): Promise<UserInfo | undefined> {
     // Bootstrap and static tokens reach here too: only a JWT is worth verifying.
     if (!token.startsWith('eyJ')) return undefined;
+    let issuer: unknown;
+    try {
+      issuer = decodeJwt(token).iss;
+    } catch {
+      return undefined;
+    }
+    if (issuer === LEGACY_ISSUER) return this.authenticateLegacy(token);
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(token, this.verifyKey, {
@@ -112,8 +147,27 @@ export class ServiceAccountTokens implements TokenAuthenticator {
     return { name: serviceAccountUsername(namespace, str(sa.name)), groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`] };
   }
 
+  /** A Secret's token: valid while that Secret still holds it and its account is the same one. */
+  private async authenticateLegacy(token: string): Promise<UserInfo | undefined> {
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, this.verifyKey, { algorithms: [ALG], issuer: LEGACY_ISSUER, currentDate: new Date(this.clock.now()), requiredClaims: ['sub'] }));
+    } catch {
+      return undefined;
+    }
+    const namespace = str(payload[`${LEGACY}namespace`]);
+    const name = str(payload[`${LEGACY}service-account.name`]);
+    const secretName = str(payload[`${LEGACY}secret.name`]);
+    if (!namespace || !name || !secretName || payload.sub !== serviceAccountUsername(namespace, name)) return undefined;
+    const secret = await this.objects.get('Secret', namespace, secretName);
+    const held = str(obj(secret?.['data']).token);
+    if (!secret || secret.metadata.deletionTimestamp || Buffer.from(held, 'base64').toString('utf8') !== token) return undefined;
+    if (!(await this.stillExists('ServiceAccount', namespace, { name, uid: payload[`${LEGACY}service-account.uid`] }))) return undefined;
+    return { name: serviceAccountUsername(namespace, name), groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`] };
+  }
+
   /** The object is there, not being deleted, and is the one the token was issued for. */
-  private async stillExists(kind: 'ServiceAccount' | BoundKind, namespace: string, ref: Record<string, unknown>): Promise<boolean> {
+  private async stillExists(kind: 'ServiceAccount' | 'Secret' | BoundKind, namespace: string, ref: Record<string, unknown>): Promise<boolean> {
     const live = await this.objects.get(kind, namespace, str(ref.name));
     return !!live && !live.metadata.deletionTimestamp && live.metadata.uid === str(ref.uid);
   }

@@ -12,6 +12,7 @@ import { CronJobController } from './cronjob.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
 import { ClusterRoleAggregationController } from './clusterrole-aggregation.js';
 import { RootCaPublisherController } from './root-ca-publisher.js';
+import { ServiceAccountTokenSecretsController } from './service-account-token-secrets.js';
 import { DisruptionController } from './disruption.js';
 import { NodeLifecycleController } from './node-lifecycle.js';
 import { TaintEvictionController } from './taint-eviction.js';
@@ -33,6 +34,7 @@ export function allControllers(): Controller[] {
     new ServiceAccountsController(),
     new ClusterRoleAggregationController(),
     new RootCaPublisherController(),
+    new ServiceAccountTokenSecretsController(),
     new DisruptionController(),
     new NodeLifecycleController(),
     new TaintEvictionController(),

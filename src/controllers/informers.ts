@@ -56,6 +56,7 @@ export const PATHS = {
   endpoints: '/api/v1/endpoints',
   serviceaccounts: '/api/v1/serviceaccounts',
   configmaps: '/api/v1/configmaps',
+  secrets: '/api/v1/secrets',
   endpointslices: '/apis/discovery.k8s.io/v1/endpointslices',
   pdbs: '/apis/policy/v1/poddisruptionbudgets',
 } as const;

@@ -24,6 +24,8 @@ export interface ControllerOptions {
   secondaryNodeEvictionRate: number;
   /** The cluster CA certificate, published to every namespace as ConfigMap kube-root-ca.crt. */
   rootCaPem?: string;
+  /** The key that signs service-account tokens, for the tokens of legacy token Secrets. */
+  serviceAccountKeyPem?: string;
 }
 
 export const DEFAULT_CONTROLLER_OPTIONS: ControllerOptions = {

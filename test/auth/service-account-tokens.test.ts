@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ServiceAccountTokens, type TokenObjects } from '../../src/auth/service-account-tokens.js';
+import { ServiceAccountTokens, signLegacyToken, type TokenObjects } from '../../src/auth/service-account-tokens.js';
 import { createSigningKey } from '../../src/pki/certificates.js';
 import { FakeClock } from '../../src/util/clock.js';
 import type { KubeObject } from '../../src/api/types.js';
@@ -52,5 +52,19 @@ describe('service-account tokens', () => {
     assert.equal(await tokens.authenticate(plain), undefined);
     live.delete('ServiceAccount/a/ci');
     assert.equal(await tokens.authenticate(plain), undefined);
+  });
+  it('accept a legacy token while its Secret holds it and its account is the same one', async () => {
+    const clock = new FakeClock();
+    const key = await createSigningKey();
+    const tokens = await ServiceAccountTokens.fromPrivateKey(key, objects, clock);
+    put('ServiceAccount', 'a', 'ci', 'u1');
+    const token = await signLegacyToken(key, { namespace: 'a', serviceAccount: { name: 'ci', uid: 'u1' }, secretName: 'ci-token' });
+    assert.equal(await tokens.authenticate(token), undefined, 'not yet in its Secret');
+    live.set('Secret/a/ci-token', { metadata: { name: 'ci-token', namespace: 'a' }, data: { token: Buffer.from(token).toString('base64') } } as KubeObject);
+    assert.deepEqual(await tokens.authenticate(token), { name: 'system:serviceaccount:a:ci', groups: ['system:serviceaccounts', 'system:serviceaccounts:a'] });
+    await clock.advance(400 * 86_400_000);
+    assert.ok(await tokens.authenticate(token), 'never expires');
+    put('ServiceAccount', 'a', 'ci', 'u2');
+    assert.equal(await tokens.authenticate(token), undefined);
   });
 });

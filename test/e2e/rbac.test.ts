@@ -165,6 +165,16 @@ describe('RBAC and service-account tokens', () => {
     await s.k(['delete', 'serviceaccount', 'ci', '-n', 'team-b']);
     await s.k(['create', 'serviceaccount', 'ci', '-n', 'team-b']);
     await eventually(async () => /Unauthorized/.test((await withToken(token, 'get', 'configmaps', '-n', 'team-b')).out), 10_000, 'token of the deleted account refused');
+    // A legacy token Secret gets a token that never expires, the CA and the namespace; it works while the Secret holds it.
+    const legacy = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token', metadata: { name: 'ci-token', namespace: 'team-b', annotations: { 'kubernetes.io/service-account.name': 'ci' } } };
+    await s.k(['apply', '-f', '-'], { input: JSON.stringify(legacy) });
+    const secretToken = await eventually(async () => {
+      const sec = JSON.parse(await s.k(['get', 'secret', 'ci-token', '-n', 'team-b', '-o', 'json'])) as { data?: Record<string, string>; metadata: { annotations?: Record<string, string> } };
+      return sec.data?.token && sec.data['ca.crt'] && sec.data.namespace && sec.metadata.annotations?.['kubernetes.io/service-account.uid'] ? Buffer.from(sec.data.token, 'base64').toString() : undefined;
+    }, 15_000, 'token written into the Secret');
+    assert.match((await withToken(secretToken, 'auth', 'whoami')).out, /Username\s+system:serviceaccount:team-b:ci/);
+    await s.k(['delete', 'secret', 'ci-token', '-n', 'team-b']);
+    await eventually(async () => /Unauthorized/.test((await withToken(secretToken, 'auth', 'whoami')).out), 10_000, 'legacy token refused once its Secret is gone');
     // A token signed by anyone else is refused.
     const [h, p] = token.split('.');
     assert.match((await withToken(`${h}.${p}.${Buffer.alloc(64).toString('base64url')}`, 'get', 'pods')).out, /Unauthorized/);
