@@ -83,7 +83,7 @@ export function ruleAllows(rule: unknown, req: RbacRequest): boolean {
 
 // ---- covering: does one user's set of rules include everything in another's -------------------
 
-/** One verb on one resource of one group (names kept as given), or one verb on one URL. */
+/** One verb on one resource of one group (and one name, if any), or one verb on one URL. */
 function breakdown(rule: unknown): PolicyRule[] {
   if (!isObject(rule)) return [];
   const verbs = strings(rule.verbs);
@@ -91,7 +91,10 @@ function breakdown(rule: unknown): PolicyRule[] {
   const names = strings(rule.resourceNames);
   for (const group of strings(rule.apiGroups)) {
     for (const resource of strings(rule.resources)) {
-      for (const verb of verbs) out.push({ verbs: [verb], apiGroups: [group], resources: [resource], ...(names.length ? { resourceNames: names } : {}) });
+      for (const verb of verbs) {
+        if (names.length === 0) out.push({ verbs: [verb], apiGroups: [group], resources: [resource] });
+        else for (const name of names) out.push({ verbs: [verb], apiGroups: [group], resources: [resource], resourceNames: [name] });
+      }
     }
   }
   for (const url of strings(rule.nonResourceURLs)) for (const verb of verbs) out.push({ verbs: [verb], nonResourceURLs: [url] });

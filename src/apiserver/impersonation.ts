@@ -86,10 +86,11 @@ export async function impersonatedUser(req: IncomingMessage, caller: UserInfo, a
 
   const asGroups = [...groups];
   const saNamespace = checks[0]!.resource === 'serviceaccounts' ? checks[0]!.namespace : undefined;
-  if (saNamespace) {
+  // A service account's groups come with it only when the caller named no groups (upstream).
+  if (saNamespace && groups.length === 0) {
     for (const g of ['system:serviceaccounts', `system:serviceaccounts:${saNamespace}`]) if (!asGroups.includes(g)) asGroups.push(g);
   }
-  const implied = name === 'system:anonymous' ? 'system:unauthenticated' : 'system:authenticated';
-  if (!asGroups.includes(implied)) asGroups.push(implied);
+  // Upstream: a named user is authenticated unless the caller said it is not; anonymous gets nothing implied.
+  if (name !== 'system:anonymous' && !asGroups.includes('system:authenticated') && !asGroups.includes('system:unauthenticated')) asGroups.push('system:authenticated');
   return { name, groups: asGroups };
 }

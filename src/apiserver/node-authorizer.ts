@@ -51,8 +51,17 @@ export class NodeAuthorizer implements Authorizer {
   async authorize(user: UserInfo, info: RequestInfo): Promise<string | undefined> {
     const node = nodeNameOf(user);
     if (node === undefined) return this.next ? this.next.authorize(user, info) : NO_RULE;
+    const reason = await this.decide(node, info);
+    if (reason === undefined) return undefined;
+    // Upstream's Node authorizer has no opinion where its rules do not allow: RBAC may still grant
+    // (a role bound to system:nodes, say); refused, the node rule's reason is the one given.
+    const rbac = this.next ? await this.next.authorize(user, info) : NO_RULE;
+    return rbac === undefined ? undefined : reason;
+  }
+
+  private async decide(node: string, info: RequestInfo): Promise<string | undefined> {
     // Discovery and health come from RBAC's roles for every authenticated user; /metrics does not.
-    if (info.kind === 'nonresource') return this.next ? this.next.authorize(user, info) : NO_RULE;
+    if (info.kind === 'nonresource') return NO_RULE;
     const { verb, group, resource, name, namespace, subresource } = info;
     if (READ_VERBS.has(verb) && READABLE.has(resource) && !subresource) return undefined;
     // Secrets and ConfigMaps: one at a time, and only those a pod bound to this node uses.
@@ -82,8 +91,7 @@ export class NodeAuthorizer implements Authorizer {
       if (!pod || ((pod.spec ?? {}) as { nodeName?: string }).nodeName === node) return undefined;
       return `node "${node}" can only change pods bound to it`;
     }
-    // Roles bound to a node's user or to system:nodes grant more, as upstream's RBAC does after its Node authorizer.
-    return this.next ? this.next.authorize(user, info) : NO_RULE;
+    return NO_RULE;
   }
 }
 

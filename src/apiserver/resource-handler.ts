@@ -11,7 +11,7 @@ import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/ne
 import { serveWatch } from './http/watch-stream.js';
 import type { WatchTerms } from './watch-session.js';
 import { buildFilter } from './filters.js';
-import { keyPrefix, nowRfc3339, type ListOptions, type ObjectStore } from './object-store.js';
+import { keyPrefix, nowRfc3339, objectKey, type ListOptions, type ObjectStore } from './object-store.js';
 import { boolParam, deleteOptions, dryRunParam, fieldValidationParam, intParam } from './query.js';
 import { managerFromUserAgent, type UserInfo, type WriteContext } from './request-context.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, applyServerSide } from './patch/index.js';
@@ -93,7 +93,7 @@ export class ResourceHandler {
         return sendJson(res, 201, created, { warnings: ctx.warnings });
       }
       case 'update': {
-        const obj = await this.readObject(req, rt, ctx);
+        const obj = await this.readObject(req, rt, ctx, store.cache.get(objectKey(rt, info.namespace, info.name!)));
         const updated = await store.update(info.namespace, info.name!, () => obj, ctx);
         return sendJson(res, 200, updated, { warnings: ctx.warnings });
       }
@@ -180,10 +180,11 @@ export class ResourceHandler {
   }
 
   /** Reads a full object body, checking its kind/apiVersion and (per fieldValidation) its fields. */
-  private async readObject(req: IncomingMessage, rt: ResourceType, ctx: WriteContext): Promise<KubeObject> {
+  /** The request's object, decoded and checked; `live` is the object it replaces, if any. */
+  private async readObject(req: IncomingMessage, rt: ResourceType, ctx: WriteContext, live?: KubeObject): Promise<KubeObject> {
     const obj = decodeObjectBody(await readBody(req), req.headers['content-type']);
     this.checkTypeMeta(obj, rt);
-    this.checkFields(obj, rt, ctx);
+    this.checkFields(obj, rt, ctx, live);
     return obj;
   }
 
@@ -208,8 +209,11 @@ export class ResourceHandler {
    */
   private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext, live?: KubeObject): void {
     // Values of the wrong type are refused whatever fieldValidation says, as Go's decoder refuses them.
-    const typeError = jsonTypeError(obj as unknown as Record<string, unknown>, apiVersionOf(rt.group, rt.version), rt.kind);
-    if (typeError) throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${typeError}`);
+    const apiVersion = apiVersionOf(rt.group, rt.version);
+    const typeError = jsonTypeError(obj as unknown as Record<string, unknown>, apiVersion, rt.kind);
+    // A value stored before these checks existed is the live object's, not this writer's: status
+    // writers and label edits of such an object must keep working.
+    if (typeError && !(live && jsonTypeError(live as unknown as Record<string, unknown>, apiVersion, rt.kind) === typeError)) throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${typeError}`);
     const known = knownFieldsOf(rt);
     const found = unknownFields(obj, known, { prune: ctx.fieldValidation !== 'Strict' });
     if (found.length === 0) return;
@@ -291,7 +295,7 @@ export class ResourceHandler {
       case 'finalize': {
         if (info.verb === 'get') return sendJson(res, 200, await store.get(info.namespace, info.name));
         if (info.verb === 'update') {
-          const obj = await this.readObject(req, rt, ctx);
+          const obj = await this.readObject(req, rt, ctx, store.cache.get(objectKey(rt, info.namespace, info.name)));
           if (sub === 'finalize') {
             const updated = await store.update(info.namespace, info.name, (cur) => ({ ...cur, spec: { ...((cur.spec as object) ?? {}), finalizers: ((obj.spec ?? {}) as { finalizers?: string[] }).finalizers ?? [] } }), ctx, {
               subresource: 'finalize',

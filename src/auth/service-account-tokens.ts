@@ -47,6 +47,7 @@ function keyIdOf(privateKeyPem: string): string {
   return createHash('sha256').update(createPublicKey(createPrivateKey(privateKeyPem)).export({ type: 'spki', format: 'der' })).digest('base64url');
 }
 const ALG = 'ES256';
+const CLOCK_LEEWAY_SECONDS = 60;
 type JoseKey = Awaited<ReturnType<typeof importPKCS8>>;
 const CLAIMS = 'kubernetes.io';
 
@@ -130,6 +131,8 @@ export class ServiceAccountTokens implements TokenAuthenticator {
         issuer: this.issuer,
         audience: [...this.audiences],
         currentDate: new Date(this.clock.now()),
+        // Members' clocks differ a little: upstream allows a minute either way.
+        clockTolerance: CLOCK_LEEWAY_SECONDS,
         requiredClaims: ['exp', 'sub'],
       }));
     } catch {
@@ -151,7 +154,7 @@ export class ServiceAccountTokens implements TokenAuthenticator {
   private async authenticateLegacy(token: string): Promise<UserInfo | undefined> {
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, this.verifyKey, { algorithms: [ALG], issuer: LEGACY_ISSUER, currentDate: new Date(this.clock.now()), requiredClaims: ['sub'] }));
+      ({ payload } = await jwtVerify(token, this.verifyKey, { algorithms: [ALG], issuer: LEGACY_ISSUER, currentDate: new Date(this.clock.now()), clockTolerance: CLOCK_LEEWAY_SECONDS, requiredClaims: ['sub'] }));
     } catch {
       return undefined;
     }

@@ -106,7 +106,8 @@ export class RevisionHistory {
     const live = new Set(pods.map((p) => p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL]).filter((h) => h !== undefined));
     for (const rev of [...old].sort((a, b) => revisionOf(a) - revisionOf(b))) {
       if (excess <= 0) break;
-      if (live.has(rev.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? '')) continue;
+      // DaemonSet pods carry the revision's hash, StatefulSet pods its name: either keeps it.
+      if (live.has(rev.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? '') || live.has(rev.metadata.name!)) continue;
       await this.remove(rev, signal);
       excess--;
     }

@@ -12,7 +12,7 @@ import { isStatusError } from '../api/errors.js';
 import { semanticEqual, isObject, obj } from '../api/kinds/json.js';
 import { isPodReady, type Pod, type PodTemplateSpec } from '../api/kinds/pod.js';
 import { workloadSelector } from '../api/kinds/replicaset.js';
-import type { StatefulSet, StatefulSetStatus } from '../api/kinds/statefulset.js';
+import { withClaimVolumes, type StatefulSet, type StatefulSetStatus } from '../api/kinds/statefulset.js';
 import type { ControllerRevision } from '../api/kinds/controllerrevision.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
@@ -209,7 +209,8 @@ class StatefulSetReconciler implements Reconciler {
 
   private async createPod(set: StatefulSet, ordinal: number, rev: ControllerRevision, signal: AbortSignal): Promise<void> {
     const podName = `${set.metadata.name}-${ordinal}`;
-    const pod = PodControl.podFromTemplate(templateOf(rev), set, controllerRefTo(set, 'apps/v1', 'StatefulSet'));
+    const template = withClaimVolumes(templateOf(rev), set.spec?.volumeClaimTemplates, podName) as PodTemplateSpec;
+    const pod = PodControl.podFromTemplate(template, set, controllerRefTo(set, 'apps/v1', 'StatefulSet'));
     delete pod.metadata.generateName;
     pod.metadata.name = podName;
     pod.metadata.labels = { ...(pod.metadata.labels ?? {}), [CONTROLLER_REVISION_HASH_LABEL]: rev.metadata.name!, [POD_NAME_LABEL]: podName, [POD_INDEX_LABEL]: String(ordinal) };

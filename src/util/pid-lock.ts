@@ -3,7 +3,7 @@
 // stops before touching anything, naming the process that holds the directory. The lock is a file
 // holding the holder's pid and start time: a holder killed with SIGKILL leaves it behind, and the
 // next start finds that process gone (or the pid reused by another program) and takes over.
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 
 interface Holder {
   pid: number;
@@ -21,6 +21,8 @@ function startTimeOf(pid: number): string | undefined {
 }
 
 function alive(h: Holder): boolean {
+  // 0 and -1 would signal a process group or everything: a lock file holding them is garbage.
+  if (!Number.isInteger(h.pid) || h.pid <= 1) return false;
   try {
     process.kill(h.pid, 0);
   } catch (e) {
@@ -38,6 +40,8 @@ function readHolder(path: string): Holder | undefined {
     return undefined;
   }
 }
+
+const GUARD_STALE_MS = 10_000;
 
 export class DirectoryInUseError extends Error {
   constructor(
@@ -74,11 +78,7 @@ export class PidLock {
         const holder = readHolder(path);
         if (holder && holder.pid !== process.pid && alive(holder)) throw new DirectoryInUseError(path, holder.pid, what);
         // Left by a process that is gone (or half-written by one that died): take it over.
-        try {
-          unlinkSync(path);
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-        }
+        PidLock.removeStale(path, tmp, holder, what);
       }
       throw new Error(`could not take the lock ${path}`);
     } finally {
@@ -87,6 +87,31 @@ export class PidLock {
       } catch {
         // already gone
       }
+    }
+  }
+
+  /**
+   * Removes a stale lock under a second, short-lived lock, so two processes starting at once
+   * cannot both remove it (the later one would remove the earlier one's fresh lock).
+   */
+  private static removeStale(path: string, tmp: string, seen: Holder | undefined, what: string): void {
+    const guard = `${path}.takeover`;
+    try {
+      linkSync(tmp, guard);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      // A guard left by a process that died mid-takeover is old; a live one is a moment old.
+      if (Date.now() - statSync(guard).mtimeMs < GUARD_STALE_MS) throw new Error(`${what} is being taken over by another process starting now`);
+      unlinkSync(guard);
+      return;
+    }
+    try {
+      const now = readHolder(path);
+      if (now?.pid === seen?.pid && now?.start === seen?.start) unlinkSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    } finally {
+      unlinkSync(guard);
     }
   }
 

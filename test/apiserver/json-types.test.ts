@@ -15,6 +15,9 @@ describe('JSON value types (as Go decodes them)', () => {
     assert.equal(jsonTypeError(deployment({ replicas: null }, [{ name: 'c', image: 'x', resources: { limits: { cpu: 1, memory: '1Gi' } }, ports: [{ containerPort: 80 }] }]), 'apps/v1', 'Deployment'), undefined);
     assert.equal(jsonTypeError({ metadata: { name: 'x', creationTimestamp: null }, data: { a: 'b' } }, 'v1', 'ConfigMap'), undefined);
     assert.equal(jsonTypeError({ metadata: {}, anything: 5 }, 'v1', 'NoSuchKind'), undefined, 'kinds without a schema are not checked');
+    assert.equal(jsonTypeError({ metadata: {}, data: { crt: 'aGVs\nbG8=' } }, 'v1', 'Secret'), undefined, 'wrapped base64');
+    assert.equal(jsonTypeError({ metadata: {}, data: { crt: 'aGVs!' } }, 'v1', 'Secret'), 'illegal base64 data at input byte 4');
+    assert.equal(jsonTypeError({ metadata: {}, spec: { containers: [], securityContext: { runAsUser: 9223372036854775807 } } }, 'v1', 'Pod'), undefined, 'int64 beyond 2^53');
   });
 
   it('names the first value of the wrong type as Go does: struct, field path without indexes, Go type', () => {

@@ -209,9 +209,14 @@ describe('controllers and scheduler with real agents', () => {
     assert.deepEqual(Object.keys(await revisions('gate')).sort(), ['gate-0', 'gate-1', 'gate-2']);
     await s.k(['delete', 'sts', 'gate']);
 
-    await s.k(['apply', '-f', '-'], { input: JSON.stringify(sts('db')) });
+    // As charts write them: a claim template the containers mount.
+    const db = sts('db');
+    Object.assign(db.spec, { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] });
+    Object.assign(db.spec.template.spec.containers[0]!, { volumeMounts: [{ name: 'data', mountPath: '/data' }] });
+    await s.k(['apply', '-f', '-'], { input: JSON.stringify(db) });
     await s.k(['rollout', 'status', 'sts/db', '--timeout=60s']);
-    const pod1 = JSON.parse(await s.k(['get', 'pod', 'db-1', '-o', 'json'])) as { spec: { hostname?: string; subdomain?: string }; metadata: { labels: Record<string, string> } };
+    const pod1 = JSON.parse(await s.k(['get', 'pod', 'db-1', '-o', 'json'])) as { spec: { hostname?: string; subdomain?: string; volumes?: unknown[] }; metadata: { labels: Record<string, string> } };
+    assert.deepEqual(pod1.spec.volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-1' } }]);
     assert.deepEqual([pod1.spec.hostname, pod1.spec.subdomain, pod1.metadata.labels['apps.kubernetes.io/pod-index'], pod1.metadata.labels['statefulset.kubernetes.io/pod-name']], ['db-1', 'db', '1', 'db-1']);
     assert.match(await s.k(['get', 'sts', 'db']), /^db\s+3\/3\s+\S+$/m);
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirectoryInUseError, PidLock } from '../../src/util/pid-lock.js';
@@ -23,6 +23,15 @@ describe('PidLock', () => {
     writeFileSync(path, JSON.stringify({ pid: process.ppid, start: '1' }));
     PidLock.acquire(path, 'the dir').release();
     writeFileSync(path, 'half-written');
+    PidLock.acquire(path, 'the dir').release();
+    // pid 0 or -1 would "signal" a whole group: garbage, not a holder.
+    writeFileSync(path, JSON.stringify({ pid: 0 }));
+    PidLock.acquire(path, 'the dir').release();
+    // A takeover guard left by a process that died mid-takeover does not block for long.
+    writeFileSync(path, JSON.stringify({ pid: 2 ** 22 - 3 }));
+    writeFileSync(`${path}.takeover`, '');
+    assert.throws(() => PidLock.acquire(path, 'the dir'), /the dir is being taken over by another process starting now/);
+    utimesSync(`${path}.takeover`, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
     PidLock.acquire(path, 'the dir').release();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -18,8 +18,10 @@ export interface ConfigMap extends KubeObject {
 export const MAX_DATA_SIZE = 1024 * 1024;
 
 /** Whether a string is standard base64, as Go's decoder accepts it. */
-export function base64Error(v: unknown): string | undefined {
-  if (typeof v !== 'string') return 'must be a base64-encoded string';
+export function base64Error(input: unknown): string | undefined {
+  if (typeof input !== 'string') return 'must be a base64-encoded string';
+  // Go's decoder skips line breaks (wrapped base64, YAML block scalars).
+  const v = input.replace(/[\r\n]/g, '');
   const bad = v.search(/[^A-Za-z0-9+/=]/);
   if (bad >= 0) return `illegal base64 data at input byte ${bad}`;
   const pad = v.indexOf('=');

@@ -60,6 +60,20 @@ function defaultStatefulSet(o: KubeObject): void {
   defaultPodTemplate(spec.template);
 }
 
+/**
+ * The template with a volume for each claim template its containers may mount, as upstream gives
+ * every pod (`persistentVolumeClaim: {claimName: <template>-<pod>}`): the pod's view of its storage.
+ */
+export function withClaimVolumes(template: unknown, claimTemplates: unknown, podName: string): unknown {
+  const claims = arr(claimTemplates).map((c) => str(obj(obj(c).metadata).name)).filter((n) => n !== '');
+  if (claims.length === 0 || !isObject(template)) return template;
+  const spec = obj(template.spec);
+  const volumes = arr(spec.volumes);
+  const have = new Set(volumes.map((v) => str(obj(v).name)));
+  const added = claims.filter((n) => !have.has(n)).map((n) => ({ name: n, persistentVolumeClaim: { claimName: `${n}-${podName}` } }));
+  return { ...template, spec: { ...spec, volumes: [...volumes, ...added] } };
+}
+
 /** Spec fields an update may change; upstream forbids changing any other. */
 const MUTABLE = ['replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds'];
 
@@ -93,7 +107,7 @@ function validateStatefulSet(o: KubeObject, old: KubeObject | undefined): Status
       out.push(invalidRendered('spec.selector', goLabelSelector(spec.selector), 'empty selector is invalid for statefulset'));
     }
     const selector = workloadSelector(spec.selector);
-    if (selector) out.push(...validatePodTemplateForReplicaSet(spec.template, selector, 'spec.template', 'StatefulSet'));
+    if (selector) out.push(...validatePodTemplateForReplicaSet(withClaimVolumes(spec.template, spec.volumeClaimTemplates, 'pod'), selector, 'spec.template', 'StatefulSet'));
   }
   if (old) {
     const before = obj(old.spec);

@@ -145,8 +145,9 @@ function checkElement(value: unknown, field: Field, ctx: Context): void {
       if (typeof value !== 'number') mismatch(value, ctx, goElementType(field));
       const unsigned = UINT32.has(field.type) || field.type === 'uint64' || field.type === 'fixed64';
       const bits = INT64.has(field.type) ? 64 : 32;
-      const min = unsigned ? 0 : bits === 32 ? -(2 ** 31) : Number.MIN_SAFE_INTEGER;
-      const max = bits === 32 ? (unsigned ? 2 ** 32 : 2 ** 31) - 1 : Number.MAX_SAFE_INTEGER;
+      // 64-bit values arrive as JS numbers: anything integral in range is what Go would take.
+      const min = unsigned ? 0 : bits === 32 ? -(2 ** 31) : -(2 ** 63);
+      const max = bits === 32 ? (unsigned ? 2 ** 32 : 2 ** 31) - 1 : unsigned ? 2 ** 64 : 2 ** 63;
       if (!Number.isInteger(value) || value < min || value > max) mismatch(value, ctx, goElementType(field), String(value));
     }
   }
