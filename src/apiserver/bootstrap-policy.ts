@@ -53,6 +53,8 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly RoleLike[] = [
     rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
     rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews']),
   ]),
+  // For components that let the API server authenticate and authorize their callers (no default binding).
+  clusterRole('system:auth-delegator', [rule(['create'], ['authentication.k8s.io'], ['tokenreviews']), rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews'])]),
   // The user-facing roles hold no rules of their own: aggregation fills them in.
   clusterRole('admin', [], { aggregateFrom: AGGREGATE_TO('admin') }),
   clusterRole('edit', [], { labels: { [AGGREGATE_TO('admin')]: 'true' }, aggregateFrom: AGGREGATE_TO('edit') }),

@@ -85,7 +85,7 @@ export class ApiServer {
   private readonly stores = new Map<ResourceType, ObjectStore>();
   private readonly discovery = new Discovery([
     ...allResourceTypes,
-    ...SELF_REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: false, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
+    ...SELF_REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: t.namespaced === true, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
   ]);
   private readonly handler: ResourceHandler;
   /** Lists and watches for this process's own controllers, straight from the watch caches. */
@@ -338,7 +338,8 @@ export class ApiServer {
     this.systemNamespacesTimer = this.clock.setTimeout(tick, 60_000);
   }
 
-  private isNamespaced = (group: string, version: string, resource: string): boolean => resourceTypeFor(group, version, resource)?.namespaced ?? false;
+  private isNamespaced = (group: string, version: string, resource: string): boolean =>
+    resourceTypeFor(group, version, resource)?.namespaced ?? SELF_REVIEW_TYPES.some((t) => t.namespaced && t.group === group && t.version === version && t.resource === resource);
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint();
@@ -353,11 +354,18 @@ export class ApiServer {
       const denied = await this.authorizer.authorize(user, info);
       // Upstream appends an authorizer's reason (the Node authorizer gives one; RBAC never does).
       if (denied !== undefined) throw forbidden(denied === NO_RULE ? forbiddenMessage(user, info) : `${forbiddenMessage(user, info)}: ${denied}`, info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? authorizationScope(info).name : undefined);
-      // Who am I and what may I do: answered here, once RBAC allowed asking (system:basic-user does for everyone).
+      // The reviews are answered here, once RBAC allowed asking (system:basic-user allows the self reviews to everyone).
       const review = selfReviewType(info);
       if (review) {
         if (info.kind !== 'resource' || info.verb !== 'create' || info.name !== undefined) throw methodNotAllowed();
-        return sendJson(res, 201, await selfReview(review, decodeObjectBody(await readBody(req), req.headers['content-type']), user, this.authorizer, (u, ns) => this.rbac.rulesFor(u, ns)));
+        const answer = await selfReview(review, decodeObjectBody(await readBody(req), req.headers['content-type']), {
+          user,
+          authorizer: this.authorizer,
+          rulesFor: (u, ns) => this.rbac.rulesFor(u, ns),
+          authenticateToken: (t) => this.authenticator.authenticateToken(t),
+          ...(info.namespace !== undefined ? { namespace: info.namespace } : {}),
+        });
+        return sendJson(res, 201, answer);
       }
       if (info.kind === 'resource') await this.handler.handle(req, res, info, url.searchParams, user);
       else await this.nonResource(req, res, info.path, url, user);

@@ -179,4 +179,25 @@ describe('RBAC and service-account tokens', () => {
     const [h, p] = token.split('.');
     assert.match((await withToken(`${h}.${p}.${Buffer.alloc(64).toString('base64url')}`, 'get', 'pods')).out, /Unauthorized/);
   });
+  it('answers TokenReview and (Local)SubjectAccessReview for components that delegate to the API server', async () => {
+    await s.k(['create', 'serviceaccount', 'probe', '-n', 'team-a']);
+    const token = (await s.k(['create', 'token', 'probe', '-n', 'team-a'])).trim();
+    const create = async (obj: Record<string, unknown>, ...args: string[]) => JSON.parse(await s.k(['create', '-f', '-', '-o', 'json', ...args], { input: JSON.stringify(obj) })) as { status: Record<string, unknown> };
+    const review = await create({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+    assert.equal(review.status.authenticated, true);
+    assert.equal((review.status.user as { username: string }).username, 'system:serviceaccount:team-a:probe');
+    assert.equal((await create({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: `${token}x` } })).status.authenticated, false);
+    // jane has view in team-a only.
+    const sar = (ns: string) => ({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'jane', resourceAttributes: { verb: 'list', resource: 'pods', namespace: ns } } });
+    assert.equal((await create(sar('team-a'))).status.allowed, true);
+    assert.equal((await create(sar('team-b'))).status.allowed, false);
+    const local = { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: 'team-a' }, spec: { user: 'jane', resourceAttributes: { verb: 'get', resource: 'pods' } } };
+    assert.equal((await create(local, '-n', 'team-a')).status.allowed, true);
+    // Asking needs system:auth-delegator (or more); the account alone may not.
+    const tokenReview = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+    const refused = await s.kubectl(['create', '-f', '-', '--as=system:serviceaccount:team-a:probe'], { input: tokenReview });
+    assert.match(refused.stderr, /tokenreviews\.authentication\.k8s\.io is forbidden: User "system:serviceaccount:team-a:probe" cannot create resource "tokenreviews"/);
+    await s.k(['create', 'clusterrolebinding', 'probe-delegator', '--clusterrole=system:auth-delegator', '--serviceaccount=team-a:probe']);
+    assert.equal((await s.kubectl(['create', '-f', '-', '--as=system:serviceaccount:team-a:probe'], { input: tokenReview })).code, 0);
+  });
 });
