@@ -107,13 +107,14 @@ export function decodeProtobufObject(body: Uint8Array): KubeObject {
 
 // ---- conversion ----
 
-const TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.Time';
-const MICRO_TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime';
-const DURATION = '.k8s.io.apimachinery.pkg.apis.meta.v1.Duration';
-const FIELDS_V1 = '.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1';
-const QUANTITY = '.k8s.io.apimachinery.pkg.api.resource.Quantity';
-const INT_OR_STRING = '.k8s.io.apimachinery.pkg.util.intstr.IntOrString';
-const RAW_EXTENSION = '.k8s.io.apimachinery.pkg.runtime.RawExtension';
+/** Messages whose JSON form is not their fields (a string, a number or raw JSON), by full name. */
+export const TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.Time';
+export const MICRO_TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime';
+export const DURATION = '.k8s.io.apimachinery.pkg.apis.meta.v1.Duration';
+export const FIELDS_V1 = '.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1';
+export const QUANTITY = '.k8s.io.apimachinery.pkg.api.resource.Quantity';
+export const INT_OR_STRING = '.k8s.io.apimachinery.pkg.util.intstr.IntOrString';
+export const RAW_EXTENSION = '.k8s.io.apimachinery.pkg.runtime.RawExtension';
 
 const INT64_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
 

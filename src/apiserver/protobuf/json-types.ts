@@ -6,18 +6,10 @@
 // field; a field they do not list is not checked here (unknown fields are field validation's).
 import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
-import { protobufSchema } from './decode.js';
+import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, protobufSchema } from './decode.js';
 import { SUPPORTED_KINDS } from './schema.js';
 import { base64Error } from '../../api/kinds/configmap.js';
 import { quantityErrors } from '../../api/quantity.js';
-
-const TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.Time';
-const MICRO_TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime';
-const DURATION = '.k8s.io.apimachinery.pkg.apis.meta.v1.Duration';
-const FIELDS_V1 = '.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1';
-const QUANTITY = '.k8s.io.apimachinery.pkg.api.resource.Quantity';
-const INT_OR_STRING = '.k8s.io.apimachinery.pkg.util.intstr.IntOrString';
-const RAW_EXTENSION = '.k8s.io.apimachinery.pkg.runtime.RawExtension';
 
 const INT32 = new Set(['int32', 'sint32', 'sfixed32']);
 const UINT32 = new Set(['uint32', 'fixed32']);
