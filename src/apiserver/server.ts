@@ -35,6 +35,7 @@ import { RBAC_GROUP, type Binding, type RoleLike } from '../api/kinds/rbac.js';
 import { AgentLogProxy } from './pod-logs.js';
 import { BootstrapAuthorizer, CA_PATH, JOIN_PATH, serveJoin } from './join.js';
 import { parseToken, tokenMatches, tokenSecret, tokenSecretName, TOKEN_NAMESPACE } from '../auth/bootstrap-token.js';
+import { isNamespaceActive } from '../api/kinds/namespace.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -256,7 +257,7 @@ export class ApiServer {
     // a namespace the cache has not seen yet (it may have been created a moment ago).
     const ns = namespaces.cache.get(`/registry/namespaces/${name}`) ?? (await namespaces.tryGet(undefined, name));
     if (!ns) return undefined;
-    return ns.metadata.deletionTimestamp || ((ns.status ?? {}) as { phase?: string }).phase === 'Terminating' ? 'Terminating' : 'Active';
+    return isNamespaceActive(ns) ? 'Active' : 'Terminating';
   }
 
   /** Starts caches, creates the default namespaces and listens. Resolves with the bound port. */

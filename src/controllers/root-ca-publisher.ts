@@ -9,14 +9,11 @@ import type { Controller, ControllerContext } from './manager.js';
 import { isNamespaceTerminating, objectPath } from './pod-control.js';
 import { ReconcileLoop, type Reconciler } from './reconciler.js';
 import { PATHS } from './informers.js';
+import { isNamespaceActive } from '../api/kinds/namespace.js';
 
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
 const DESCRIPTION =
   'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.';
-
-function active(ns: KubeObject): boolean {
-  return !ns.metadata.deletionTimestamp && (ns.status as { phase?: string } | undefined)?.phase !== 'Terminating';
-}
 
 export class RootCaPublisherController implements Controller {
   readonly name = 'root-ca-cert-publisher';
@@ -48,7 +45,7 @@ class PublishRootCa implements Reconciler {
 
   async reconcile(namespace: string, signal: AbortSignal): Promise<void> {
     const ns = this.namespaces.get(namespace);
-    if (!ns || !active(ns)) return;
+    if (!ns || !isNamespaceActive(ns)) return;
     const current = this.configMaps.get(`${namespace}/${ROOT_CA_CONFIGMAP}`);
     const data = { 'ca.crt': this.caPem };
     const annotations = { 'kubernetes.io/description': DESCRIPTION };

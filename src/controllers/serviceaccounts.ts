@@ -9,12 +9,9 @@ import { PATHS } from './informers.js';
 import type { Controller, ControllerContext } from './manager.js';
 import { isNamespaceTerminating, objectPath } from './pod-control.js';
 import { ReconcileLoop, type Reconciler } from './reconciler.js';
+import { isNamespaceActive } from '../api/kinds/namespace.js';
 
 export const DEFAULT_SERVICE_ACCOUNT = 'default';
-
-function active(ns: KubeObject): boolean {
-  return !ns.metadata.deletionTimestamp && (ns.status as { phase?: string } | undefined)?.phase !== 'Terminating';
-}
 
 export class ServiceAccountsController implements Controller {
   readonly name = 'serviceaccounts';
@@ -41,7 +38,7 @@ class DefaultAccount implements Reconciler {
 
   async reconcile(namespace: string, signal: AbortSignal): Promise<void> {
     const ns = this.namespaces.get(namespace);
-    if (!ns || !active(ns) || this.accounts.get(`${namespace}/${DEFAULT_SERVICE_ACCOUNT}`)) return;
+    if (!ns || !isNamespaceActive(ns) || this.accounts.get(`${namespace}/${DEFAULT_SERVICE_ACCOUNT}`)) return;
     try {
       await this.ctx.client.create(objectPath('/api/v1', 'serviceaccounts', namespace), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEFAULT_SERVICE_ACCOUNT, namespace } }, { signal });
     } catch (e) {

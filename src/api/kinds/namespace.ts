@@ -8,6 +8,11 @@ import { age, column, nameColumn } from './printing.js';
 
 export const METADATA_NAME_LABEL = 'kubernetes.io/metadata.name';
 
+/** Neither being deleted nor Terminating: a namespace that takes new content. */
+export function isNamespaceActive(ns: KubeObject): boolean {
+  return !ns.metadata.deletionTimestamp && (ns.status as { phase?: string } | undefined)?.phase !== 'Terminating';
+}
+
 export interface NamespaceSpec {
   finalizers?: string[];
 }
