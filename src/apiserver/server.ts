@@ -84,6 +84,7 @@ export class ApiServer {
   readonly clock: Clock;
   readonly metrics = new ApiMetrics();
   private readonly stores = new Map<ResourceType, ObjectStore>();
+  private readonly storesByResource = new Map<string, ObjectStore>();
   private readonly discovery = new Discovery([
     ...allResourceTypes,
     ...SELF_REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: t.namespaced === true, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
@@ -132,6 +133,7 @@ export class ApiServer {
       });
       const admit = this.admissionFor(rt, admission);
       this.stores.set(rt, new ObjectStore(rt, opts.store, this.clock, cache, namespaces, admit, rt.resource === 'pods' && rt.group === '' ? (pod) => this.serviceAccountExists(pod) : undefined));
+      this.storesByResource.set(`${rt.group}/${rt.resource}`, this.stores.get(rt)!);
     }
     this.handler = new ResourceHandler({
       clock: this.clock,
@@ -220,9 +222,11 @@ export class ApiServer {
     return undefined;
   }
 
+  /** Asked on every namespaced create and on every RBAC decision: looked up, not searched. */
   storeByResource(group: string, resource: string): ObjectStore {
-    for (const [rt, s] of this.stores) if (rt.group === group && rt.resource === resource) return s;
-    throw new Error(`no storage for ${resource}.${group}`);
+    const store = this.storesByResource.get(`${group}/${resource}`);
+    if (!store) throw new Error(`no storage for ${resource}.${group}`);
+    return store;
   }
 
   private async authenticateBootstrapToken(token: string): Promise<UserInfo | undefined> {
