@@ -12,7 +12,7 @@ import { Authenticator, MastersAuthorizer, NO_RULE, forbiddenMessage, isPublicPa
 import { Discovery, SERVED_VERSION } from './discovery.js';
 import { openApiV2Document } from './openapi-v2.js';
 import { impersonatedUser } from './impersonation.js';
-import { SELF_REVIEW_TYPES, selfReview, selfReviewType } from './self-review.js';
+import { REVIEW_TYPES, answerReview, reviewType } from './reviews.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
 import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { ApiListener } from './http/listener.js';
@@ -87,7 +87,7 @@ export class ApiServer {
   private readonly storesByResource = new Map<string, ObjectStore>();
   private readonly discovery = new Discovery([
     ...allResourceTypes,
-    ...SELF_REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: t.namespaced === true, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
+    ...REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: t.namespaced === true, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
   ]);
   private readonly handler: ResourceHandler;
   /** Lists and watches for this process's own controllers, straight from the watch caches. */
@@ -344,7 +344,7 @@ export class ApiServer {
   }
 
   private isNamespaced = (group: string, version: string, resource: string): boolean =>
-    resourceTypeFor(group, version, resource)?.namespaced ?? SELF_REVIEW_TYPES.some((t) => t.namespaced && t.group === group && t.version === version && t.resource === resource);
+    resourceTypeFor(group, version, resource)?.namespaced ?? REVIEW_TYPES.some((t) => t.namespaced && t.group === group && t.version === version && t.resource === resource);
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint();
@@ -360,10 +360,10 @@ export class ApiServer {
       // Upstream appends an authorizer's reason (the Node authorizer gives one; RBAC never does).
       if (denied !== undefined) throw forbidden(denied === NO_RULE ? forbiddenMessage(user, info) : `${forbiddenMessage(user, info)}: ${denied}`, info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? authorizationScope(info).name : undefined);
       // The reviews are answered here, once RBAC allowed asking (system:basic-user allows the self reviews to everyone).
-      const review = selfReviewType(info);
+      const review = reviewType(info);
       if (review) {
         if (info.kind !== 'resource' || info.verb !== 'create' || info.name !== undefined) throw methodNotAllowed();
-        const answer = await selfReview(review, decodeObjectBody(await readBody(req), req.headers['content-type']), {
+        const answer = await answerReview(review, decodeObjectBody(await readBody(req), req.headers['content-type']), {
           user,
           authorizer: this.authorizer,
           rulesFor: (u, ns) => this.rbac.rulesFor(u, ns),

@@ -12,7 +12,7 @@ import { NO_RULE, type Authorizer } from './auth.js';
 import type { RequestInfo, Verb } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
 
-export interface SelfReviewType {
+export interface ReviewType {
   group: string;
   version: string;
   resource: string;
@@ -23,7 +23,7 @@ export interface SelfReviewType {
   namespaced?: true;
 }
 
-export const SELF_REVIEW_TYPES: readonly SelfReviewType[] = [
+export const REVIEW_TYPES: readonly ReviewType[] = [
   { group: 'authentication.k8s.io', version: 'v1', resource: 'selfsubjectreviews', kind: 'SelfSubjectReview' },
   // kubectl 1.27 asks for `auth whoami` at v1beta1 (v1 came with 1.28).
   { group: 'authentication.k8s.io', version: 'v1beta1', resource: 'selfsubjectreviews', kind: 'SelfSubjectReview', unlisted: true },
@@ -34,9 +34,9 @@ export const SELF_REVIEW_TYPES: readonly SelfReviewType[] = [
   { group: 'authorization.k8s.io', version: 'v1', resource: 'localsubjectaccessreviews', kind: 'LocalSubjectAccessReview', namespaced: true },
 ];
 
-export function selfReviewType(info: RequestInfo): SelfReviewType | undefined {
+export function reviewType(info: RequestInfo): ReviewType | undefined {
   if (info.kind !== 'resource' || info.subresource !== undefined) return undefined;
-  const type = SELF_REVIEW_TYPES.find((t) => t.group === info.group && t.version === info.version && t.resource === info.resource);
+  const type = REVIEW_TYPES.find((t) => t.group === info.group && t.version === info.version && t.resource === info.resource);
   return type && (type.namespaced === true) === (info.namespace !== undefined) ? type : undefined;
 }
 
@@ -99,7 +99,7 @@ async function decision(authorizer: Authorizer, user: UserInfo, asked: RequestIn
 }
 
 /** Answers a create of `type`; `body` is the decoded request object. */
-export async function selfReview(type: SelfReviewType, body: KubeObject, ctx: ReviewContext): Promise<KubeObject> {
+export async function answerReview(type: ReviewType, body: KubeObject, ctx: ReviewContext): Promise<KubeObject> {
   const { user, authorizer, rulesFor } = ctx;
   const apiVersion = `${type.group}/${type.version}`;
   if ((body.apiVersion !== undefined && body.apiVersion !== apiVersion) || (body.kind !== undefined && body.kind !== type.kind)) {
