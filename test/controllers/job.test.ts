@@ -99,6 +99,7 @@ describe('Job controller', () => {
         await eventually(async () => (await pods(h.client, ns, 'batch.kubernetes.io/job-name=slow')).every((p) => p.metadata.deletionTimestamp), 5000, 'active pods deleted');
         assert.equal(seen.size, 2, 'both pods had been created');
         assert.equal((await getJob(ns, 'slow')).status?.active, 0);
+        assert.equal((await getJob(ns, 'slow')).status?.failed, 2, 'the pods a failing Job stops count as failed');
       } finally {
         slowPods.stop();
       }
@@ -211,6 +212,7 @@ describe('Job controller', () => {
       assert.equal(condition(await getJob(ns, 'restarts'), 'Failed'), undefined, 'one restart is below backoffLimit 2');
       await restarted(2);
       await eventually(async () => condition(await getJob(ns, 'restarts'), 'Failed')?.reason === 'BackoffLimitExceeded', 5000, 'two restarts reach backoffLimit 2');
+      assert.equal((await getJob(ns, 'restarts')).status?.failed, 1, 'its restarting pod, stopped, counts as failed');
     } finally {
       running.stop();
       k.stop();
