@@ -75,6 +75,11 @@ describe('ReplicaSet controller', () => {
 
       await h.client.patch(nsPath(ns, 'replicasets', 'web/scale'), { spec: { replicas: 0 } }, 'merge');
       await eventually(async () => (await pods(h.client, ns)).length === 0, 5000, 'no pods');
+      // As Go writes it: replicas always, the other counters only when not zero.
+      await eventually(async () => {
+        const st = (await h.client.get<ReplicaSet>(nsPath(ns, 'replicasets', 'web'))).status;
+        return st?.replicas === 0 && JSON.stringify(Object.keys(st).sort()) === JSON.stringify(['observedGeneration', 'replicas']);
+      }, 5000, 'status of a scaled-down ReplicaSet: {replicas: 0, observedGeneration}');
       const evs = await events(h.client, ns, 'web');
       assert.equal(evs.filter((e) => e.reason === 'SuccessfulCreate').length, 3);
       assert.ok(evs.some((e) => e.reason === 'SuccessfulDelete' && e.message === `Deleted pod: ${three[2]!.metadata.name}`), 'the unready pod went first');
