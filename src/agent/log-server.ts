@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import type { Logger } from '../util/log.js';
+import { queryBool } from '../api/query-params.js';
 import type { PodWorker } from './pod-worker.js';
 
 export interface LogServerOptions {
@@ -120,10 +121,9 @@ export class LogServer {
     const info = w.logs(container);
     if (!info.known) return send(res, 404, `container "${container}" not found in pod "${podName}"`);
     const q = url.searchParams;
-    const flag = (k: string) => q.get(k) === 'true' || q.get(k) === '1';
-    const previous = flag('previous');
+    const previous = queryBool(q, 'previous');
     let path: string;
-    let follow = flag('follow');
+    let follow = queryBool(q, 'follow');
     if (previous) {
       if (!info.previous || !existsSync(info.previous)) return send(res, 400, `previous terminated container "${container}" in pod "${podName}" not found`);
       path = info.previous;

@@ -2,6 +2,7 @@
 import { badRequest } from '../api/errors.js';
 import type { FieldValidation } from './request-context.js';
 import type { DeleteOptions } from './object-store.js';
+import { optionalQueryBool } from '../api/query-params.js';
 
 export function intParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
@@ -10,10 +11,6 @@ export function intParam(q: URLSearchParams, name: string): number | undefined {
   return Number(v);
 }
 
-export function boolParam(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v === 'true' || v === '1';
-}
 
 export function fieldValidationParam(q: URLSearchParams): FieldValidation {
   const v = q.get('fieldValidation');
@@ -39,8 +36,8 @@ export function deleteOptions(q: URLSearchParams, body: Record<string, unknown> 
     out.gracePeriodSeconds = grace;
   }
   let policy = q.get('propagationPolicy') ?? (typeof body?.propagationPolicy === 'string' ? body.propagationPolicy : undefined);
-  const orphan = q.get('orphanDependents') ?? (typeof body?.orphanDependents === 'boolean' ? String(body.orphanDependents) : undefined);
-  if (!policy && orphan !== undefined) policy = orphan === 'true' ? 'Orphan' : 'Background';
+  const orphan = optionalQueryBool(q, 'orphanDependents') ?? (typeof body?.orphanDependents === 'boolean' ? body.orphanDependents : undefined);
+  if (!policy && orphan !== undefined) policy = orphan ? 'Orphan' : 'Background';
   if (policy) {
     if (!(POLICIES as readonly string[]).includes(policy)) {
       throw badRequest(`propagationPolicy: Unsupported value: ${JSON.stringify(policy)}: supported values: "Foreground", "Background", "Orphan"`);

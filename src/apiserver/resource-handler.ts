@@ -12,7 +12,8 @@ import { serveWatch } from './http/watch-stream.js';
 import type { WatchTerms } from './watch-session.js';
 import { buildFilter } from './filters.js';
 import { keyPrefix, nowRfc3339, objectKey, type ListOptions, type ObjectStore } from './object-store.js';
-import { boolParam, deleteOptions, dryRunParam, fieldValidationParam, intParam } from './query.js';
+import { deleteOptions, dryRunParam, fieldValidationParam, intParam } from './query.js';
+import { queryBool } from '../api/query-params.js';
 import { managerFromUserAgent, type UserInfo, type WriteContext } from './request-context.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, applyServerSide } from './patch/index.js';
 import { applyScale, scaleOf } from './subresources/scale.js';
@@ -43,6 +44,20 @@ export interface ResourceHandlerDeps {
 }
 
 const NOT_FOUND_PATH = notFoundPath;
+
+/**
+ * Subresources upstream serves that skiff does not yet, each with why: a client that asks is told
+ * the limitation (405, as upstream answers an action a resource does not support), not a NotFound
+ * it would read as a missing pod.
+ */
+const NOT_SERVED_YET: Record<string, string> = {
+  '/pods/exec': 'containers run as host processes without a container runtime to enter, so kubectl exec has nothing to attach to',
+  '/pods/attach': "containers run as host processes whose standard streams are not kept open, so kubectl attach has nothing to connect to; kubectl logs -f follows a container's output",
+  '/pods/portforward': "pods share their node's network (every pod's IP is its node's), so a pod's ports are reached on the node's address directly",
+  '/pods/proxy': "pods share their node's network, so a pod's ports are reached on the node's address directly",
+  '/nodes/proxy': 'the node agent serves only container logs (kubectl logs), not the kubelet proxy',
+  '/services/proxy': 'nothing routes Service addresses (there is no kube-proxy); reach the pods behind a Service on their nodes directly',
+};
 
 function includeObjectParam(q: URLSearchParams): IncludeObject | undefined {
   const v = q.get('includeObject');
@@ -146,7 +161,7 @@ export class ResourceHandler {
       this.deps.indexedFields(rt),
     );
     const rvParam = query.get('resourceVersion');
-    const sendInitial = boolParam(query, 'sendInitialEvents');
+    const sendInitial = queryBool(query, 'sendInitialEvents');
     let fromRv: number | undefined;
     if (rvParam && rvParam !== '0' && !sendInitial) {
       fromRv = Number(rvParam);
@@ -161,9 +176,9 @@ export class ResourceHandler {
       keyPrefix: keyPrefix(rt, info.namespace),
       fromRv,
       timeoutMs: timeoutSeconds && timeoutSeconds > 0 ? timeoutSeconds * 1000 : this.deps.minRequestTimeoutMs * (1 + Math.random()),
-      bookmarks: boolParam(query, 'allowWatchBookmarks'),
+      bookmarks: queryBool(query, 'allowWatchBookmarks'),
       bookmarkIntervalMs: this.deps.watchBookmarkIntervalMs,
-      sendInitialEventsEnd: sendInitial && boolParam(query, 'allowWatchBookmarks'),
+      sendInitialEventsEnd: sendInitial && queryBool(query, 'allowWatchBookmarks'),
     };
   }
 
@@ -253,7 +268,7 @@ export class ResourceHandler {
       }
       this.checkFields(applied, rt, ctx);
       if (!query.get('fieldManager')) throw badRequest('PATCH with apply requires a fieldManager parameter');
-      const force = boolParam(query, 'force');
+      const force = queryBool(query, 'force');
       const now = nowRfc3339(this.deps.clock);
       const live = await store.tryGet(info.namespace, info.name!);
       if (!live && !info.subresource) {
@@ -288,6 +303,8 @@ export class ResourceHandler {
   private async subresource(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams, ctx: WriteContext): Promise<void> {
     const sub = info.subresource!;
     const supported = rt.subresources.includes(sub as never) || (rt.resource === 'namespaces' && sub === 'finalize');
+    const unserved = info.name ? NOT_SERVED_YET[`${rt.group}/${rt.resource}/${sub}`] : undefined;
+    if (unserved) throw methodNotAllowed(`${rt.resource}/${sub} is not served by skiff yet: ${unserved}`);
     if (!supported || !info.name) throw NOT_FOUND_PATH();
     const now = this.deps.clock.now();
     switch (sub) {

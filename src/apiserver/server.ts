@@ -470,7 +470,7 @@ export class ApiServer {
   private sendAggregated(res: ServerResponse, legacy: boolean, accept: string): void {
     const v2 = /g=apidiscovery\.k8s\.io;\s*v=v2(;|,|$)/.test(accept) || /v=v2;g=apidiscovery/.test(accept);
     const version = v2 ? 'v2' : 'v2beta1';
-    const text = JSON.stringify(this.discovery.aggregated(legacy, version));
+    const text = `${JSON.stringify(this.discovery.aggregated(legacy, version))}\n`;
     res.writeHead(200, { 'Content-Type': `application/json;g=apidiscovery.k8s.io;v=${version};as=APIGroupDiscoveryList`, 'Cache-Control': 'no-cache, private' });
     res.end(text);
   }

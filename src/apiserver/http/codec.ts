@@ -131,7 +131,8 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, opts:
     res.end();
     return;
   }
-  const text = body !== null && typeof body === 'object' ? objectJson(body as KubeObject) : JSON.stringify(body);
+  // A trailing newline, as Go's json.Encoder (and so kube-apiserver) writes: some clients read line by line.
+  const text = `${body !== null && typeof body === 'object' ? objectJson(body as KubeObject) : JSON.stringify(body)}\n`;
   const headers: Record<string, string | string[]> = {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-cache, private',

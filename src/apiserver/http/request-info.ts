@@ -1,6 +1,7 @@
 // Turns a URL path and method into the Kubernetes request attributes (verb, group, resource,
 // namespace, name, subresource), as upstream's RequestInfoFactory does.
 import { badRequest } from '../../api/errors.js';
+import { queryBool } from '../../api/query-params.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'impersonate';
 
@@ -76,8 +77,9 @@ export function parseRequestInfo(
     namespace = undefined;
   }
   const [resource, name, subresource, ...extra] = rest;
-  if (!resource || extra.length > 0) return { kind: 'nonresource', verb: method.toLowerCase(), path };
-  const isWatch = watchPath || query.get('watch') === 'true' || query.get('watch') === '1';
+  // Only proxy carries a path of its own after the subresource (pods/NAME/proxy/some/path).
+  if (!resource || (extra.length > 0 && subresource !== 'proxy')) return { kind: 'nonresource', verb: method.toLowerCase(), path };
+  const isWatch = watchPath || queryBool(query, 'watch');
   let verb: Verb;
   switch (method) {
     case 'GET':
