@@ -670,6 +670,7 @@ export const KNOWN_FIELDS: Readonly<Record<string, FieldTree>> = {
   '/Secret': f({ ...objectBase, immutable: L, data: LM, stringData: LM, type: L }),
   'apps/Deployment': f({ ...objectBase, spec: deploymentSpec, status: deploymentStatus }),
   'apps/ReplicaSet': f({ ...objectBase, spec: replicaSetSpec, status: replicaSetStatus }),
+  '/ReplicationController': f({ ...objectBase, spec: f({ replicas: L, minReadySeconds: L, selector: LM, template: podTemplateSpec }), status: replicaSetStatus }),
   'apps/DaemonSet': f({ ...objectBase, spec: daemonSetSpec, status: daemonSetStatus }),
   'apps/StatefulSet': f({ ...objectBase, spec: statefulSetSpec, status: statefulSetStatus }),
   'apps/ControllerRevision': f({ ...objectBase, data: L, revision: L }),

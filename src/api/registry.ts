@@ -16,6 +16,7 @@ import { nodeResource } from './kinds/node.js';
 import { podResource } from './kinds/pod.js';
 import { podDisruptionBudgetResource } from './kinds/poddisruptionbudget.js';
 import { replicaSetResource } from './kinds/replicaset.js';
+import { replicationControllerResource } from './kinds/replicationcontroller.js';
 import { secretResource } from './kinds/secret.js';
 import { serviceAccountResource } from './kinds/serviceaccount.js';
 import { clusterRoleBindingResource, clusterRoleResource, roleBindingResource, roleResource } from './kinds/rbac.js';
@@ -32,6 +33,7 @@ export const allResourceTypes: ResourceType[] = [
   configMapResource,
   secretResource,
   serviceAccountResource,
+  replicationControllerResource,
   deploymentResource,
   replicaSetResource,
   daemonSetResource,

@@ -54,6 +54,8 @@ export interface ResourceType {
    * ipFamilies, nodePorts) and bumps DaemonSet's template-generation annotation.
    */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** The propagation policy of a delete that names none (upstream DefaultGarbageCollectionPolicy); Background when unset. */
+  defaultPropagationPolicy?: 'Orphan';
   /** Why an object may not be deleted at all (Namespace: the ones the system lives in), or undefined. */
   refuseDelete?(obj: KubeObject): string | undefined;
   /**

@@ -533,7 +533,7 @@ export class ObjectStore {
     const meta = current.metadata;
     const grace = this.gracePeriod(current, opts);
     const finalizers = new Set(meta.finalizers ?? []);
-    const policy = opts.propagationPolicy;
+    const policy = opts.propagationPolicy ?? this.rt.defaultPropagationPolicy;
     if (!meta.deletionTimestamp) {
       if (policy === 'Orphan') finalizers.add('orphan');
       if (policy === 'Foreground') finalizers.add('foregroundDeletion');

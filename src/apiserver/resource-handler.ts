@@ -326,14 +326,14 @@ export class ResourceHandler {
         throw methodNotAllowed();
       }
       case 'scale': {
-        if (info.verb === 'get') return sendJson(res, 200, scaleOf(await store.get(info.namespace, info.name)));
+        if (info.verb === 'get') return sendJson(res, 200, scaleOf(await store.get(info.namespace, info.name), rt.kind));
         if (info.verb === 'update') {
           const body = decodeObjectBody(await readBody(req), req.headers['content-type']);
           const updated = await store.update(info.namespace, info.name, (cur) => applyScale(cur, body, rt.kind), ctx, {
             subresource: 'scale',
             preconditionRv: () => body.metadata.resourceVersion,
           });
-          return sendJson(res, 200, scaleOf(updated));
+          return sendJson(res, 200, scaleOf(updated, rt.kind));
         }
         if (info.verb === 'patch') {
           const type = patchTypeOf(req.headers['content-type']);
@@ -343,14 +343,14 @@ export class ResourceHandler {
             info.namespace,
             info.name,
             (cur) => {
-              const scale = scaleOf(cur);
+              const scale = scaleOf(cur, rt.kind);
               const patched = type === 'apply' ? applyMergePatch(scale, patchBody) : applyPatch(type, scale, patchBody, scaleGvk);
               return applyScale(cur, asObject(patched), rt.kind);
             },
             ctx,
             { subresource: 'scale', preconditionRv: () => resourceVersionInPatch(type, patchBody) },
           );
-          return sendJson(res, 200, scaleOf(updated));
+          return sendJson(res, 200, scaleOf(updated, rt.kind));
         }
         throw methodNotAllowed();
       }

@@ -1,7 +1,7 @@
 // Every controller `skiff server` runs (while it leads), in start order.
 import type { Controller } from './manager.js';
 import { NamespaceController } from './namespace.js';
-import { ReplicaSetController } from './replicaset.js';
+import { REPLICATION_CONTROLLERS, ReplicaSetController } from './replicaset.js';
 import { DeploymentController } from './deployment.js';
 import { DaemonSetController } from './daemonset.js';
 import { StatefulSetController } from './statefulset.js';
@@ -24,6 +24,7 @@ export function allControllers(): Controller[] {
   return [
     new NamespaceController(),
     new ReplicaSetController(),
+    new ReplicaSetController(REPLICATION_CONTROLLERS),
     new DeploymentController(),
     new DaemonSetController(),
     new StatefulSetController(),

@@ -46,6 +46,7 @@ export const PATHS = {
   namespaces: '/api/v1/namespaces',
   leases: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
   replicasets: '/apis/apps/v1/replicasets',
+  replicationcontrollers: '/api/v1/replicationcontrollers',
   deployments: '/apis/apps/v1/deployments',
   daemonsets: '/apis/apps/v1/daemonsets',
   statefulsets: '/apis/apps/v1/statefulsets',

@@ -1,11 +1,15 @@
 // ReplicaSet controller (upstream pkg/controller/replicaset): keeps spec.replicas active pods
 // matching the selector, adopting orphans and releasing pods that stopped matching, and reports
 // replicas / fullyLabeledReplicas / readyReplicas / availableReplicas / observedGeneration.
+// The same controller keeps core/v1 ReplicationControllers, as upstream's replication manager is
+// the ReplicaSet controller behind an adapter: only the kind, its API path and its selector's
+// shape (a plain label map) differ.
 import { isStatusError } from '../api/errors.js';
-import { selectorFromSet } from '../api/labels.js';
+import { selectorFromSet, type LabelSelector } from '../api/labels.js';
 import { semanticEqual } from '../api/kinds/json.js';
 import { isPodReady, podReadySince, type Pod } from '../api/kinds/pod.js';
 import { type ReplicaSet, type ReplicaSetStatus, workloadSelector } from '../api/kinds/replicaset.js';
+import type { ReplicationController } from '../api/kinds/replicationcontroller.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { PATHS } from './informers.js';
@@ -32,20 +36,66 @@ import {
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
 import type { EventRecorder } from './events.js';
 
-const RS_API = '/apis/apps/v1';
+type Replicated = ReplicaSet | ReplicationController;
+
+/** A kind this controller keeps replicas of. */
+export interface ReplicatedKind {
+  /** The controller's name (logs, metrics). */
+  name: string;
+  kind: 'ReplicaSet' | 'ReplicationController';
+  apiVersion: string;
+  /** The API prefix and resource its objects live under. */
+  api: string;
+  resource: string;
+  informerPath: string;
+  /** The event source component, as upstream's. */
+  component: string;
+  /** The parsed selector; undefined when malformed or empty (it selects nothing). */
+  selector(o: Replicated): LabelSelector | undefined;
+}
+
+export const REPLICA_SETS: ReplicatedKind = {
+  name: 'replicaset',
+  kind: 'ReplicaSet',
+  apiVersion: 'apps/v1',
+  api: '/apis/apps/v1',
+  resource: 'replicasets',
+  informerPath: PATHS.replicasets,
+  component: 'replicaset-controller',
+  selector: (o) => workloadSelector(o.spec?.selector),
+};
+
+export const REPLICATION_CONTROLLERS: ReplicatedKind = {
+  name: 'replicationcontroller',
+  kind: 'ReplicationController',
+  apiVersion: 'v1',
+  api: '/api/v1',
+  resource: 'replicationcontrollers',
+  informerPath: PATHS.replicationcontrollers,
+  component: 'replication-controller',
+  // An empty map would select every pod: upstream lets it select none.
+  selector: (o) => {
+    const set = (o as ReplicationController).spec?.selector;
+    return set && Object.keys(set).length > 0 ? selectorFromSet(set) : undefined;
+  },
+};
 
 export class ReplicaSetController implements Controller {
-  readonly name = 'replicaset';
+  readonly name: string;
+
+  constructor(private readonly kind: ReplicatedKind = REPLICA_SETS) {
+    this.name = kind.name;
+  }
 
   start(ctx: ControllerContext, signal: AbortSignal): void {
     allowManyRequests(signal);
-    const rsInformer = ctx.informers.for<ReplicaSet>(PATHS.replicasets);
+    const rsInformer = ctx.informers.for<Replicated>(this.kind.informerPath);
     const podInformer = ctx.informers.for<Pod>(PATHS.pods);
     const pods = new OwnerIndex(podInformer);
     const expectations = new Expectations(ctx.clock);
-    const reconciler = new ReplicaSetReconciler(ctx, rsInformer, pods, expectations);
+    const reconciler = new ReplicaSetReconciler(ctx, this.kind, rsInformer, pods, expectations);
     const loop = new ReconcileLoop(reconciler, ctx.clock, ctx.log, 2);
-    const enqueue = (rs: ReplicaSet) => loop.enqueue(objectKeyOf(rs));
+    const enqueue = (rs: Replicated) => loop.enqueue(objectKeyOf(rs));
 
     rsInformer.addHandlers({
       add: enqueue,
@@ -57,12 +107,12 @@ export class ReplicaSetController implements Controller {
     });
 
     watchOwnedPods({
-      kind: 'ReplicaSet',
+      kind: this.kind.kind,
       owners: rsInformer,
       pods: podInformer,
       expectations,
       enqueue,
-      selector: (rs) => workloadSelector(rs.spec?.selector),
+      selector: (rs) => this.kind.selector(rs),
       // A pod that just became Ready turns available minReadySeconds later: look again then.
       ownedPodUpdated: (rs, old, cur) => {
         const mrs = rs.spec?.minReadySeconds ?? 0;
@@ -75,17 +125,19 @@ export class ReplicaSetController implements Controller {
 }
 
 class ReplicaSetReconciler implements Reconciler {
-  readonly name = 'replicaset';
+  readonly name: string;
   private readonly recorder: EventRecorder;
   private readonly pods: PodControl;
 
   constructor(
     private readonly ctx: ControllerContext,
-    private readonly rsInformer: Informer<ReplicaSet>,
+    private readonly kind: ReplicatedKind,
+    private readonly rsInformer: Informer<Replicated>,
     private readonly podIndex: OwnerIndex<Pod>,
     private readonly expectations: Expectations,
   ) {
-    this.recorder = ctx.recorder('replicaset-controller');
+    this.name = kind.name;
+    this.recorder = ctx.recorder(kind.component);
     this.pods = new PodControl(ctx.client, this.recorder, ctx.log);
   }
 
@@ -99,9 +151,9 @@ class ReplicaSetReconciler implements Reconciler {
       this.expectations.forget(key);
       return;
     }
-    const selector = workloadSelector(rs.spec?.selector);
+    const selector = this.kind.selector(rs);
     if (!selector) {
-      this.recorder.event(rs, 'Warning', 'InvalidSelector', 'the replica set has an invalid label selector');
+      if (this.kind.kind === 'ReplicaSet') this.recorder.event(rs, 'Warning', 'InvalidSelector', 'the replica set has an invalid label selector');
       return;
     }
     // Decide before reading the cache: a pod observed after this point only makes us more careful.
@@ -111,7 +163,7 @@ class ReplicaSetReconciler implements Reconciler {
     const claim = await claimObjects<Pod>({
       client: this.ctx.client,
       owner: rs,
-      ownerRef: controllerRefTo(rs, 'apps/v1', 'ReplicaSet'),
+      ownerRef: controllerRefTo(rs, this.kind.apiVersion, this.kind.kind),
       selector,
       prefix: '/api/v1',
       resource: 'pods',
@@ -138,18 +190,18 @@ class ReplicaSetReconciler implements Reconciler {
   }
 
   /** Upstream RecheckDeletionTimestamp: an uncached read before adopting anything. */
-  private stillExists(rs: ReplicaSet, signal: AbortSignal): Promise<boolean> {
-    return ownerStillThere(this.ctx.client, objectPath(RS_API, 'replicasets', rs.metadata.namespace!, rs.metadata.name!), rs, signal);
+  private stillExists(rs: Replicated, signal: AbortSignal): Promise<boolean> {
+    return ownerStillThere(this.ctx.client, objectPath(this.kind.api, this.kind.resource, rs.metadata.namespace!, rs.metadata.name!), rs, signal);
   }
 
-  private async manageReplicas(rs: ReplicaSet, pods: Pod[], signal: AbortSignal): Promise<void> {
+  private async manageReplicas(rs: Replicated, pods: Pod[], signal: AbortSignal): Promise<void> {
     const key = objectKeyOf(rs);
     const want = rs.spec?.replicas ?? 1;
     const diff = pods.length - want;
     if (diff < 0) {
       const count = Math.min(-diff, BURST_REPLICAS);
       this.expectations.expect(key, count);
-      const ref = controllerRefTo(rs, 'apps/v1', 'ReplicaSet');
+      const ref = controllerRefTo(rs, this.kind.apiVersion, this.kind.kind);
       const { successes, error } = await slowStartBatch(count, 1, async () => {
         await this.pods.createPod(rs, rs.spec?.template, ref, {}, signal);
       });
@@ -178,7 +230,7 @@ class ReplicaSetReconciler implements Reconciler {
    * Pods of this RS and of its siblings (RSs with the same controller, i.e. one Deployment's):
    * scale-down prefers pods doubled up on a node with related pods (upstream getIndirectlyRelatedPods).
    */
-  private relatedPods(rs: ReplicaSet): Pod[] {
+  private relatedPods(rs: Replicated): Pod[] {
     const owner = controllerOf(rs);
     const siblings = owner
       ? this.rsInformer.list().filter((o) => o.metadata.namespace === rs.metadata.namespace && controllerOf(o)?.uid === owner.uid)
@@ -186,7 +238,7 @@ class ReplicaSetReconciler implements Reconciler {
     return siblings.flatMap((s) => this.podIndex.owned(s.metadata.uid));
   }
 
-  private async updateStatus(rs: ReplicaSet, pods: Pod[], manageError: unknown, signal: AbortSignal): Promise<ReconcileResult | void> {
+  private async updateStatus(rs: Replicated, pods: Pod[], manageError: unknown, signal: AbortSignal): Promise<ReconcileResult | void> {
     const now = this.ctx.clock.now();
     const minReady = rs.spec?.minReadySeconds ?? 0;
     const templateLabels = selectorFromSet(rs.spec?.template?.metadata?.labels);
@@ -233,7 +285,7 @@ class ReplicaSetReconciler implements Reconciler {
     if (conditions.length > 0) status.conditions = conditions;
     else delete status.conditions;
     if (!semanticEqual(status, old)) {
-      const path = objectPath(RS_API, 'replicasets', rs.metadata.namespace!, rs.metadata.name!);
+      const path = objectPath(this.kind.api, this.kind.resource, rs.metadata.namespace!, rs.metadata.name!);
       try {
         // A merge patch removes only what it sets to null: counters that fell to zero (and are omitted) included.
         const removed = { conditions: null, fullyLabeledReplicas: null, readyReplicas: null, availableReplicas: null, observedGeneration: null };

@@ -177,6 +177,31 @@ describe('controllers and scheduler with real agents', () => {
     await eventually(async () => (await s.k(['get', 'rs', '-l', 'app=web', '-o', 'name'])).trim() === '', 30_000, 'ReplicaSets gone');
     await eventually(async () => running(await pods('app=web')).length === 0, 30_000, 'pods gone');
   });
+  it('runs a ReplicationController with the kubectl verbs: get, scale, describe, expose, delete', async () => {
+    const manifest = ['apiVersion: v1', 'kind: ReplicationController', 'metadata: {name: legacy}', 'spec:', '  replicas: 3', '  template:', '    metadata: {labels: {app: legacy}}', '    spec: {containers: [{name: web, image: nginx:1.27, ports: [{containerPort: 8080}]}]}'].join('\n');
+    await s.k(['apply', '-f', '-'], { input: manifest });
+    await eventually(async () => running(await pods('app=legacy')).length === 3, 30_000, '3 running RC pods');
+    assert.ok((await pods('app=legacy')).every((p) => p.owner === 'ReplicationController'));
+    await eventually(async () => /^legacy\s+3\s+3\s+3\s/m.test(await s.k(['get', 'rc', 'legacy'])), 30_000, 'kubectl get rc shows 3/3/3');
+    assert.match(await s.k(['get', 'rc', 'legacy', '-o', 'wide']), /^legacy\s+3\s+3\s+3\s+\S+\s+web\s+nginx:1\.27\s+app=legacy$/m);
+    assert.match(await s.k(['scale', 'rc', 'legacy', '--replicas=1']), /replicationcontroller\/legacy scaled/);
+    await eventually(async () => running(await pods('app=legacy')).length === 1, 30_000, 'scaled down to 1');
+    assert.match(await s.k(['scale', 'rc', 'legacy', '--current-replicas=1', '--replicas=2']), /scaled/);
+    await eventually(async () => running(await pods('app=legacy')).length === 2, 30_000, 'scaled up to 2');
+    const described = await s.k(['describe', 'rc', 'legacy']);
+    assert.match(described, /Selector:\s+app=legacy/);
+    assert.match(described, /Replicas:\s+2 current \/ 2 desired/);
+    assert.match(described, /Pods Status:\s+2 Running/);
+    assert.match(described, /SuccessfulDelete/);
+    // Without --port, kubectl takes the port from the template's containers.
+    await s.k(['expose', 'rc', 'legacy']);
+    assert.match(await s.k(['get', 'service', 'legacy', '-o', 'jsonpath={.spec.selector.app} {.spec.ports[0].targetPort}']), /^legacy 8080$/);
+    const rolled = await s.kubectl(['rollout', 'status', 'rc/legacy']);
+    assert.notEqual(rolled.code, 0);
+    await s.k(['delete', 'rc', 'legacy']);
+    await eventually(async () => (await pods('app=legacy')).length === 0, 30_000, 'pods of the deleted RC gone');
+  });
+
   it('runs a StatefulSet as upstream: stable names and hostnames in ordinal order, rolling updates from the top, partitions, scale-down from the highest ordinal', async () => {
     const sts = (name: string, extra: Record<string, unknown> = {}) => ({
       apiVersion: 'apps/v1',

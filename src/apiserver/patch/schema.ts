@@ -156,6 +156,7 @@ const KINDS: Record<string, StructSchema> = {
     status: conditionsStatus,
   }),
   'apps/ReplicaSet': kind({ spec: struct({ selector: labelSelector, template: podTemplateSpec }, true), status: conditionsStatus }),
+  '/ReplicationController': kind({ spec: struct({ selector: ATOMIC_MAP, template: podTemplateSpec }, true), status: conditionsStatus }),
   'batch/Job': kind({ spec: jobSpecSchema, status: conditionsStatus }),
   'batch/CronJob': kind({ spec: struct({ jobTemplate: struct({ metadata: objectMetaSchema, spec: jobSpecSchema }, true) }, true) }),
   'apps/DaemonSet': kind({
@@ -183,7 +184,7 @@ export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): Struct
 }
 
 /** Kinds whose status is written through the status subresource, so main-resource writes drop it. */
-const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'apps/StatefulSet', 'policy/PodDisruptionBudget', 'batch/Job', 'batch/CronJob']);
+const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', '/ReplicationController', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'apps/StatefulSet', 'policy/PodDisruptionBudget', 'batch/Job', 'batch/CronJob']);
 
 export function hasStatusSubresource(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): boolean {
   return STATUS_SUBRESOURCE.has(`${gvk.group}/${gvk.kind}`);

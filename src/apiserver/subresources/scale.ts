@@ -1,14 +1,14 @@
-// deployments/scale and replicasets/scale: an autoscaling/v1 Scale view of spec.replicas.
+// The scale subresource of every workload with replicas (deployments, replicasets, statefulsets, replicationcontrollers): an autoscaling/v1 Scale view of spec.replicas.
 import type { KubeObject } from '../../api/types.js';
 import { badRequest, invalid } from '../../api/errors.js';
-import { selectorObjectToString } from '../../api/labels.js';
+import { selectorFromSet, selectorObjectToString } from '../../api/labels.js';
 
 export interface Scale extends KubeObject {
   spec: { replicas?: number };
   status: { replicas: number; selector?: string };
 }
 
-export function scaleOf(obj: KubeObject): Scale {
+export function scaleOf(obj: KubeObject, kind: string): Scale {
   const spec = (obj.spec ?? {}) as { replicas?: number; selector?: Parameters<typeof selectorObjectToString>[0] };
   const status = (obj.status ?? {}) as { replicas?: number };
   const m = obj.metadata;
@@ -20,7 +20,8 @@ export function scaleOf(obj: KubeObject): Scale {
     spec: { replicas: spec.replicas ?? 1 },
     status: { replicas: status.replicas ?? 0 },
   };
-  if (spec.selector) scale.status.selector = selectorObjectToString(spec.selector);
+  // A ReplicationController's selector is a plain label map; the others' a LabelSelector.
+  if (spec.selector) scale.status.selector = kind === 'ReplicationController' ? selectorFromSet(spec.selector as Record<string, string>).toString() : selectorObjectToString(spec.selector);
   return scale;
 }
 
