@@ -6,6 +6,7 @@ import type { Node } from '../api/kinds/node.js';
 import type { Pod } from '../api/kinds/pod.js';
 import { ApiClient, type ClientOptions } from '../client/rest.js';
 import { EndpointDiscovery } from '../client/endpoint-discovery.js';
+import { preferenceOrder } from '../client/server-preference.js';
 import { Informer, objectKeyOf } from '../client/informer.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { readFileSync } from 'node:fs';
@@ -67,7 +68,15 @@ export interface AgentConfig {
   failbackAfterMs?: number;
   /** How often default/kubernetes is re-read. */
   discoveryIntervalMs?: number;
+  /**
+   * The API server in this very process (a control-plane member's own node): preferred above
+   * every other member, as upstream's control-plane kubelets use their local API server.
+   */
+  localServer?: string;
 }
+
+/** What describes the node itself, apart from where its state lives and how it reaches the API. */
+export type AgentNodeConfig = Omit<AgentConfig, 'dataDir' | 'servers' | 'credentials' | 'endpointDiscovery' | 'rejoin' | 'localServer'>;
 
 /** The node was retired; starting again needs --rejoin or a fresh data dir. */
 export class RetiredError extends Error {}
@@ -117,7 +126,14 @@ export class Agent {
    */
   private initialServers(persisted: string[]): string[] {
     if (!this.cfg.endpointDiscovery && this.cfg.servers.length > 0) return dedupe(this.cfg.servers);
-    return dedupe([...this.cfg.servers, ...persisted]);
+    return this.preferred(dedupe([...this.cfg.servers, ...persisted]));
+  }
+
+  /** This node's preference among the members it knows (spread over the fleet, stable per node). */
+  private preferred(servers: string[]): string[] {
+    const local = this.cfg.localServer;
+    const order = preferenceOrder(servers, this.nodeName);
+    return local && order.includes(local) ? [local, ...order.filter((s) => s !== local)] : order;
   }
 
   private healthOptions(): Pick<ClientOptions, 'healthCheck'> {
@@ -137,7 +153,7 @@ export class Agent {
     if (c.kind === 'kubeconfig') {
       const kc = parseKubeconfig(readFileSync(c.path, 'utf8'), (p) => readFileSync(p, 'utf8'));
       if (!kc.caPem) throw new Error(`${c.path}: no certificate-authority data`);
-      const servers = this.cfg.servers.length === 0 ? dedupe([kc.server, ...(this.cfg.endpointDiscovery ? persisted : [])]) : this.initialServers(persisted);
+      const servers = this.cfg.servers.length === 0 ? (this.cfg.endpointDiscovery ? this.preferred(dedupe([kc.server, ...persisted])) : [kc.server]) : this.initialServers(persisted);
       const client = new ApiClient({
         servers,
         ...this.healthOptions(),
@@ -229,6 +245,7 @@ export class Agent {
         log: this.log,
         ...(cfg.discoveryIntervalMs !== undefined ? { intervalMs: cfg.discoveryIntervalMs } : {}),
         onServers: (servers) => this.state.writeServers(servers),
+        order: (servers) => this.preferred(servers),
       });
       const ok = await discovery.refresh(this.abort.signal);
       this.loops.push(discovery.run(this.abort.signal, ok));

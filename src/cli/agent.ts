@@ -4,19 +4,14 @@ import { createLogger } from '../util/log.js';
 import { Agent, RetiredError, type AgentConfig } from '../agent/agent.js';
 import { NodeNameTakenError } from '../agent/registration.js';
 import { JoinError } from '../agent/join.js';
-import { parseLabels, parseTaints } from '../agent/node-object.js';
-import { addConfigFile, boolArg, durationOption, intArg, listArg } from './options.js';
+import { addConfigFile, boolArg } from './options.js';
+import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { PidLock } from '../util/pid-lock.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 function repeatable(value: string, previous: string[] = []): string[] {
   return [...previous, value];
-}
-
-function runtimeArg(value: string): 'process' | 'simulated' {
-  if (value !== 'process' && value !== 'simulated') throw new InvalidArgumentError('use process or simulated');
-  return value;
 }
 
 function hashArg(value: string): string {
@@ -34,27 +29,9 @@ export function agentCommand(): Command {
     .option('--insecure-skip-ca-verification', 'join without verifying the cluster CA (unsafe)', false)
     .option('--kubeconfig <file>', 'use this kubeconfig\'s credentials instead of joining with a token')
     .option('--data-dir <dir>', 'agent state: node credential, server list, last observed Node, pod state and logs', '.skiff/agent')
-    .option('--node-name <name>', 'name of the Node (default: the hostname)')
-    .option('--node-ip <ip>', 'the node\'s InternalIP; the log server binds to it', '127.0.0.1')
-    .option('--runtime <runtime>', 'process (host processes) or simulated (KWOK-like, nothing runs)', runtimeArg, 'process')
-    .option('--labels <k=v,...>', 'labels to register the Node with', listArg, [])
-    .option('--taints <k=v:Effect,...>', 'taints to register the Node with', listArg, [])
-    .option('--reregister <bool>', 're-create the Node when it is deleted while the agent runs (false = upstream kubelet behaviour)', boolArg, true)
     .option('--endpoint-discovery <bool>', 'learn every API server from default/kubernetes Endpoints, keep the list in the data dir, health-check them and fail over within 2 s (false = upstream single-address behaviour)', boolArg, true)
-    .option('--rejoin', 'join again after `skiff node retire` (the data dir remembers the retirement)', false)
-    .option('--node-lease-duration-seconds <n>', 'Lease duration; renewed every quarter of it', intArg, 40)
-    .addOption(durationOption('--node-status-update-frequency <duration>', 'how often node status is computed (and posted if changed)', 10_000))
-    .addOption(durationOption('--node-status-report-frequency <duration>', 'node status is posted at least this often even if unchanged', 60_000))
-    .option('--kubelet-port <port>', 'port of the log server the API server proxies `kubectl logs` to (0 = any free port)', intArg, 10250)
-    .option('--max-pods <n>', 'pods capacity reported for the node', intArg, 110)
-    .option('--cpu <quantity>', 'cpu capacity to report (simulated runtime; default 32; process: the host\'s)')
-    .option('--memory <quantity>', 'memory capacity to report (simulated runtime; default 256Gi; process: the host\'s)')
-    .addOption(durationOption('--sim-pod-start-delay <duration>', 'simulated runtime: time from pod start to Running', 0))
-    .addOption(durationOption('--sim-pod-stop-delay <duration>', 'simulated runtime: time a container takes to stop', 0))
-    .addOption(durationOption('--restart-backoff-base <duration>', 'container restart back-off: first delay (doubles each restart)', 10_000))
-    .addOption(durationOption('--restart-backoff-max <duration>', 'container restart back-off: cap', 300_000))
-    .addOption(durationOption('--shutdown-timeout <duration>', 'on exit, how long API calls (cordon, status, delete Node and Lease) may take after pods stopped', 10_000))
-    .addOption(durationOption('--request-timeout <duration>', 'timeout of each API request (not watches)', 10_000));
+    .option('--rejoin', 'join again after `skiff node retire` (the data dir remembers the retirement)', false);
+  for (const opt of nodeOptions()) cmd.addOption(opt);
   addConfigFile(cmd);
   cmd.action(async (o: Record<string, unknown>) => {
     const log = createLogger('skiff-agent');
@@ -70,30 +47,12 @@ export function agentCommand(): Command {
             ...(o.insecureSkipCaVerification ? { insecureSkipCaVerification: true } : {}),
           };
       cfg = {
+        ...nodeConfigFrom(o),
         dataDir: o.dataDir as string,
-        ...(o.nodeName ? { nodeName: o.nodeName as string } : {}),
-        nodeIP: o.nodeIp as string,
         servers: o.server as string[],
         credentials,
-        runtime: o.runtime as 'process' | 'simulated',
-        labels: parseLabels(o.labels as string[]),
-        taints: parseTaints(o.taints as string[]),
-        reregister: o.reregister as boolean,
         endpointDiscovery: o.endpointDiscovery as boolean,
         rejoin: o.rejoin === true,
-        leaseDurationSeconds: Math.max(1, o.nodeLeaseDurationSeconds as number),
-        statusUpdateFrequencyMs: Math.max(100, o.nodeStatusUpdateFrequency as number),
-        statusReportFrequencyMs: Math.max(100, o.nodeStatusReportFrequency as number),
-        kubeletPort: o.kubeletPort as number,
-        maxPods: o.maxPods as number,
-        ...(o.cpu ? { cpu: String(o.cpu) } : {}),
-        ...(o.memory ? { memory: String(o.memory) } : {}),
-        simPodStartDelayMs: o.simPodStartDelay as number,
-        simPodStopDelayMs: o.simPodStopDelay as number,
-        restartBackoffBaseMs: Math.max(1, o.restartBackoffBase as number),
-        restartBackoffMaxMs: Math.max(1, o.restartBackoffMax as number),
-        shutdownTimeoutMs: o.shutdownTimeout as number,
-        requestTimeoutMs: o.requestTimeout as number,
       };
     } catch (e) {
       console.error(`skiff agent: ${(e as Error).message}`);

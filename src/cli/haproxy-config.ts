@@ -1,10 +1,35 @@
 // `skiff haproxy-config`: prints an HAProxy configuration for the cluster's API servers, read from
-// default/kubernetes Endpoints (or given with --member).
+// the cluster (or given with --member).
 import { Command } from 'commander';
-import type { KubeObject } from '../api/types.js';
+import type { KubeList, KubeObject } from '../api/types.js';
 import { renderHaproxyConfig } from '../server/haproxy.js';
 import { addAdminFlags, adminClient } from './admin-client.js';
 import { hostPortArg } from './options.js';
+import type { ApiClient } from '../client/rest.js';
+import { APISERVER_LEASE_LABEL } from '../server/endpoint-reconciler.js';
+
+type Member = { host: string; port: number };
+
+/**
+ * Every member: those in default/kubernetes (alive now), and those whose endpoint Lease is still
+ * there though expired — a member that crashed or is stopped for maintenance must stay in the
+ * load balancer's list, or it gets no traffic when it is back. (A member that exits gracefully
+ * removes its Lease: it has left.)
+ */
+async function knownMembers(client: ApiClient): Promise<Member[]> {
+  const out = new Map<string, Member>();
+  const add = (host: string, port: number) => out.set(`${host}:${port}`, { host, port });
+  const ep = await client.get<KubeObject>('/api/v1/namespaces/default/endpoints/kubernetes');
+  for (const s of (ep.subsets ?? []) as { addresses?: { ip: string }[]; ports?: { port: number }[] }[]) {
+    for (const a of s.addresses ?? []) for (const p of s.ports ?? []) add(a.ip, p.port);
+  }
+  const leases = await client.get<KubeList>('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', { query: { labelSelector: `${APISERVER_LEASE_LABEL}=true` } });
+  for (const l of leases.items) {
+    const m = /^\[?(.+?)\]?:(\d+)$/.exec(String((l.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? ''));
+    if (m) add(m[1]!, Number(m[2]));
+  }
+  return [...out.values()].sort((a, b) => `${a.host}:${a.port}`.localeCompare(`${b.host}:${b.port}`, 'en', { numeric: true }));
+}
 
 export function haproxyConfigCommand(): Command {
   return addAdminFlags(new Command('haproxy-config'))
@@ -14,13 +39,11 @@ export function haproxyConfigCommand(): Command {
     .action(async (o: { controlPlaneEndpoint: { host: string; port: number }; member?: { host: string; port: number }[]; kubeconfig?: string; dataDir?: string }) => {
       let members = o.member ?? [];
       if (members.length === 0) {
+        // Through the kubeconfig's server, or any other member it lists: this works while one is down.
         const client = adminClient(o);
         try {
-          const ep = await client.get<KubeObject>('/api/v1/namespaces/default/endpoints/kubernetes');
-          const subsets = (ep.subsets ?? []) as { addresses?: { ip: string }[]; ports?: { port: number }[] }[];
-          members = subsets.flatMap((s) => (s.addresses ?? []).flatMap((a) => (s.ports ?? []).map((p) => ({ host: a.ip, port: p.port }))));
+          members = await knownMembers(client);
         } catch (e) {
-          // The kubeconfig's server may be the member that is down: the members can still be named.
           throw new Error(`${e instanceof Error ? e.message : String(e)}; to list the API servers without asking one, pass --member HOST:PORT for each`);
         } finally {
           client.close();

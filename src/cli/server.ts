@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { createLogger } from '../util/log.js';
 import { runServer } from '../server/run-server.js';
 import { addConfigFile, durationOption, hostPortArg, intArg, listArg } from './options.js';
+import { nodeConfigFrom, nodeOptions } from './node-options.js';
 
 export function serverCommand(): Command {
   const cmd = new Command('server')
@@ -33,7 +34,10 @@ export function serverCommand(): Command {
     .option('--large-cluster-size-threshold <n>', 'zone size above which eviction slows in partial disruption', intArg, 50)
     .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes that makes a zone unhealthy', Number, 0.55)
     .option('--node-eviction-rate <perSecond>', 'nodes per second whose pods may be evicted in a healthy zone', Number, 0.1)
-    .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01);
+    .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01)
+    .option('--with-agent', "also register this machine as a control-plane Node (label node-role.kubernetes.io/control-plane, NoSchedule taint); its state goes to <data-dir>/agent", false);
+  // The node's flags, as `skiff agent` takes them.
+  for (const opt of nodeOptions()) cmd.addOption(opt.helpGroup('Node options (with --with-agent):'));
   addConfigFile(cmd);
   cmd.action(async (o: Record<string, unknown>) => {
     const log = createLogger('skiff-server');
@@ -67,6 +71,7 @@ export function serverCommand(): Command {
           nodeEvictionRate: o.nodeEvictionRate as number,
           secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
         },
+        ...(o.withAgent ? { agent: nodeConfigFrom(o) } : {}),
         leaderElection: {
           leaseDurationMs: o.leaderElectLeaseDuration as number,
           renewDeadlineMs: o.leaderElectRenewDeadline as number,

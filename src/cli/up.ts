@@ -2,21 +2,23 @@
 // process (own process group), on the embedded store; or, with `--servers 3 --storage etcd`, a real
 // 3-member etcd (127.0.0.1-3:2379/2380, data in <data-dir>/etcd) under 3 servers on 127.0.0.1-3:<port>. Prints "cluster ready" once every node is
 // Ready; Ctrl-C / SIGTERM stops the agents gracefully (they drain and remove their Nodes), then the server.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { startProcess, type ManagedProcess } from '../util/processes.js';
-import { addConfigFile, intArg } from './options.js';
+import { addConfigFile, hostPortArg, intArg } from './options.js';
 import { waitForReady } from '../client/wait.js';
 import { ApiClient } from '../client/rest.js';
-import { parseKubeconfig } from '../pki/kubeconfig.js';
+import { parseKubeconfig, renderKubeconfig } from '../pki/kubeconfig.js';
+import { findHaproxy, renderHaproxyConfig } from '../server/haproxy.js';
+import { writeFileAtomic } from '../pki/cluster-pki.js';
 import type { KubeList } from '../api/types.js';
 import type { Node } from '../api/kinds/node.js';
 import { agentCommand } from './agent.js';
 import { serverCommand } from './server.js';
-import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
+import { freePorts, startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { PidLock } from '../util/pid-lock.js';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
@@ -29,7 +31,7 @@ export function randomToken(): string {
 }
 
 /** Flags `skiff up` sets itself on the processes it starts; users cannot pass them through. */
-const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification']);
+const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--node-ip', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification', '--with-agent', '--control-plane-endpoint']);
 
 /**
  * Declares every other flag of `skiff server` and `skiff agent` on `cmd` as a hidden option (so
@@ -79,11 +81,12 @@ export function upCommand(): Command {
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--port <port>', 'API server port', intArg, 6443)
     .option('--runtime <runtime>', 'process or simulated', 'process')
+    .option('--control-plane-endpoint <host:port>', 'where HAProxy serves every API server as one (default with --servers > 1 and HAProxy installed: 127.0.0.1:<port+1>)', hostPortArg)
     .option('--ready-timeout <seconds>', 'how long to wait for every node to be Ready', intArg, 120)
     .addHelpText('after', '\nAny other flag of `skiff server` or `skiff agent` (e.g. timing flags such as --node-monitor-grace-period or\n--node-lease-duration-seconds) is passed through to the processes that know it.');
   const passthrough = addPassthroughOptions(cmd, serverCommand().options, agentCommand().options);
   addConfigFile(cmd);
-  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: string; port: number; runtime: string; readyTimeout: number }) => {
+  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: string; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number } }) => {
     const dataDir = resolve(o.dataDir);
     const logDir = join(dataDir, 'logs');
     if (o.storage !== 'sqlite' && o.storage !== 'etcd') {
@@ -102,19 +105,35 @@ export function upCommand(): Command {
       console.error('skiff up: at most 254 servers (one loopback address each)');
       process.exit(2);
     }
+    // Several members behind one address (HAProxy), so kubectl and every other client survive the
+    // loss of any member, as agents do by themselves.
+    const haproxyBin = findHaproxy();
+    if (o.controlPlaneEndpoint && !haproxyBin) {
+      console.error('skiff up: --control-plane-endpoint runs HAProxy there, and HAProxy is not installed (Debian: apt-get install haproxy; or set SKIFF_HAPROXY_BIN)');
+      process.exit(2);
+    }
+    // --port 0: a free port, chosen now, so every member shares it and the addresses are known up front.
+    const ports = o.port === 0 ? await freePorts(2) : [o.port, o.port + 1];
+    const port = ports[0]!;
+    const freeEndpointPort = ports[1]!;
+    const endpoint = o.controlPlaneEndpoint ?? (o.servers > 1 && haproxyBin ? { host: '127.0.0.1', port: freeEndpointPort } : undefined);
+    const endpointUrl = endpoint ? `https://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}` : undefined;
     mkdirSync(logDir, { recursive: true });
     // A second `up` on the same directory would start servers and agents over the running cluster's
     // database and nodes: refuse before starting anything.
     PidLock.acquire(join(dataDir, 'up.lock'), `the cluster directory ${dataDir}`);
     const pass = passthrough();
-    const servers: { name: string; host: string; dir: string; proc?: ManagedProcess }[] = Array.from({ length: o.servers }, (_, i) => ({
+    const servers: { name: string; host: string; dir: string; nodeName: string; proc?: ManagedProcess }[] = Array.from({ length: o.servers }, (_, i) => ({
       name: o.servers === 1 ? 'server' : `server-${i + 1}`,
       // Several members on one machine: 127.0.0.1, 127.0.0.2, ... all on the same port.
       host: `127.0.0.${i + 1}`,
       dir: join(dataDir, o.servers === 1 ? 'server' : `server-${i + 1}`),
+      nodeName: o.servers === 1 ? 'control-plane' : `control-plane-${i + 1}`,
     }));
+    const memberUrl = (s: (typeof servers)[number]) => `https://${s.host}:${port}`;
     const agents = new Map<string, ManagedProcess>();
     let etcd: LocalEtcdCluster | undefined;
+    let haproxy: ManagedProcess | undefined;
     let stopping = false;
     const stopAll = async (code: number) => {
       if (stopping) return;
@@ -124,6 +143,7 @@ export function upCommand(): Command {
       // then the servers (each removes itself from default/kubernetes), then etcd under them.
       await Promise.all([...agents.values()].map((p) => p.stop(60_000)));
       await Promise.all(servers.map((s) => s.proc?.stop(15_000)));
+      await haproxy?.stop(5_000);
       await etcd?.stop();
       console.log('cluster stopped');
       process.exit(code);
@@ -161,7 +181,13 @@ export function upCommand(): Command {
       const proc = startProcess({
         name: s.name,
         command: process.execPath,
-        args: [SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${o.port}`, '--storage', o.storage, ...etcdArgs, ...pass.server],
+        args: [
+          SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${port}`, '--storage', o.storage, ...etcdArgs,
+          ...(endpoint ? ['--control-plane-endpoint', `${endpoint.host}:${endpoint.port}`] : []),
+          // Every member is a control-plane node too (labelled and tainted as kubeadm's are).
+          '--with-agent', '--node-name', s.nodeName, '--node-ip', s.host, '--runtime', o.runtime, '--kubelet-port', '0',
+          ...pass.server,
+        ],
         // Through the environment, not argv: other local users can read a command line with ps.
         env: { ...process.env, SKIFF_TOKEN: token },
         output: log,
@@ -179,22 +205,51 @@ export function upCommand(): Command {
       for (const [i, s] of servers.entries()) {
         if (i > 1) break;
         startServer(s);
-        console.log(`starting ${s.name} on https://${s.host}:${o.port} (logs: ${join(logDir, `${s.name}.log`)})`);
-        if (i === 0) await waitForReady(join(s.dir, 'kubeconfig'), 60_000, (msg) => console.log(msg));
+        console.log(`starting ${s.name} on https://${s.host}:${port} (logs: ${join(logDir, `${s.name}.log`)})`);
+        if (i === 0) await waitForReady(join(s.dir, 'kubeconfig'), 60_000, (msg) => console.log(msg), memberUrl(s));
       }
       for (const s of servers.slice(2)) {
         startServer(s);
-        console.log(`starting ${s.name} on https://${s.host}:${o.port} (logs: ${join(logDir, `${s.name}.log`)})`);
+        console.log(`starting ${s.name} on https://${s.host}:${port} (logs: ${join(logDir, `${s.name}.log`)})`);
       }
-      await Promise.all(servers.slice(1).map((s) => waitForReady(join(s.dir, 'kubeconfig'), 60_000)));
+      await Promise.all(servers.slice(1).map((s) => waitForReady(join(s.dir, 'kubeconfig'), 60_000, undefined, memberUrl(s))));
     } catch (e) {
       console.error(`skiff up: ${(e as Error).message}`);
       return stopAll(1);
     }
-    const kubeconfig = join(servers[0]!.dir, 'kubeconfig');
-    // The admin kubeconfig is also kept at <data-dir>/kubeconfig, where `skiff kubectl` looks.
-    copyFileSync(kubeconfig, join(dataDir, 'kubeconfig'));
-    const serverUrls = servers.map((s) => parseKubeconfig(readFileSync(join(s.dir, 'kubeconfig'), 'utf8'), (p) => readFileSync(p, 'utf8')).server);
+    const serverUrls = servers.map(memberUrl);
+    if (endpoint && endpointUrl) {
+      const cfg = join(dataDir, 'haproxy.cfg');
+      writeFileSync(cfg, renderHaproxyConfig({ bindHost: endpoint.host, bindPort: endpoint.port, members: servers.map((s) => ({ host: s.host, port: port })) }));
+      const log = join(logDir, 'haproxy.log');
+      haproxy = startProcess({ name: 'haproxy', command: haproxyBin!, args: ['-db', '-f', cfg], output: log });
+      void haproxy.exited.then(({ code, signal }) => {
+        if (!stopping) console.error(`haproxy exited (code ${code}, signal ${signal}); see ${log}: kubectl through ${endpointUrl} no longer works (the contexts admin@skiff-server-N name each member)`);
+      });
+      console.log(`starting HAProxy on ${endpointUrl} in front of the ${servers.length} API servers (logs: ${log})`);
+      try {
+        await waitForReady(join(servers[0]!.dir, 'kubeconfig'), 30_000, undefined, endpointUrl);
+      } catch (e) {
+        console.error(`skiff up: HAProxy on ${endpointUrl} does not answer: ${(e as Error).message}; see ${log}`);
+        return stopAll(1);
+      }
+    }
+    // The admin kubeconfig, where `skiff kubectl` and the other commands look: the shared endpoint
+    // (or the only server), and with several servers a context per member that the commands fail over among.
+    const kubeconfig = join(dataDir, 'kubeconfig');
+    const admin = parseKubeconfig(readFileSync(join(servers[0]!.dir, 'kubeconfig'), 'utf8'), (p) => readFileSync(p, 'utf8'));
+    writeFileAtomic(
+      kubeconfig,
+      renderKubeconfig({
+        clusterName: 'skiff',
+        server: endpointUrl ?? serverUrls[0]!,
+        caPem: admin.caPem!,
+        user: 'admin',
+        ...(admin.clientCertPem ? { clientCertPem: admin.clientCertPem } : {}),
+        ...(admin.clientKeyPem ? { clientKeyPem: admin.clientKeyPem } : {}),
+        ...(servers.length > 1 ? { members: servers.map((s, i) => ({ name: s.name, server: serverUrls[i]! })) } : {}),
+      }),
+    );
 
     const names = Array.from({ length: o.nodes }, (_, i) => `node-${i + 1}`);
     for (const name of names) {
@@ -226,19 +281,20 @@ export function upCommand(): Command {
     }
     if (names.length > 0) console.log(`starting ${names.length} node agent${names.length > 1 ? 's' : ''} (${o.runtime} runtime; logs: ${join(logDir, 'node-*.log')})`);
 
-    const client = ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000, servers: [...new Set(serverUrls)] });
+    const client = ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000 });
     const deadline = Date.now() + o.readyTimeout * 1000;
+    const allNodes = [...servers.map((s) => s.nodeName), ...names];
     let ready = 0;
     while (!stopping) {
       try {
         const list = await client.get<KubeList<Node>>('/api/v1/nodes');
-        ready = list.items.filter((n) => names.includes(n.metadata.name ?? '') && isReady(n)).length;
-        if (ready === names.length) break;
+        ready = list.items.filter((n) => allNodes.includes(n.metadata.name ?? '') && isReady(n)).length;
+        if (ready === allNodes.length) break;
       } catch {
         /* not yet */
       }
       if (Date.now() > deadline) {
-        console.error(`skiff up: only ${ready} of ${names.length} nodes became Ready within ${o.readyTimeout}s; see ${logDir}`);
+        console.error(`skiff up: only ${ready} of ${allNodes.length} nodes became Ready within ${o.readyTimeout}s; see ${logDir}`);
         client.close();
         return stopAll(1);
       }
@@ -248,10 +304,16 @@ export function upCommand(): Command {
     const ha =
       servers.length > 1
         ? `\n  ${servers.length} API servers: ${serverUrls.join(', ')}; etcd: ${etcd?.endpoints.join(', ')}` +
-          `\n  shared endpoint: skiff haproxy-config --kubeconfig ${join(dataDir, 'kubeconfig')} --control-plane-endpoint 127.0.0.1:${o.port + 1} > haproxy.cfg && haproxy -f haproxy.cfg` +
-          `\n  (start the servers with --control-plane-endpoint HOST:PORT to put that address into their certificates and kubeconfigs)`
-        : '';
-    console.log(`cluster ready: ${names.length} node${names.length === 1 ? '' : 's'} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}`);
+          (endpointUrl
+            ? `\n  control-plane endpoint: ${endpointUrl} (HAProxy): kubectl keeps working while any member is down`
+            : `\n  HAProxy is not installed, so there is no shared endpoint: the kubeconfig names ${serverUrls[0]}; when it is down, use` +
+              ` kubectl --context admin@skiff-${servers[1]!.name} (one context per member; skiff's own commands fail over by themselves).` +
+              ` Install HAProxy (Debian: apt-get install haproxy) and up runs it on 127.0.0.1:${freeEndpointPort}.`)
+        : endpointUrl
+          ? `\n  control-plane endpoint: ${endpointUrl} (HAProxy)`
+          : '';
+    const counted = `${servers.length} control-plane node${servers.length === 1 ? '' : 's'}${names.length > 0 ? ` and ${names.length} node${names.length === 1 ? '' : 's'}` : ''}`;
+    console.log(`cluster ready: ${counted} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}`);
   });
   return cmd;
 }

@@ -1,7 +1,7 @@
 // Learning every API server from `default/kubernetes` Endpoints (N12). Each member keeps itself
 // there through a 15 s TTL lease (src/server/endpoint-reconciler.ts); an agent started with one
 // member's address reads the Endpoints right away and then every intervalMs, and hands the merged
-// list (its configured --server URLs first, then the discovered members) to whoever keeps it: the
+// list (its configured --server URLs and the discovered members, in its preference order) to whoever keeps it: the
 // ApiClient (failover) and the agent's data dir (so a restart works when the original member is gone).
 import type { KubeObject } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
@@ -45,6 +45,8 @@ export interface EndpointDiscoveryOptions {
   intervalMs?: number;
   /** Receives every changed list (already set on the client). */
   onServers?(servers: string[]): void;
+  /** The preference order of the merged list (agents: spread over the members); default as merged. */
+  order?(servers: string[]): string[];
 }
 
 export class EndpointDiscovery {
@@ -67,7 +69,7 @@ export class EndpointDiscovery {
     }
     const discovered = serversFromEndpoints(ep);
     if (discovered.length === 0) return true;
-    const merged = mergeServers(this.o.configured, discovered);
+    const merged = (this.o.order ?? ((x: string[]) => x))(mergeServers(this.o.configured, discovered));
     if (merged.join(',') !== this.last.join(',')) {
       const before = this.o.client.serverList.join(',');
       this.last = merged;

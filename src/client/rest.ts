@@ -119,7 +119,8 @@ export class ApiClient {
     const kc = parseKubeconfig(readFileSync(path, 'utf8'), (p) => readFileSync(p, 'utf8'));
     if (!kc.caPem) throw new Error(`${path}: no certificate-authority data`);
     return new ApiClient({
-      servers: [kc.server],
+      // The kubeconfig's server first; an HA cluster's members after it, to fail over to.
+      servers: [...new Set([kc.server, ...kc.members])],
       caPem: kc.caPem,
       ...(kc.clientCertPem ? { clientCertPem: kc.clientCertPem } : {}),
       ...(kc.clientKeyPem ? { clientKeyPem: kc.clientKeyPem } : {}),

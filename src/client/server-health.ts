@@ -7,8 +7,8 @@
 //     SIGSTOPped member hangs rather than refusing), the client moves at once to the healthy server
 //     listed first; if no server is healthy it stays put (requests still fail over on connection
 //     errors, and a cluster-wide outage such as lost etcd quorum is not fixed by switching).
-//   - "Going back": the list's order is the preference (configured --server URLs first, then
-//     discovered members). A server listed before the current one is returned to once it has passed
+//   - "Going back": the list's order is the preference (agents order their members by
+//     server-preference.ts, so a fleet spreads over them). A server listed before the current one is returned to once it has passed
 //     its checks continuously for failbackAfterMs (default 30 s), so a member that restarts or flaps
 //     does not bounce every client back and forth.
 import https from 'node:https';

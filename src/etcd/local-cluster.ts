@@ -13,12 +13,12 @@
 // PATH (Debian/Ubuntu package: etcd-server).
 // requireEtcdBinary() throws a clear error when there is none, so tests fail instead of skipping.
 
-import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../util/processes.js';
+import { findBinary } from '../util/find-binary.js';
 
 export interface EtcdClusterOptions {
   /** Number of members. Default 1. */
@@ -60,23 +60,7 @@ function installExitHook(): void {
 
 /** The etcd binary to run, or undefined when there is none. */
 export function findEtcdBinary(): string | undefined {
-  // An explicit choice is the only candidate: a wrong path must not fall back silently.
-  const candidates = process.env.SKIFF_ETCD_BIN ? [process.env.SKIFF_ETCD_BIN] : ['/usr/bin/etcd'];
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK);
-      return c;
-    } catch {
-      // next
-    }
-  }
-  if (process.env.SKIFF_ETCD_BIN) return undefined;
-  try {
-    const onPath = execFileSync('sh', ['-c', 'command -v etcd'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    return onPath || undefined;
-  } catch {
-    return undefined;
-  }
+  return findBinary('etcd', 'SKIFF_ETCD_BIN', ['/usr/bin/etcd']);
 }
 
 export const ETCD_MISSING_MESSAGE =

@@ -9,7 +9,16 @@ export interface KubeconfigParams {
   clientCertPem?: string;
   clientKeyPem?: string;
   token?: string;
+  /**
+   * Every API server of an HA cluster: each gets a cluster and context of its own
+   * (`kubectl --context admin@skiff-server-2`), and the main cluster lists them in an extension
+   * skiff's own commands fail over among.
+   */
+  members?: { name: string; server: string }[];
 }
+
+/** The kubeconfig cluster extension that lists every API server (kubectl keeps it, and ignores it). */
+export const MEMBERS_EXTENSION = 'skiff.dev/members';
 
 export function renderKubeconfig(p: KubeconfigParams): string {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -18,12 +27,23 @@ export function renderKubeconfig(p: KubeconfigParams): string {
   if (p.clientKeyPem) user['client-key-data'] = b64(p.clientKeyPem);
   if (p.token) user.token = p.token;
   const context = `${p.user}@${p.clusterName}`;
+  const ca = b64(p.caPem);
+  const main: Record<string, unknown> = { server: p.server, 'certificate-authority-data': ca };
+  const members = p.members ?? [];
+  if (members.length > 0) main.extensions = [{ name: MEMBERS_EXTENSION, extension: { servers: members.map((m) => m.server) } }];
+  const memberCluster = (m: { name: string }) => `${p.clusterName}-${m.name}`;
   return yaml().stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: p.clusterName, cluster: { server: p.server, 'certificate-authority-data': b64(p.caPem) } }],
+    clusters: [
+      { name: p.clusterName, cluster: main },
+      ...members.map((m) => ({ name: memberCluster(m), cluster: { server: m.server, 'certificate-authority-data': ca } })),
+    ],
     users: [{ name: p.user, user }],
-    contexts: [{ name: context, context: { cluster: p.clusterName, user: p.user } }],
+    contexts: [
+      { name: context, context: { cluster: p.clusterName, user: p.user } },
+      ...members.map((m) => ({ name: `${p.user}@${memberCluster(m)}`, context: { cluster: memberCluster(m), user: p.user } })),
+    ],
     'current-context': context,
     preferences: {},
   });
@@ -36,6 +56,8 @@ export interface ParsedKubeconfig {
   clientKeyPem?: string;
   token?: string;
   insecureSkipTlsVerify?: boolean;
+  /** The API servers the cluster's members extension lists (empty without one). */
+  members: string[];
 }
 
 interface NamedEntry<T> {
@@ -54,7 +76,10 @@ export function parseKubeconfig(text: string, readFile: (path: string) => string
   const user = (((doc.users ?? []) as NamedEntry<unknown>[]).find((u) => u.name === ctx.user)?.user ?? {}) as Record<string, unknown>;
   const data = (inline: unknown, file: unknown): string | undefined =>
     typeof inline === 'string' ? Buffer.from(inline, 'base64').toString() : typeof file === 'string' ? readFile(file) : undefined;
-  const out: ParsedKubeconfig = { server: String(cluster.server ?? '') };
+  const ext = (Array.isArray(cluster.extensions) ? cluster.extensions : []) as { name?: string; extension?: { servers?: unknown } }[];
+  const listed = ext.find((e) => e.name === MEMBERS_EXTENSION)?.extension?.servers;
+  const members = Array.isArray(listed) ? listed.filter((x): x is string => typeof x === 'string') : [];
+  const out: ParsedKubeconfig = { server: String(cluster.server ?? ''), members };
   const ca = data(cluster['certificate-authority-data'], cluster['certificate-authority']);
   if (ca) out.caPem = ca;
   const cert = data(user['client-certificate-data'], user['client-certificate']);

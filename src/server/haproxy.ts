@@ -1,6 +1,8 @@
 // A ready HAProxy configuration for a shared control-plane endpoint. TCP mode, so TLS and
 // client certificates pass through untouched; each member is health-checked on /readyz, which
 // answers 503 when the member has lost its datastore.
+import { findBinary } from '../util/find-binary.js';
+
 export interface HaproxyConfigOptions {
   bindHost: string;
   bindPort: number;
@@ -34,4 +36,9 @@ export function renderHaproxyConfig(o: HaproxyConfigOptions): string {
   ];
   o.members.forEach((m, i) => lines.push(`    server member-${i + 1} ${m.host.includes(':') ? `[${m.host}]` : m.host}:${m.port}`));
   return lines.join('\n') + '\n';
+}
+
+/** The HAProxy binary ($SKIFF_HAPROXY_BIN, Debian's /usr/sbin/haproxy, or on PATH), if installed. */
+export function findHaproxy(): string | undefined {
+  return findBinary('haproxy', 'SKIFF_HAPROXY_BIN', ['/usr/sbin/haproxy']);
 }

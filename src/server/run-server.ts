@@ -18,6 +18,8 @@ import { allControllers } from '../controllers/index.js';
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
 import { PidLock } from '../util/pid-lock.js';
+import type { AgentNodeConfig } from '../agent/agent.js';
+import { startControlPlaneNode } from './control-plane-node.js';
 
 export interface ServerConfig {
   dataDir: string;
@@ -39,6 +41,8 @@ export interface ServerConfig {
   tokenAuthFile?: string;
   controllers: ControllerOptions;
   leaderElection: LeaderElectionTimings;
+  /** Register this machine as a control-plane Node (`--with-agent`). */
+  agent?: AgentNodeConfig;
 }
 
 export interface RunningServer {
@@ -123,6 +127,8 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });
   const endpointsDone = endpoints.run(stopControllers.signal);
+  const ownUrl = `https://${loopbackHost.includes(':') ? `[${loopbackHost}]` : loopbackHost}:${port}`;
+  const node = cfg.agent ? await startControlPlaneNode({ dataDir: cfg.dataDir, node: { ...cfg.agent, nodeName: cfg.agent.nodeName ?? hostname() }, ca: pki.ca, serverUrl: ownUrl, log: log.child({ component: 'agent' }) }) : undefined;
 
   return {
     api,
@@ -131,6 +137,8 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     kubeconfigPath,
     manager,
     async stop() {
+      // The node first: it drains and removes itself through this member while it still serves.
+      await node?.stop('server stopping');
       stopControllers.abort();
       await Promise.all([managerDone.catch(() => {}), endpointsDone.catch(() => {})]);
       await endpoints.removeSelf();

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { ApiClient } from '../../src/client/rest.js';
 import { pickServer, type ServerState } from '../../src/client/server-health.js';
 import { mergeServers, serversFromEndpoints } from '../../src/client/endpoint-discovery.js';
+import { preferenceOrder } from '../../src/client/server-preference.js';
 import { ensureClusterPki } from '../../src/pki/cluster-pki.js';
 
 test('pickServer: stays, fails over to the first healthy, goes back after the fail-back delay', () => {
@@ -218,4 +219,22 @@ test('without health checks the client keeps the old behaviour (no background re
     client.close();
     await close();
   }
+});
+
+test('preferenceOrder spreads agents over the members and moves few when one joins', () => {
+  const three = ['https://127.0.0.1:6443', 'https://127.0.0.2:6443', 'https://127.0.0.3:6443'];
+  const nodes = Array.from({ length: 300 }, (_, i) => `node-${i + 1}`);
+  const first = (servers: string[], n: string) => preferenceOrder(servers, n)[0]!;
+  const counts = new Map<string, number>();
+  for (const n of nodes) counts.set(first(three, n), (counts.get(first(three, n)) ?? 0) + 1);
+  assert.deepEqual([...counts.keys()].sort(), three);
+  for (const c of counts.values()) assert.ok(c > 70 && c < 130, `even spread: ${[...counts.values()].join(', ')}`);
+  // Every member is in each order, the same one each time for the same node.
+  assert.deepEqual([...preferenceOrder(three, 'node-7')].sort(), three);
+  assert.deepEqual(preferenceOrder(three, 'node-7'), preferenceOrder([...three].reverse(), 'node-7'));
+  // A fourth member takes over about a quarter of the agents; the rest keep their preference.
+  const four = [...three, 'https://127.0.0.4:6443'];
+  const moved = nodes.filter((n) => first(three, n) !== first(four, n));
+  assert.ok(moved.every((n) => first(four, n) === four[3]), 'only moves to the new member');
+  assert.ok(moved.length > 40 && moved.length < 110, `${moved.length} of 300 moved`);
 });

@@ -14,8 +14,15 @@ import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
 import type { Lease } from '../../src/api/kinds/lease.js';
 
+function kubectl(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile('kubectl', ['--kubeconfig', join(dataDir, 'kubeconfig'), ...args], { timeout: 20_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+  );
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'skiff-up-e2e-'));
+
 describe('skiff up', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'skiff-up-e2e-'));
   let up: ManagedProcess | undefined;
   after(async () => {
     await up?.stop(30_000);
@@ -34,8 +41,13 @@ describe('skiff up', () => {
     const client = ApiClient.fromKubeconfig(join(dataDir, 'kubeconfig'), { timeoutMs: 5000 });
     try {
       const nodes = await client.get<KubeList<Node>>('/api/v1/nodes');
-      assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['node-1', 'node-2']);
+      assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['control-plane', 'node-1', 'node-2']);
       assert.ok(nodes.items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')));
+      // The server's own machine is a control-plane node, labelled and tainted as kubeadm's.
+      const cp = nodes.items.find((n) => n.metadata.name === 'control-plane')!;
+      assert.equal(cp.metadata.labels?.['node-role.kubernetes.io/control-plane'], '');
+      assert.deepEqual(cp.spec?.taints?.map((t) => `${t.key}:${t.effect}`), ['node-role.kubernetes.io/control-plane:NoSchedule']);
+      assert.match(await kubectl(['get', 'nodes']), /^control-plane\s+Ready\s+control-plane\s/m);
       // Timing flags reach the agents.
       const lease = await client.get<Lease>('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-1');
       assert.equal(lease.spec?.leaseDurationSeconds, 8);

@@ -1,9 +1,11 @@
-// `skiff up --servers 3 --storage etcd`: a real 3-member etcd on 127.0.0.1-3:2379/2380 and 3 servers
-// on 127.0.0.1-3 with one port, agents that know every member; a graceful stop that leaves nothing
-// behind; and `--servers 3` on SQLite refused with a clear error.
+// `skiff up --servers 3 --storage etcd`: a real 3-member etcd on 127.0.0.1-3:2379/2380, 3 servers
+// on 127.0.0.1-3 with one port, each its own control-plane node, a real HAProxy in front of them
+// that every kubeconfig names, agents spread over the members; kubectl and haproxy-config working
+// after a member is SIGKILLed; a graceful stop that leaves nothing behind; and `--servers 3` on
+// SQLite refused with a clear error.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,9 +14,12 @@ import { ApiClient } from '../../src/client/rest.js';
 import { SKIFF_BIN, eventually, processesMentioning } from '../support/cluster.js';
 import { freePorts, requireEtcdBinary } from '../support/etcd.js';
 import type { KubeList, KubeObject } from '../../src/api/types.js';
+import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
+import { preferenceOrder } from '../../src/client/server-preference.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'skiff-ha-up-'));
 
 describe('skiff up --servers 3 --storage etcd', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'skiff-ha-up-'));
   let up: ManagedProcess | undefined;
   after(async () => {
     await up?.stop(30_000);
@@ -32,21 +37,29 @@ describe('skiff up --servers 3 --storage etcd', () => {
     assert.match(String(err?.stderr), /needs --storage etcd/);
   });
 
-  it('starts etcd, 3 servers and 2 agents; every member is in default/kubernetes; stops everything', async () => {
+  it('starts etcd, 3 servers behind HAProxy and 3 agents; kubectl survives the loss of any member; stops everything', async () => {
     requireEtcdBinary();
     const [port] = await freePorts(1);
     const out = join(dataDir, 'up.out');
     up = startProcess({
       name: 'up',
       command: process.execPath,
-      args: [SKIFF_BIN, 'up', '--servers', '3', '--storage', 'etcd', '--data-dir', dataDir, '--nodes', '2', '--port', String(port), '--runtime', 'simulated', '--node-status-update-frequency=1s'],
+      args: [SKIFF_BIN, 'up', '--servers', '3', '--storage', 'etcd', '--data-dir', dataDir, '--nodes', '3', '--port', String(port), '--runtime', 'simulated', '--node-status-update-frequency=1s'],
       output: out,
     });
     await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 90_000, '"cluster ready"');
-    assert.match(readFileSync(out, 'utf8'), /skiff haproxy-config/);
-    const client = ApiClient.fromKubeconfig(join(dataDir, 'kubeconfig'), { timeoutMs: 5000 });
+    const endpointUrl = `https://127.0.0.1:${port! + 1}`;
+    assert.match(readFileSync(out, 'utf8'), new RegExp(`control-plane endpoint: ${endpointUrl} \\(HAProxy\\)`));
+    const kubeconfig = join(dataDir, 'kubeconfig');
+    const members = [1, 2, 3].map((i) => `127.0.0.${i}`);
+    const memberUrls = members.map((h) => `https://${h}:${port}`);
+    // Every kubeconfig handed out names the shared endpoint; the admin one lists the members too.
+    const kc = parseKubeconfig(readFileSync(kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
+    assert.equal(kc.server, endpointUrl);
+    assert.deepEqual(kc.members, memberUrls);
+    for (const i of [1, 2, 3]) assert.equal(parseKubeconfig(readFileSync(join(dataDir, `server-${i}`, 'kubeconfig'), 'utf8'), (p) => readFileSync(p, 'utf8')).server, endpointUrl);
+    const client = new ApiClient({ servers: memberUrls, caPem: kc.caPem!, clientCertPem: kc.clientCertPem!, clientKeyPem: kc.clientKeyPem!, timeoutMs: 5000 });
     try {
-      const members = [1, 2, 3].map((i) => `127.0.0.${i}`);
       await eventually(async () => {
         const ep = await client.get<KubeObject>('/api/v1/namespaces/default/endpoints/kubernetes');
         const ips = ((ep.subsets ?? []) as { addresses?: { ip: string }[] }[]).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort();
@@ -58,8 +71,31 @@ describe('skiff up --servers 3 --storage etcd', () => {
         const ips = ((slice.endpoints ?? []) as { addresses: string[] }[]).flatMap((e) => e.addresses).sort();
         return JSON.stringify(ips) === JSON.stringify(members) && slice.metadata.labels?.['kubernetes.io/service-name'] === 'kubernetes';
       }, 20_000, 'all 3 members in the kubernetes EndpointSlice');
+      // Each member is a control-plane node; kubectl shows their role.
+      const table = await kubectl(kubeconfig, ['get', 'nodes']);
+      for (const i of [1, 2, 3]) assert.match(table, new RegExp(`^control-plane-${i}\\s+Ready\\s+control-plane\\s`, 'm'));
+      for (const i of [1, 2, 3]) assert.match(table, new RegExp(`^node-${i}\\s+Ready\\s+<none>\\s`, 'm'));
+      // Agents spread over the members by their names instead of all preferring the first.
+      for (const n of ['node-1', 'node-2', 'node-3']) {
+        await eventually(() => persistedServers(n).length === 3, 15_000, `${n} knows every member`);
+        assert.equal(persistedServers(n)[0], preferenceOrder(memberUrls, n)[0], `${n} prefers its own member`);
+      }
+
+      // SIGKILL member 1, the one a single-address kubeconfig would have named.
+      const [victim] = processesMentioning(`${join(dataDir, 'server-1')}\0`);
+      assert.ok(victim, 'server-1 runs');
+      process.kill(victim, 'SIGKILL');
+      await eventually(() => processesMentioning(`${join(dataDir, 'server-1')}\0`).length === 0, 10_000, 'server-1 gone');
+      assert.match(await kubectl(kubeconfig, ['get', 'nodes']), /^node-1\s+Ready/m);
+      await kubectl(kubeconfig, ['create', 'configmap', 'after-member-1-died', '--from-literal=a=1']);
+      // haproxy-config still answers, and still names the dead member (it will be back).
+      const cfg = await skiff(['haproxy-config', '--data-dir', dataDir, '--control-plane-endpoint', '127.0.0.1:7443']);
+      for (const h of members) assert.match(cfg, new RegExp(`server member-\\d ${h.replace(/\./g, '\\.')}:${port}$`, 'm'));
       const nodes = await client.get<KubeList>('/api/v1/nodes');
-      assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['node-1', 'node-2']);
+      for (const n of ['node-1', 'node-2', 'node-3']) {
+        const node = nodes.items.find((x) => x.metadata.name === n);
+        assert.ok(((node?.status ?? {}) as { conditions?: { type: string; status: string }[] }).conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), `${n} stays Ready`);
+      }
     } finally {
       client.close();
     }
@@ -68,6 +104,28 @@ describe('skiff up --servers 3 --storage etcd', () => {
     up = undefined;
     assert.equal(exit.code, 0);
     assert.match(readFileSync(out, 'utf8'), /cluster stopped/);
-    assert.deepEqual(processesMentioning(dataDir), [], 'no etcd, server or agent process left');
+    assert.deepEqual(processesMentioning(dataDir), [], 'no etcd, HAProxy, server or agent process left');
   });
 });
+
+function persistedServers(node: string): string[] {
+  try {
+    return (JSON.parse(readFileSync(join(dataDir, 'agents', node, 'servers.json'), 'utf8')) as { servers: string[] }).servers;
+  } catch {
+    return [];
+  }
+}
+
+function kubectl(kubeconfig: string, args: string[]): Promise<string> {
+  return run('kubectl', ['--kubeconfig', kubeconfig, ...args]);
+}
+
+function skiff(args: string[]): Promise<string> {
+  return run(process.execPath, [SKIFF_BIN, ...args]);
+}
+
+function run(cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(cmd, args, { timeout: 20_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve(stdout))),
+  );
+}

@@ -13,6 +13,7 @@ import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 import { isStatusError } from '../../src/api/errors.js';
 import { ApiClient } from '../../src/client/rest.js';
+import { preferenceOrder } from '../../src/client/server-preference.js';
 import type { KubeList, KubeObject } from '../../src/api/types.js';
 
 const HAPROXY_BIN = process.env.SKIFF_HAPROXY_BIN ?? '/usr/sbin/haproxy';
@@ -74,6 +75,13 @@ function failoverDelays(agent: HaAgent, since: number): number[] {
     .map((t) => t - since);
 }
 
+/** The first `count` names disc-1, disc-2, ... whose agents prefer `url` among `members`. */
+function namesPreferring(url: string, members: string[], count: number): string[] {
+  const out: string[] = [];
+  for (let i = 1; out.length < count; i++) if (preferenceOrder(members, `disc-${i}`)[0] === url) out.push(`disc-${i}`);
+  return out;
+}
+
 describe('HA control plane on etcd (3 members, real HAProxy)', () => {
   let ha: HaCluster;
   let haproxy: ManagedProcess | undefined;
@@ -96,8 +104,10 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     haproxy = startProcess({ name: 'haproxy', command: HAPROXY_BIN, args: ['-f', cfg, '-db'], output: join(ha.dir, 'haproxy.log') });
     client = ha.client();
 
-    d1 = ha.agent('disc-1');
-    d2 = ha.agent('disc-2');
+    // Agents spread over the members by node name: these two prefer member 3, the one killed below.
+    const [n1, n2] = namesPreferring(m3.url, ha.members.map((m) => m.url), 2);
+    d1 = ha.agent(n1!);
+    d2 = ha.agent(n2!);
     classic = ha.agent('classic');
     viaLb = ha.agent('via-lb');
     d1.start([m3.url]);
@@ -107,7 +117,7 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     viaLb.start([lbUrl], ['--endpoint-discovery=false']);
     await eventually(async () => {
       const r = await nodeReadiness(client);
-      return ['disc-1', 'disc-2', 'classic', 'via-lb'].every((n) => r.get(n) === 'True');
+      return [d1.nodeName, d2.nodeName, 'classic', 'via-lb'].every((n) => r.get(n) === 'True');
     }, 45_000, 'all 4 nodes Ready');
     // The discovery agents learned (and persisted) every member.
     await eventually(() => [d1, d2].every((a) => ha.members.every((m) => a.persistedServers().includes(m.url))), 15_000, 'discovered server lists');
@@ -153,7 +163,7 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     const deployed = client.create('/apis/apps/v1/namespaces/default/deployments', deployment('after-kill', 4));
     const samples = await sampleReadiness(client, 15_000);
     await deployed;
-    for (const n of ['disc-1', 'disc-2', 'via-lb']) {
+    for (const n of [d1.nodeName, d2.nodeName, 'via-lb']) {
       const bad = samples.map((s, i) => [i, s.get(n)] as const).filter(([, v]) => v !== 'True');
       assert.deepEqual(bad, [], `${n} must be Ready at every sample`);
     }
@@ -177,7 +187,7 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     const killedAt = Date.now();
     await m1.killAndWait();
     const samples = await sampleReadiness(ha.client([m2, m3]), 10_000);
-    for (const n of ['via-lb', 'disc-1', 'disc-2']) {
+    for (const n of ['via-lb', d1.nodeName, d2.nodeName]) {
       const bad = samples.map((s, i) => [i, s.get(n)] as const).filter(([, v]) => v !== 'True');
       assert.deepEqual(bad, [], `${n} must be Ready at every sample`);
     }
@@ -193,7 +203,7 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     await eventually(async () => client.create(CM_PATH, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'etcd-down-0' }, data: { a: '1' } }), 10_000, 'a write after the etcd leader died');
     for (let i = 1; i <= 5; i++) await client.create(CM_PATH, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `etcd-down-${i}` }, data: { a: String(i) } });
     const r = await nodeReadiness(client);
-    for (const n of ['disc-1', 'disc-2', 'via-lb']) assert.equal(r.get(n), 'True');
+    for (const n of [d1.nodeName, d2.nodeName, 'via-lb']) assert.equal(r.get(n), 'True');
     ha.etcd.member(leader).start();
     await ha.etcd.waitHealthy();
   });
@@ -226,7 +236,7 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     assert.equal((await client.get<{ data: { v: string } }>(`${CM_PATH}/acked-before-outage`)).data.v, 'kept');
     await eventually(async () => {
       const r = await nodeReadiness(client);
-      return ['disc-1', 'disc-2', 'via-lb'].every((n) => r.get(n) === 'True');
+      return [d1.nodeName, d2.nodeName, 'via-lb'].every((n) => r.get(n) === 'True');
     }, 20_000, 'nodes Ready again');
     // The same pods, never restarted or replaced: the agents kept them running through the outage.
     const podsAfter = await podsOf(client, 'after-kill');
@@ -252,7 +262,7 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     assert.ok(Number(created.metadata.resourceVersion) > rvBefore, 'resource versions continue');
     await eventually(async () => {
       const r = await nodeReadiness(client);
-      return ['disc-1', 'disc-2', 'via-lb'].every((n) => r.get(n) === 'True');
+      return [d1.nodeName, d2.nodeName, 'via-lb'].every((n) => r.get(n) === 'True');
     }, 30_000, 'nodes Ready after the restart');
   });
 });

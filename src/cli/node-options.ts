@@ -1,0 +1,60 @@
+// The flags that describe a node — its name, runtime, capacity, labels, taints and timings —
+// shared by `skiff agent` and `skiff server --with-agent` (a control-plane member's own node).
+import { InvalidArgumentError, Option } from 'commander';
+import type { AgentNodeConfig } from '../agent/agent.js';
+import { parseLabels, parseTaints } from '../agent/node-object.js';
+import { boolArg, durationOption, intArg, listArg } from './options.js';
+
+function runtimeArg(value: string): 'process' | 'simulated' {
+  if (value !== 'process' && value !== 'simulated') throw new InvalidArgumentError('use process or simulated');
+  return value;
+}
+
+export function nodeOptions(): Option[] {
+  return [
+    new Option('--node-name <name>', 'name of the Node (default: the hostname)'),
+    new Option('--node-ip <ip>', "the node's InternalIP; the log server binds to it").default('127.0.0.1'),
+    new Option('--runtime <runtime>', 'process (host processes) or simulated (KWOK-like, nothing runs)').argParser(runtimeArg).default('process'),
+    new Option('--labels <k=v,...>', 'labels to register the Node with').argParser(listArg).default([]),
+    new Option('--taints <k=v:Effect,...>', 'taints to register the Node with').argParser(listArg).default([]),
+    new Option('--reregister <bool>', 're-create the Node when it is deleted while the agent runs (false = upstream kubelet behaviour)').argParser(boolArg).default(true),
+    new Option('--node-lease-duration-seconds <n>', 'Lease duration; renewed every quarter of it').argParser(intArg).default(40),
+    durationOption('--node-status-update-frequency <duration>', 'how often node status is computed (and posted if changed)', 10_000),
+    durationOption('--node-status-report-frequency <duration>', 'node status is posted at least this often even if unchanged', 60_000),
+    new Option('--kubelet-port <port>', 'port of the log server the API server proxies `kubectl logs` to (0 = any free port)').argParser(intArg).default(10250),
+    new Option('--max-pods <n>', 'pods capacity reported for the node').argParser(intArg).default(110),
+    new Option('--cpu <quantity>', "cpu capacity to report (simulated runtime; default 32; process: the host's)"),
+    new Option('--memory <quantity>', "memory capacity to report (simulated runtime; default 256Gi; process: the host's)"),
+    durationOption('--sim-pod-start-delay <duration>', 'simulated runtime: time from pod start to Running', 0),
+    durationOption('--sim-pod-stop-delay <duration>', 'simulated runtime: time a container takes to stop', 0),
+    durationOption('--restart-backoff-base <duration>', 'container restart back-off: first delay (doubles each restart)', 10_000),
+    durationOption('--restart-backoff-max <duration>', 'container restart back-off: cap', 300_000),
+    durationOption('--shutdown-timeout <duration>', 'on exit, how long API calls (cordon, status, delete Node and Lease) may take after pods stopped', 10_000),
+    durationOption('--request-timeout <duration>', 'timeout of each API request (not watches)', 10_000),
+  ];
+}
+
+/** The node part of an AgentConfig, from parsed nodeOptions() flags. */
+export function nodeConfigFrom(o: Record<string, unknown>): AgentNodeConfig {
+  return {
+    ...(o.nodeName ? { nodeName: o.nodeName as string } : {}),
+    nodeIP: o.nodeIp as string,
+    runtime: o.runtime as 'process' | 'simulated',
+    labels: parseLabels(o.labels as string[]),
+    taints: parseTaints(o.taints as string[]),
+    reregister: o.reregister as boolean,
+    leaseDurationSeconds: Math.max(1, o.nodeLeaseDurationSeconds as number),
+    statusUpdateFrequencyMs: Math.max(100, o.nodeStatusUpdateFrequency as number),
+    statusReportFrequencyMs: Math.max(100, o.nodeStatusReportFrequency as number),
+    kubeletPort: o.kubeletPort as number,
+    maxPods: o.maxPods as number,
+    ...(o.cpu ? { cpu: String(o.cpu) } : {}),
+    ...(o.memory ? { memory: String(o.memory) } : {}),
+    simPodStartDelayMs: o.simPodStartDelay as number,
+    simPodStopDelayMs: o.simPodStopDelay as number,
+    restartBackoffBaseMs: Math.max(1, o.restartBackoffBase as number),
+    restartBackoffMaxMs: Math.max(1, o.restartBackoffMax as number),
+    shutdownTimeoutMs: o.shutdownTimeout as number,
+    requestTimeoutMs: o.requestTimeout as number,
+  };
+}

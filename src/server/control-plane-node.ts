@@ -1,0 +1,80 @@
+// A control-plane member's own machine as a Node (`skiff server --with-agent`), as a k3s server
+// runs its agent in-process and kubeadm marks its control-plane nodes: the
+// node-role.kubernetes.io/control-plane label (kubectl's ROLES column) and the NoSchedule taint
+// that keeps workloads off it unless they tolerate it. The node credential is issued here, by the
+// member's own CA, so no join token is needed; the agent prefers its own API server.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent, RetiredError, type AgentNodeConfig } from '../agent/agent.js';
+import { AgentStateDir } from '../agent/state-dir.js';
+import { certificateCommonName } from '../agent/tls.js';
+import type { Taint } from '../api/kinds/node.js';
+import { issueCertificate, type CertificateAuthority } from '../pki/certificates.js';
+import type { Logger } from '../util/log.js';
+import { PidLock } from '../util/pid-lock.js';
+
+export const CONTROL_PLANE_ROLE = 'node-role.kubernetes.io/control-plane';
+
+export interface ControlPlaneNodeOptions {
+  /** The member's data dir; the node's state goes to <dataDir>/agent. */
+  dataDir: string;
+  node: AgentNodeConfig;
+  ca: CertificateAuthority;
+  /** This member's own URL. */
+  serverUrl: string;
+  log: Logger;
+}
+
+export interface ControlPlaneNode {
+  agent: Agent;
+  /** Drains and removes the Node (graceful exit), then releases the data dir. */
+  stop(reason: string): Promise<void>;
+}
+
+export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise<ControlPlaneNode | undefined> {
+  const dir = join(o.dataDir, 'agent');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lock = PidLock.acquire(join(dir, 'agent.lock'), `the agent data dir ${dir}`);
+  const state = new AgentStateDir(dir);
+  const nodeName = (o.node.nodeName ?? '').toLowerCase();
+  const cred = state.readCredential();
+  // A credential for another name, or from another cluster's CA (a reused data dir), is replaced.
+  if (!cred || certificateCommonName(cred.certPem) !== `system:node:${nodeName}` || cred.caPem.trim() !== o.ca.certPem.trim()) {
+    const issued = await issueCertificate(o.ca, { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'], usage: 'client' });
+    state.writeCredential({ ...issued, caPem: o.ca.certPem });
+  }
+  const taint: Taint = { key: CONTROL_PLANE_ROLE, effect: 'NoSchedule' };
+  const agent = new Agent(
+    {
+      ...o.node,
+      nodeName,
+      labels: { ...o.node.labels, [CONTROL_PLANE_ROLE]: '' },
+      taints: o.node.taints.some((t) => t.key === taint.key && t.effect === taint.effect) ? o.node.taints : [...o.node.taints, taint],
+      dataDir: dir,
+      servers: [o.serverUrl],
+      localServer: o.serverUrl,
+      credentials: { kind: 'token' },
+      endpointDiscovery: true,
+      rejoin: false,
+    },
+    o.log,
+  );
+  try {
+    await agent.start();
+  } catch (e) {
+    // A retired control-plane node stays out, and one that cannot register (its name taken by
+    // another machine) says why: either way the member itself keeps serving.
+    if (e instanceof RetiredError) o.log.warn({ node: nodeName, err: e.message }, 'control-plane node not registered');
+    else o.log.error({ node: nodeName, err: e instanceof Error ? e.message : String(e) }, 'control-plane node failed to start');
+    await agent.shutdown('failed to start').catch(() => {});
+    lock.release();
+    return undefined;
+  }
+  return {
+    agent,
+    async stop(reason) {
+      await agent.shutdown(reason);
+      lock.release();
+    },
+  };
+}
