@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import type { Logger } from '../util/log.js';
 import type { AgentStateDir, NodeCredential } from './state-dir.js';
+import { CA_PATH } from '../api/join-paths.js';
 import { certificateCommonName, certificateHash, nodeKeyAndCsr } from './tls.js';
 
 export interface JoinOptions {
@@ -73,10 +74,60 @@ export function verifyCa(caPem: string, o: Pick<JoinOptions, 'caFile' | 'caCertH
   }
 }
 
+/** The cluster CA the servers present now, fetched unverified (compared, never trusted), or undefined when none answers. */
+async function servedCa(servers: string[], timeoutMs: number): Promise<string | undefined> {
+  for (const server of servers) {
+    try {
+      const r = await request(new URL(CA_PATH, server).href, 'GET', { verify: false, timeoutMs });
+      if (r.code === 200) return (JSON.parse(r.body) as { caPem?: string }).caPem;
+    } catch {
+      // next
+    }
+  }
+  return undefined;
+}
+
+function sameCertificate(a: string, b: string): boolean {
+  try {
+    return new X509Certificate(a).raw.equals(new X509Certificate(b).raw);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a stored credential belongs to another cluster (a data dir reused after the cluster was
+ * made anew: another CA), or undefined when it belongs to this one or no server can say.
+ */
+async function otherClusterCredential(cred: NodeCredential, o: JoinOptions): Promise<string | undefined> {
+  let current: string | undefined;
+  let source: string;
+  if (o.caFile) {
+    current = readFileSync(o.caFile, 'utf8');
+    source = o.caFile;
+  } else if (o.caCertHash) {
+    if (certificateHash(cred.caPem).toLowerCase() === o.caCertHash.toLowerCase()) return undefined;
+    return `the node credential was issued by a CA whose hash is not ${o.caCertHash}`;
+  } else {
+    // Nothing to compare with but what the servers present: an unreachable cluster proves nothing.
+    current = await servedCa(o.servers, Math.min(o.timeoutMs ?? 10_000, 3000));
+    source = 'the API server';
+  }
+  if (current === undefined || sameCertificate(current, cred.caPem)) return undefined;
+  return `the node credential in the data dir was issued by another cluster's CA than ${source}'s (the cluster was made anew?)`;
+}
+
 /** The node credential: from the data dir, or by joining with the bootstrap token. */
 export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions, log: Logger): Promise<NodeCredential> {
   const existing = state.readCredential();
-  if (existing && certificateCommonName(existing.certPem) === `system:node:${o.nodeName}`) return existing;
+  if (existing && certificateCommonName(existing.certPem) === `system:node:${o.nodeName}`) {
+    const other = await otherClusterCredential(existing, o);
+    if (!other) return existing;
+    if (!o.token) throw new JoinError(`${other}: pass --token to join this cluster (the stored credential is replaced), or use this cluster's --data-dir`);
+    // What the agent learned of the other cluster (its members, its Node's labels) goes with it.
+    state.forgetCluster();
+    log.warn({ node: o.nodeName }, `${other}; joining this cluster with the token`);
+  }
   if (!o.token) throw new JoinError(`no node credential in ${state.path('credential')} yet: pass --token to join (or --kubeconfig)`);
   const timeoutMs = o.timeoutMs ?? 10_000;
   let lastError = 'no server to join';
@@ -87,7 +138,7 @@ export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions,
         caPem = readFileSync(o.caFile, 'utf8');
       } else {
         // The CA is fetched without verification and then checked by hash (as kubeadm's discovery).
-        const r = await request(new URL('/skiff/v1/ca', server).href, 'GET', { verify: false, timeoutMs });
+        const r = await request(new URL(CA_PATH, server).href, 'GET', { verify: false, timeoutMs });
         if (r.code !== 200) throw new JoinError(`GET /skiff/v1/ca answered ${r.code}: ${message(r.body)}`);
         caPem = (JSON.parse(r.body) as { caPem?: string }).caPem ?? '';
         verifyCa(caPem, o);

@@ -116,6 +116,11 @@ export class AgentStateDir {
     writeFileAtomic(this.path('node.json'), JSON.stringify(o, null, 2) + '\n', 0o644);
   }
 
+  /** Drops what belongs to the cluster the agent was in (before it joins another): members, credential, its Node. */
+  forgetCluster(): void {
+    for (const f of ['servers.json', 'node.json', 'credential']) rmSync(this.path(f), { recursive: true, force: true });
+  }
+
   // --- retirement ----------------------------------------------------------------------------
 
   retiredAt(): string | undefined {

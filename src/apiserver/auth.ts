@@ -1,5 +1,6 @@
 // Authentication and authorization pass through this one seam, so node credentials, bootstrap
 // tokens and roles plug in here without touching the handlers.
+import { CA_PATH } from '../api/join-paths.js';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { UserInfo } from './request-context.js';
@@ -20,7 +21,7 @@ export interface Authorizer {
 }
 
 /** Paths anyone may read, as upstream's system:public-info-viewer role allows (load balancer health checks). */
-const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/skiff/v1/ca']);
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', CA_PATH]);
 
 export function isPublicPath(path: string): boolean {
   return PUBLIC_PATHS.has(path) || path.startsWith('/healthz/') || path.startsWith('/livez/') || path.startsWith('/readyz/');

@@ -8,9 +8,9 @@ import { NO_RULE, type Authorizer } from './auth.js';
 import { decodeObjectBody, readBody, sendJson } from './http/codec.js';
 import type { RequestInfo } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
+import { CA_PATH, JOIN_PATH } from '../api/join-paths.js';
 
-export const JOIN_PATH = '/skiff/v1/join';
-export const CA_PATH = '/skiff/v1/ca';
+export { CA_PATH, JOIN_PATH };
 
 /** Holders of a bootstrap token may only ask to join. */
 export class BootstrapAuthorizer implements Authorizer {

@@ -1,10 +1,10 @@
 // `skiff agent`: one node agent (registration, Lease heartbeats, self-healing Node, pod sync).
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { createLogger } from '../util/log.js';
+import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
 import { Agent, RetiredError, type AgentConfig } from '../agent/agent.js';
 import { NodeNameTakenError } from '../agent/registration.js';
 import { JoinError } from '../agent/join.js';
-import { addConfigFile, boolArg } from './options.js';
+import { addConfigFile, listenErrorMessage, logFormatOption, boolArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { PidLock } from '../util/pid-lock.js';
 import { mkdirSync } from 'node:fs';
@@ -32,9 +32,10 @@ export function agentCommand(): Command {
     .option('--endpoint-discovery <bool>', 'learn every API server from default/kubernetes Endpoints, keep the list in the data dir, health-check them and fail over within 2 s (false = upstream single-address behaviour)', boolArg, true)
     .option('--rejoin', 'join again after `skiff node retire` (the data dir remembers the retirement)', false);
   for (const opt of nodeOptions()) cmd.addOption(opt);
+  cmd.addOption(logFormatOption());
   addConfigFile(cmd);
   cmd.action(async (o: Record<string, unknown>) => {
-    const log = createLogger('skiff-agent');
+    const log = createLogger('skiff-agent', (o.logFormat as LogFormat | undefined) ?? defaultLogFormat());
     let cfg: AgentConfig;
     try {
       const credentials: AgentConfig['credentials'] = o.kubeconfig
@@ -87,8 +88,9 @@ export function agentCommand(): Command {
         await agent.ended;
         process.exit(0);
       }
-      log.error({ err: known ? (e as Error).message : (e as Error).stack }, 'agent failed to start');
-      console.error(`skiff agent: ${(e as Error).message}`);
+      const listenError = listenErrorMessage(e, "the node's log server", '--kubelet-port N (0: any free port)');
+      log.error({ err: listenError ?? (known ? (e as Error).message : (e as Error).stack) }, 'agent failed to start');
+      console.error(`skiff agent: ${listenError ?? (e as Error).message}`);
       process.exit(1);
     }
     const end = await agent.ended;

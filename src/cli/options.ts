@@ -65,3 +65,27 @@ export function addConfigFile(cmd: Command): Command {
 export function durationOption(flags: string, description: string, defaultMs: number): Option {
   return new Option(flags, description).argParser(durationArg).default(defaultMs, formatDuration(defaultMs));
 }
+
+/** `--log-format text|json`; without it, text on a terminal and JSON otherwise. */
+export function logFormatOption(): Option {
+  return new Option('--log-format <format>', 'text or json (default: text on a terminal, JSON otherwise)').choices(['text', 'json']);
+}
+
+/**
+ * A listen error in the words of the flag that changes it ("127.0.0.1:6443 is already in use;
+ * choose another address with --listen HOST:PORT"), or undefined for any other error.
+ */
+export function listenErrorMessage(e: unknown, what: string, flag: string): string | undefined {
+  const err = e as { code?: string; address?: string; port?: number };
+  const at = err.address !== undefined ? `${err.address.includes(':') ? `[${err.address}]` : err.address}:${err.port}` : what;
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return `${at} (${what}) is already in use by another process; choose another with ${flag}`;
+    case 'EACCES':
+      return `${at} (${what}) needs privileges this process lacks (ports below 1024 need root); choose another with ${flag}`;
+    case 'EADDRNOTAVAIL':
+      return `${at} (${what}) is not an address of this machine; choose another with ${flag}`;
+    default:
+      return undefined;
+  }
+}

@@ -1,8 +1,8 @@
 // `skiff server`: API server (and, later, controllers and scheduler) in one process.
 import { Command, Option } from 'commander';
-import { createLogger } from '../util/log.js';
+import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
 import { runServer } from '../server/run-server.js';
-import { addConfigFile, durationOption, hostPortArg, intArg, listArg } from './options.js';
+import { addConfigFile, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 
 export function serverCommand(): Command {
@@ -38,48 +38,58 @@ export function serverCommand(): Command {
     .option('--with-agent', "also register this machine as a control-plane Node (label node-role.kubernetes.io/control-plane, NoSchedule taint); its state goes to <data-dir>/agent", false);
   // The node's flags, as `skiff agent` takes them.
   for (const opt of nodeOptions()) cmd.addOption(opt.helpGroup('Node options (with --with-agent):'));
+  cmd.addOption(logFormatOption());
   addConfigFile(cmd);
   cmd.action(async (o: Record<string, unknown>) => {
-    const log = createLogger('skiff-server');
+    const log = createLogger('skiff-server', (o.logFormat as LogFormat | undefined) ?? defaultLogFormat());
     const listen = o.listen as { host: string; port: number };
-    const running = await runServer(
-      {
-        dataDir: o.dataDir as string,
-        listenHost: listen.host,
-        port: listen.port,
-        ...(o.advertiseAddress ? { advertiseAddress: o.advertiseAddress as string } : {}),
-        ...(o.controlPlaneEndpoint ? { controlPlaneEndpoint: o.controlPlaneEndpoint as string } : {}),
-        storage: o.storage === 'etcd' ? 'etcd' : 'sqlite',
-        etcdEndpoints: o.etcdEndpoints as string[],
-        compactIntervalMs: o.compactInterval as number,
-        compactMinRetain: o.compactMinRetain as number,
-        defaultNotReadyTolerationSeconds: o.defaultNotReadyTolerationSeconds as number,
-        defaultUnreachableTolerationSeconds: o.defaultUnreachableTolerationSeconds as number,
-        watchCacheSize: o.watchCacheSize as number,
-        minRequestTimeoutSeconds: o.minRequestTimeoutSeconds as number,
-        ...(o.token ? { token: o.token as string } : {}),
-        ...(o.tokenAuthFile ? { tokenAuthFile: o.tokenAuthFile as string } : {}),
-        controllers: {
-          nodeMonitorPeriodMs: o.nodeMonitorPeriod as number,
-          nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,
-          nodeStartupGracePeriodMs: o.nodeStartupGracePeriod as number,
-          podGcOrphanQuarantineMs: o.podGcOrphanQuarantine as number,
-          nodeGcTimeoutMs: o.nodeGcTimeout as number,
-          terminatedPodGcThreshold: o.terminatedPodGcThreshold as number,
-          largeClusterSizeThreshold: o.largeClusterSizeThreshold as number,
-          unhealthyZoneThreshold: o.unhealthyZoneThreshold as number,
-          nodeEvictionRate: o.nodeEvictionRate as number,
-          secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
+    let running: Awaited<ReturnType<typeof runServer>>;
+    try {
+      running = await runServer(
+        {
+          dataDir: o.dataDir as string,
+          listenHost: listen.host,
+          port: listen.port,
+          ...(o.advertiseAddress ? { advertiseAddress: o.advertiseAddress as string } : {}),
+          ...(o.controlPlaneEndpoint ? { controlPlaneEndpoint: o.controlPlaneEndpoint as string } : {}),
+          storage: o.storage === 'etcd' ? 'etcd' : 'sqlite',
+          etcdEndpoints: o.etcdEndpoints as string[],
+          compactIntervalMs: o.compactInterval as number,
+          compactMinRetain: o.compactMinRetain as number,
+          defaultNotReadyTolerationSeconds: o.defaultNotReadyTolerationSeconds as number,
+          defaultUnreachableTolerationSeconds: o.defaultUnreachableTolerationSeconds as number,
+          watchCacheSize: o.watchCacheSize as number,
+          minRequestTimeoutSeconds: o.minRequestTimeoutSeconds as number,
+          ...(o.token ? { token: o.token as string } : {}),
+          ...(o.tokenAuthFile ? { tokenAuthFile: o.tokenAuthFile as string } : {}),
+          controllers: {
+            nodeMonitorPeriodMs: o.nodeMonitorPeriod as number,
+            nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,
+            nodeStartupGracePeriodMs: o.nodeStartupGracePeriod as number,
+            podGcOrphanQuarantineMs: o.podGcOrphanQuarantine as number,
+            nodeGcTimeoutMs: o.nodeGcTimeout as number,
+            terminatedPodGcThreshold: o.terminatedPodGcThreshold as number,
+            largeClusterSizeThreshold: o.largeClusterSizeThreshold as number,
+            unhealthyZoneThreshold: o.unhealthyZoneThreshold as number,
+            nodeEvictionRate: o.nodeEvictionRate as number,
+            secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
+          },
+          ...(o.withAgent ? { agent: nodeConfigFrom(o) } : {}),
+          leaderElection: {
+            leaseDurationMs: o.leaderElectLeaseDuration as number,
+            renewDeadlineMs: o.leaderElectRenewDeadline as number,
+            retryPeriodMs: o.leaderElectRetryPeriod as number,
+          },
         },
-        ...(o.withAgent ? { agent: nodeConfigFrom(o) } : {}),
-        leaderElection: {
-          leaseDurationMs: o.leaderElectLeaseDuration as number,
-          renewDeadlineMs: o.leaderElectRenewDeadline as number,
-          retryPeriodMs: o.leaderElectRetryPeriod as number,
-        },
-      },
-      log,
-    );
+        log,
+      );
+    } catch (e) {
+      const listenError = listenErrorMessage(e, 'the API server', '--listen HOST:PORT');
+      if (!listenError) throw e;
+      log.error({ err: listenError }, 'cannot listen');
+      console.error(`skiff server: ${listenError}`);
+      process.exit(1);
+    }
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;

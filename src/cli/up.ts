@@ -18,8 +18,10 @@ import type { KubeList } from '../api/types.js';
 import type { Node } from '../api/kinds/node.js';
 import { agentCommand } from './agent.js';
 import { serverCommand } from './server.js';
-import { freePorts, startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
+import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
+import { freePorts, listenError } from '../util/ports.js';
 import { PidLock } from '../util/pid-lock.js';
+import { layoutConflict, readClusterLayout, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 const TOKEN_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -68,6 +70,16 @@ export function addPassthroughOptions(cmd: Command, server: readonly Option[], a
   };
 }
 
+/** ": <why>" from the last line of a log that starts with `prefix` (a command's one-line failure), or "". */
+function lastError(logFile: string, prefix: string): string {
+  try {
+    const line = readFileSync(logFile, 'utf8').split('\n').reverse().find((l) => l.startsWith(prefix));
+    return line ? `: ${line.slice(prefix.length).trim()}` : '';
+  } catch {
+    return '';
+  }
+}
+
 function isReady(n: Node): boolean {
   return (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
@@ -86,7 +98,7 @@ export function upCommand(): Command {
     .addHelpText('after', '\nAny other flag of `skiff server` or `skiff agent` (e.g. timing flags such as --node-monitor-grace-period or\n--node-lease-duration-seconds) is passed through to the processes that know it.');
   const passthrough = addPassthroughOptions(cmd, serverCommand().options, agentCommand().options);
   addConfigFile(cmd);
-  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: string; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number } }) => {
+  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number } }) => {
     const dataDir = resolve(o.dataDir);
     const logDir = join(dataDir, 'logs');
     if (o.storage !== 'sqlite' && o.storage !== 'etcd') {
@@ -122,6 +134,12 @@ export function upCommand(): Command {
     // A second `up` on the same directory would start servers and agents over the running cluster's
     // database and nodes: refuse before starting anything.
     PidLock.acquire(join(dataDir, 'up.lock'), `the cluster directory ${dataDir}`);
+    const layout: ClusterLayout = { storage: o.storage, etcdMembers: o.storage === 'etcd' ? (o.servers === 1 ? 1 : 3) : 0 };
+    const conflict = layoutConflict(dataDir, readClusterLayout(dataDir), layout);
+    if (conflict) {
+      console.error(`skiff up: ${conflict}`);
+      process.exit(2);
+    }
     const pass = passthrough();
     const servers: { name: string; host: string; dir: string; nodeName: string; proc?: ManagedProcess }[] = Array.from({ length: o.servers }, (_, i) => ({
       name: o.servers === 1 ? 'server' : `server-${i + 1}`,
@@ -138,7 +156,7 @@ export function upCommand(): Command {
     const stopAll = async (code: number) => {
       if (stopping) return;
       stopping = true;
-      console.log('stopping cluster: agents drain and remove their nodes...');
+      console.log(agents.size > 0 ? 'stopping cluster: agents drain and remove their nodes...' : 'stopping cluster...');
       // Agents first (they need the API servers to cordon and remove their Nodes), all at once;
       // then the servers (each removes itself from default/kubernetes), then etcd under them.
       await Promise.all([...agents.values()].map((p) => p.stop(60_000)));
@@ -150,6 +168,21 @@ export function upCommand(): Command {
     };
     process.on('SIGINT', () => void stopAll(0));
     process.on('SIGTERM', () => void stopAll(0));
+
+    // Ports first, so a clash is one line naming the flag that moves it, before anything starts.
+    const wanted: [string, number, string][] = [
+      ...servers.map((s): [string, number, string] => [s.host, port, o.servers === 1 ? 'the API server; choose another with --port N' : 'the API servers; choose another with --port N']),
+      ...(endpoint ? [[endpoint.host, endpoint.port, 'the control-plane endpoint; choose another with --control-plane-endpoint HOST:PORT'] as [string, number, string]] : []),
+      ...(o.storage === 'etcd' ? Array.from({ length: layout.etcdMembers }, (_, i) => [`127.0.0.${i + 1}`, 2379, "etcd's client port (another etcd runs here?)"] as [string, number, string]) : []),
+    ];
+    for (const [host, p, what] of wanted) {
+      const err = await listenError(host, p);
+      if (!err) continue;
+      const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'needs privileges (ports below 1024 need root)' : `cannot be used (${err.code ?? err.message})`;
+      console.error(`skiff up: ${host}:${p} ${why}: it is ${what}`);
+      process.exit(2);
+    }
+    writeClusterLayout(dataDir, layout);
 
     // One join token per cluster directory, kept across runs: a new one each run would leave every
     // earlier one valid in the store. With etcd it also seals the shared CA, so it must not change.
@@ -195,7 +228,7 @@ export function upCommand(): Command {
       s.proc = proc;
       void proc.exited.then(({ code, signal }) => {
         if (stopping) return;
-        console.error(`${s.name} exited (code ${code}, signal ${signal}); see ${log}`);
+        console.error(`${s.name} exited (code ${code}, signal ${signal})${lastError(log, 'skiff server:')}; see ${log}`);
         // One member of several going away is what HA is for; the last one (or the only one) ends the cluster.
         if (servers.every((x) => x.proc === undefined || x.proc === proc || x.proc.child.exitCode !== null || x.proc.child.signalCode !== null)) void stopAll(1);
       });
@@ -276,7 +309,7 @@ export function upCommand(): Command {
         if (stopping) return;
         agents.delete(name);
         if (code === 0) console.log(`agent ${name} exited (retired or stopped); see ${log}`);
-        else console.error(`agent ${name} exited (code ${code}, signal ${signal}); see ${log}`);
+        else console.error(`agent ${name} exited (code ${code}, signal ${signal})${lastError(log, 'skiff agent:')}; see ${log}`);
       });
     }
     if (names.length > 0) console.log(`starting ${names.length} node agent${names.length > 1 ? 's' : ''} (${o.runtime} runtime; logs: ${join(logDir, 'node-*.log')})`);

@@ -14,7 +14,7 @@
 // requireEtcdBinary() throws a clear error when there is none, so tests fail instead of skipping.
 
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePorts } from '../util/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../util/processes.js';
@@ -72,23 +72,7 @@ export function requireEtcdBinary(): string {
   return bin;
 }
 
-/** Ports nothing listens on right now (the usual small race with other processes remains). */
-export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<import('node:net').Server>((resolve, reject) => {
-          const s = createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as import('node:net').AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
+export { freePorts };
 
 function defaultDataRoot(): string {
   try {

@@ -1,0 +1,47 @@
+// What a `skiff up` directory holds: the storage its cluster lives on, recorded at the first up
+// (cluster.json), so a later up with other storage is refused before anything starts — instead of
+// servers on an empty etcd beside the SQLite database (a new cluster CA, agents whose credentials
+// no longer verify) or the other way round.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../pki/cluster-pki.js';
+
+export interface ClusterLayout {
+  storage: 'sqlite' | 'etcd';
+  /** Members of the local etcd cluster (0 on SQLite): 1 for one server, 3 for several. */
+  etcdMembers: number;
+}
+
+const FILE = 'cluster.json';
+
+/** The layout recorded in `dir`, or read off what an older up left there; undefined for a new dir. */
+export function readClusterLayout(dir: string): ClusterLayout | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as Partial<ClusterLayout>;
+    if ((v.storage === 'sqlite' || v.storage === 'etcd') && typeof v.etcdMembers === 'number') return { storage: v.storage, etcdMembers: v.etcdMembers };
+  } catch {
+    // not recorded: look at what is there
+  }
+  if (existsSync(join(dir, 'server', 'db', 'state.db'))) return { storage: 'sqlite', etcdMembers: 0 };
+  if (existsSync(join(dir, 'etcd'))) return { storage: 'etcd', etcdMembers: readdirSync(join(dir, 'etcd')).filter((n) => /^m\d+$/.test(n)).length || 1 };
+  return undefined;
+}
+
+export function writeClusterLayout(dir: string, layout: ClusterLayout): void {
+  writeFileAtomic(join(dir, FILE), `${JSON.stringify(layout)}\n`, 0o644);
+}
+
+/** Why `want` cannot run in `dir`, in one line, or undefined when it can. */
+export function layoutConflict(dir: string, have: ClusterLayout | undefined, want: ClusterLayout): string | undefined {
+  if (!have) return undefined;
+  const elsewhere = `or use another --data-dir (or remove ${dir} to start over)`;
+  if (have.storage !== want.storage) {
+    const what = have.storage === 'sqlite' ? 'the embedded SQLite store' : `etcd (${have.etcdMembers} member${have.etcdMembers === 1 ? '' : 's'})`;
+    return `${dir} holds a cluster on ${what} from an earlier up: start it again with --storage ${have.storage}, ${elsewhere}`;
+  }
+  if (have.storage === 'etcd' && have.etcdMembers !== want.etcdMembers) {
+    const servers = have.etcdMembers === 1 ? '--servers 1' : '--servers 2 or more';
+    return `${dir} holds an etcd cluster of ${have.etcdMembers} member${have.etcdMembers === 1 ? '' : 's'} from an earlier up: start it again with ${servers}, ${elsewhere}`;
+  }
+  return undefined;
+}
