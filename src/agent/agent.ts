@@ -28,6 +28,7 @@ import type { Runtime } from './runtimes/runtime.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
 import { AgentStateDir } from './state-dir.js';
 import { StatusReporter } from './status-reporter.js';
+import { AgentMetrics } from './metrics.js';
 import { ensureServingCert } from './tls.js';
 import type { Taint } from '../api/kinds/node.js';
 
@@ -104,10 +105,13 @@ export class Agent {
   readonly ended: Promise<AgentEnd> = new Promise((r) => (this.endResolve = r));
   nodeConfig?: NodeConfig;
 
+  readonly metrics: AgentMetrics;
+
   constructor(private readonly cfg: AgentConfig, private readonly log: Logger, clock: Clock = systemClock) {
     this.clock = clock;
     this.state = new AgentStateDir(cfg.dataDir);
     this.nodeName = (cfg.nodeName ?? hostname()).toLowerCase();
+    this.metrics = new AgentMetrics(this.nodeName, () => this.podSync?.allWorkers() ?? []);
   }
 
   get api(): AgentApi | undefined {
@@ -163,6 +167,7 @@ export class Agent {
         ...(kc.token ? { token: kc.token } : {}),
         timeoutMs: this.cfg.requestTimeoutMs,
         userAgent: `skiff-agent/0.1.0 (${this.nodeName})`,
+        metrics: this.metrics.client,
       });
       return { client, caPem: kc.caPem };
     }
@@ -188,6 +193,7 @@ export class Agent {
       clientKeyPem: cred.keyPem,
       timeoutMs: this.cfg.requestTimeoutMs,
       userAgent: `skiff-agent/0.1.0 (${this.nodeName})`,
+      metrics: this.metrics.client,
     });
     return { client, caPem: cred.caPem };
   }
@@ -269,6 +275,7 @@ export class Agent {
       backoffMaxMs: cfg.restartBackoffMaxMs,
       agentTag: machineId,
       allocatable: () => this.nodeConfig?.capacity ?? {},
+      synced: (seconds) => this.metrics.podSynced(seconds),
     });
     // Before anything talks to the API: containers an earlier agent started are adopted, orphans killed.
     await this.podSync.recover();
@@ -283,6 +290,7 @@ export class Agent {
       caPem,
       log: this.log,
       lookup: (ns, name) => this.podSync?.workerFor(ns, name),
+      metrics: () => this.metrics.text(),
     });
     const kubeletPort = await this.logServer.start();
 

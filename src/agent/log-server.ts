@@ -1,6 +1,7 @@
 // The agent's kubelet-style HTTPS endpoint for container logs, which the API server proxies
 // `kubectl logs` to: GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=
-// &limitBytes=&sinceSeconds=. Clients must present a certificate signed by the cluster CA.
+// &limitBytes=&sinceSeconds=; and /metrics and /healthz. Clients must present a certificate signed
+// by the cluster CA (the API server's kubelet client, or an admin's).
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -20,6 +21,8 @@ export interface LogServerOptions {
   lookup(namespace: string, pod: string): PodWorker | undefined;
   /** How often a followed log is checked for new output. */
   pollMs?: number;
+  /** The Prometheus text served at /metrics. */
+  metrics?(): Promise<{ contentType: string; body: string }>;
 }
 
 const ALLOWED_CN = 'skiff-apiserver-kubelet-client';
@@ -112,6 +115,16 @@ export class LogServer {
     }
     const url = new URL(req.url ?? '/', 'https://agent');
     if (url.pathname === '/healthz') return send(res, 200, 'ok');
+    if (url.pathname === '/metrics' && this.o.metrics) {
+      void this.o.metrics().then(
+        (m) => {
+          res.writeHead(200, { 'Content-Type': m.contentType, 'Content-Length': Buffer.byteLength(m.body) });
+          res.end(m.body);
+        },
+        (e: unknown) => send(res, 500, `metrics: ${e instanceof Error ? e.message : String(e)}`),
+      );
+      return;
+    }
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
     if (!m) return send(res, 404, `404 page not found`);
     if (req.method !== 'GET') return send(res, 405, 'method not allowed');

@@ -32,6 +32,8 @@ export interface PodSyncOptions {
   agentTag?: string;
   /** The node's allocatable resources: what resourceFieldRef reads for a limit the container does not set. */
   allocatable?: () => Record<string, string>;
+  /** Told how long each pod sync took (kubelet_pod_worker_duration_seconds). */
+  synced?(seconds: number): void;
 }
 
 export const SHUTDOWN_OVERRIDE: TerminalOverride = {
@@ -139,8 +141,10 @@ export class PodSync {
       for (;;) {
         const key = await this.queue.get();
         if (key === undefined) return;
+        const started = performance.now();
         try {
           await this.reconcile(key);
+          this.o.synced?.((performance.now() - started) / 1000);
           this.queue.forget(key);
         } catch (e) {
           this.o.log.debug({ pod: key, err: errorText(e) }, 'pod sync failed; retrying');

@@ -1,34 +1,160 @@
-// Prometheus metrics for /metrics, named as upstream's apiserver metrics where one exists.
+// The API server's Prometheus metrics under kube-apiserver's names and labels, so dashboards and
+// alerts written for it (request rates and latencies by verb and resource, in-flight requests,
+// stored objects, storage latency) read skiff's unchanged. The controllers in the same process
+// report their work queues and leader election into the same registry (ClientMetrics).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { IncomingMessage } from 'node:http';
+import { ClientMetrics } from '../client/metrics.js';
+import type { Store } from '../store/store.js';
+import type { RequestInfo } from './http/request-info.js';
+
+// Upstream's request latency buckets (also its etcd request buckets).
+const LATENCY_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+
+/** Subresources that hold a connection open rather than answer once (CONNECT in upstream's verbs). */
+const CONNECT_SUBRESOURCES = new Set(['log', 'exec', 'portforward', 'attach', 'proxy']);
+
+/** Non-resource paths counted in apiserver_request_total (a fixed set, so no path adds a series). */
+const COUNTED_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/metrics']);
+
+type RequestLabels = Record<'verb' | 'dry_run' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component', string>;
+
+/**
+ * A request's labels as upstream reports them: the verb from the HTTP method (LIST for a
+ * collection GET, WATCH, APPLY for server-side apply, CONNECT for streaming subresources), and
+ * the scope `resource` for one object or any create, else `namespace` or `cluster`.
+ */
+export function requestLabels(info: RequestInfo, method: string, contentType: string | undefined, query: URLSearchParams): RequestLabels | undefined {
+  if (info.kind !== 'resource') {
+    const path = info.path.replace(/\/+$/, '') || '/';
+    if (!COUNTED_PATHS.has(path)) return undefined;
+    return { verb: method === 'HEAD' ? 'GET' : method, dry_run: '', group: '', version: '', resource: '', subresource: path, scope: '', component: '' };
+  }
+  let verb: string;
+  if (info.subresource && CONNECT_SUBRESOURCES.has(info.subresource)) verb = 'CONNECT';
+  else if (info.verb === 'watch') verb = 'WATCH';
+  else if (method === 'GET' || method === 'HEAD') verb = info.name !== undefined ? 'GET' : 'LIST';
+  else if (method === 'PATCH') verb = (contentType ?? '').toLowerCase().startsWith('application/apply-patch') ? 'APPLY' : 'PATCH';
+  else if (method === 'POST' || method === 'PUT' || method === 'DELETE') verb = method;
+  else verb = 'other';
+  const scope = info.name !== undefined || info.verb === 'create' ? 'resource' : info.namespace !== undefined ? 'namespace' : 'cluster';
+  const dryRun = [...new Set(query.getAll('dryRun'))].sort().join(',');
+  return { verb, dry_run: dryRun, group: info.group, version: info.version, resource: info.resource, subresource: info.subresource ?? '', scope, component: 'apiserver' };
+}
+
+/** Watches and streams are long-running: counted apart, not as in-flight requests. */
+function isLongRunning(labels: RequestLabels | undefined): boolean {
+  return labels?.verb === 'WATCH' || labels?.verb === 'CONNECT';
+}
+
+class InflightWatermark {
+  private current = 0;
+  private high = 0;
+  enter(): void {
+    this.current++;
+    if (this.current > this.high) this.high = this.current;
+  }
+  leave(): void {
+    this.current--;
+  }
+  /** The highest count since the last read (then starts again from the current count). */
+  read(): number {
+    const h = this.high;
+    this.high = this.current;
+    return h;
+  }
+}
 
 export class ApiMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'apiserver_request_total',
-    help: 'Requests by verb, group, resource and HTTP code.',
-    labelNames: ['verb', 'group', 'resource', 'subresource', 'code'] as const,
-    registers: [this.registry],
-  });
-  readonly duration = new Histogram({
-    name: 'apiserver_request_duration_seconds',
-    help: 'Request latency (watches excluded).',
-    labelNames: ['verb', 'resource'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
-  });
-  readonly watchers = new Gauge({
-    name: 'apiserver_registered_watchers',
-    help: 'Open watches by resource.',
-    labelNames: ['group', 'resource'] as const,
-    registers: [this.registry],
-  });
-  readonly cacheObjects = new Gauge({
-    name: 'apiserver_watch_cache_objects',
-    help: 'Objects held by the watch cache by resource.',
-    labelNames: ['resource'] as const,
-    registers: [this.registry],
-  });
-  constructor() {
+  /** The controllers' work queues and leader election, and the REST client's requests. */
+  readonly client = new ClientMetrics(this.registry);
+  private readonly requests: Counter<keyof RequestLabels | 'code'>;
+  private readonly duration: Histogram<keyof RequestLabels>;
+  private readonly longRunning: Gauge<Exclude<keyof RequestLabels, 'dry_run'>>;
+  private readonly etcdDuration: Histogram<'operation' | 'type'>;
+  private readonly inflight = { readOnly: new InflightWatermark(), mutating: new InflightWatermark() };
+
+  /** `objects()`: stored objects per resource (GroupResource: "pods", "deployments.apps"). */
+  constructor(objects: () => Map<string, number>) {
+    const registers = [this.registry];
+    const inflight = this.inflight;
+    const labelNames = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const;
+    this.requests = new Counter({ name: 'apiserver_request_total', help: 'Requests answered, by verb, dry run, group, version, resource, subresource, scope, component and HTTP code.', labelNames: [...labelNames, 'code'], registers });
+    this.duration = new Histogram({ name: 'apiserver_request_duration_seconds', help: 'Seconds from a request to its answer (for a watch or stream: its whole life), by the same labels but code.', labelNames, buckets: LATENCY_BUCKETS, registers });
+    this.longRunning = new Gauge({ name: 'apiserver_longrunning_requests', help: 'Watches and streams open now.', labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'], registers });
+    this.etcdDuration = new Histogram({ name: 'etcd_request_duration_seconds', help: 'Seconds a storage request took, by operation and type (the group resource); the embedded store reports here too, as kine does.', labelNames: ['operation', 'type'], buckets: LATENCY_BUCKETS, registers });
+    new Gauge({
+      name: 'apiserver_current_inflight_requests',
+      help: 'The most requests being answered at once since the previous scrape, read-only and mutating apart (watches and streams excluded).',
+      labelNames: ['request_kind'],
+      registers,
+      collect() {
+        this.set({ request_kind: 'readOnly' }, inflight.readOnly.read());
+        this.set({ request_kind: 'mutating' }, inflight.mutating.read());
+      },
+    });
+    new Gauge({
+      name: 'apiserver_storage_objects',
+      help: 'Objects stored, by resource.',
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        for (const [resource, n] of objects()) this.set({ resource }, n);
+      },
+    });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Call when a request arrives, and `done` once it has been answered: when its handler returns,
+   * or for a long-running one (a watch goes on after its handler returned) when its response closes.
+   */
+  begin(info: RequestInfo, req: IncomingMessage, query: URLSearchParams): { longRunning: boolean; done(code: number): void } {
+    const started = performance.now();
+    const method = (req.method ?? 'GET').toUpperCase();
+    const labels = requestLabels(info, method, req.headers['content-type'], query);
+    const longRunning = isLongRunning(labels);
+    const { dry_run: _dryRun, ...longLabels } = labels ?? ({} as RequestLabels);
+    const kind = method === 'GET' || method === 'HEAD' ? this.inflight.readOnly : this.inflight.mutating;
+    if (longRunning) this.longRunning.inc(longLabels);
+    else kind.enter();
+    const done = (code: number): void => {
+      if (longRunning) this.longRunning.dec(longLabels);
+      else kind.leave();
+      if (!labels) return;
+      this.requests.inc({ ...labels, code: String(code) });
+      this.duration.observe(labels, (performance.now() - started) / 1000);
+    };
+    return { longRunning, done };
+  }
+
+  /**
+   * The store, with every get, list, count, create, update and delete timed into
+   * etcd_request_duration_seconds; `typeOf` names the group resource of a key.
+   */
+  instrument(store: Store, typeOf: (key: string) => string): Store {
+    const h = this.etcdDuration;
+    const timed = <T>(operation: string, key: string, run: () => Promise<T>): Promise<T> => {
+      const t = performance.now();
+      const done = () => h.observe({ operation, type: typeOf(key) }, (performance.now() - t) / 1000);
+      const p = run();
+      p.then(done, done);
+      return p;
+    };
+    return {
+      currentRevision: () => store.currentRevision(),
+      compactRevision: () => store.compactRevision(),
+      get: (key) => timed('get', key, () => store.get(key)),
+      list: (opts) => timed('list', opts.prefix, () => store.list(opts)),
+      count: (prefix) => timed('count', prefix, () => store.count(prefix)),
+      create: (key, value) => timed('create', key, () => store.create(key, value)),
+      update: (key, value, rev) => timed('update', key, () => store.update(key, value, rev)),
+      delete: (key, rev) => timed('delete', key, () => store.delete(key, rev)),
+      watch: (prefix, after, signal, onProgress) => store.watch(prefix, after, signal, onProgress),
+      compact: (rev) => store.compact(rev),
+      health: () => store.health(),
+      close: () => store.close(),
+    };
   }
 }

@@ -28,6 +28,11 @@ export interface PodLogStreamer {
   stream(pod: KubeObject, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
+/** nodes/<name>/proxy/<path>: a GET passed to the node's agent. */
+export interface NodeProxy {
+  proxy(node: KubeObject, path: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
 export interface ResourceHandlerDeps {
   clock: Clock;
   typeFor(group: string, version: string, resource: string): ResourceType | undefined;
@@ -36,6 +41,7 @@ export interface ResourceHandlerDeps {
   /** Indexed watch fields per resource (pods: spec.nodeName). */
   indexedFields(rt: ResourceType): string[];
   podLogs?: PodLogStreamer;
+  nodeProxy?: NodeProxy;
   watchBookmarkIntervalMs: number;
   /** Watches without timeoutSeconds last between this and twice this, as upstream's --min-request-timeout. */
   minRequestTimeoutMs: number;
@@ -55,7 +61,6 @@ const NOT_SERVED_YET: Record<string, string> = {
   '/pods/attach': "containers run as host processes whose standard streams are not kept open, so kubectl attach has nothing to connect to; kubectl logs -f follows a container's output",
   '/pods/portforward': "pods share their node's network (every pod's IP is its node's), so a pod's ports are reached on the node's address directly",
   '/pods/proxy': "pods share their node's network, so a pod's ports are reached on the node's address directly",
-  '/nodes/proxy': 'the node agent serves only container logs (kubectl logs), not the kubelet proxy',
   '/services/proxy': 'nothing routes Service addresses (there is no kube-proxy); reach the pods behind a Service on their nodes directly',
 };
 
@@ -300,8 +305,16 @@ export class ResourceHandler {
     return sendJson(res, 200, updated, { warnings: ctx.warnings });
   }
 
+  /** What the agent serves read-only (/metrics, /healthz, /containerLogs/...), as the kubelet proxy upstream. */
+  private async proxyToNode(req: IncomingMessage, res: ServerResponse, store: ObjectStore, info: ResourceRequest, query: URLSearchParams): Promise<void> {
+    if (info.verb !== 'get') throw methodNotAllowed(`nodes/proxy passes only GET to the node agent, which serves nothing else`);
+    const node = await store.get(undefined, info.name!);
+    return this.deps.nodeProxy!.proxy(node, proxiedPath(req.url ?? '/', info.name!), query, req, res);
+  }
+
   private async subresource(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams, ctx: WriteContext): Promise<void> {
     const sub = info.subresource!;
+    if (rt.group === '' && rt.resource === 'nodes' && sub === 'proxy' && info.name && this.deps.nodeProxy) return this.proxyToNode(req, res, store, info, query);
     const supported = rt.subresources.includes(sub as never) || (rt.resource === 'namespaces' && sub === 'finalize');
     const unserved = info.name ? NOT_SERVED_YET[`${rt.group}/${rt.resource}/${sub}`] : undefined;
     if (unserved) throw methodNotAllowed(`${rt.resource}/${sub} is not served by skiff yet: ${unserved}`);
@@ -385,6 +398,14 @@ export class ResourceHandler {
         throw NOT_FOUND_PATH();
     }
   }
+}
+
+/** The path after /nodes/<name>/proxy in a request URL ("/metrics"), "/" when none. */
+export function proxiedPath(url: string, name: string): string {
+  const path = new URL(url, 'https://localhost').pathname;
+  const marker = `/nodes/${encodeURIComponent(name)}/proxy`;
+  const at = path.indexOf(marker);
+  return at < 0 ? '/' : path.slice(at + marker.length) || '/';
 }
 
 function applyPatch(type: Exclude<PatchType, 'apply'>, current: KubeObject, patch: unknown, gvk: { group: string; version: string; kind: string }): KubeObject {

@@ -18,7 +18,7 @@ import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/r
 import { ApiListener } from './http/listener.js';
 import { ApiMetrics } from './metrics.js';
 import { ObjectStore, type Admit, type NamespaceLookup } from './object-store.js';
-import { ResourceHandler, type PodLogStreamer } from './resource-handler.js';
+import { ResourceHandler, type PodLogStreamer, type ResourceHandlerDeps } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
 import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, checkServiceAddresses, defaultServiceAccount, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
@@ -32,7 +32,7 @@ import { RbacAuthorizer, type RbacObjects } from './rbac-authorizer.js';
 import { checkRbacEscalation, isRbacResource } from './rbac-escalation.js';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, reconcileBootstrapObject } from './bootstrap-policy.js';
 import { RBAC_GROUP, type Binding, type RoleLike } from '../api/kinds/rbac.js';
-import { AgentLogProxy } from './pod-logs.js';
+import { AgentProxy } from './agent-proxy.js';
 import { BootstrapAuthorizer, CA_PATH, JOIN_PATH, serveJoin } from './join.js';
 import { parseToken, tokenMatches, tokenSecret, tokenSecretName, TOKEN_NAMESPACE } from '../auth/bootstrap-token.js';
 import { isNamespaceActive } from '../api/kinds/namespace.js';
@@ -82,7 +82,9 @@ function SYSTEM_CONTEXT(): WriteContext {
 
 export class ApiServer {
   readonly clock: Clock;
-  readonly metrics = new ApiMetrics();
+  readonly metrics = new ApiMetrics(() => this.storedObjects());
+  /** The store, with its requests timed for /metrics. */
+  private readonly store: Store;
   private readonly stores = new Map<ResourceType, ObjectStore>();
   private readonly storesByResource = new Map<string, ObjectStore>();
   private readonly discovery = new Discovery([
@@ -105,6 +107,7 @@ export class ApiServer {
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
+    this.store = this.metrics.instrument(opts.store, groupResourceOfKey);
     this.authenticator =
       opts.authenticator ??
       new Authenticator([...(opts.tokenAuthenticators ?? []), { authenticate: (t) => this.authenticateBootstrapToken(t) }, { authenticate: async (t) => this.serviceAccountTokens?.authenticate(t) }]);
@@ -125,14 +128,14 @@ export class ApiServer {
     const namespaces: NamespaceLookup = { phaseOf: (ns) => this.namespacePhase(ns) };
     for (const rt of allResourceTypes) {
       const cache = new WatchCache({
-        store: opts.store,
+        store: this.store,
         prefix: `/registry/${rt.resource}/`,
         indexedFields: INDEXED_FIELDS[rt.resource] ?? {},
         log: this.log,
         ...(opts.watchCacheSize ? { capacity: opts.watchCacheSize } : {}),
       });
       const admit = this.admissionFor(rt, admission);
-      this.stores.set(rt, new ObjectStore(rt, opts.store, this.clock, cache, namespaces, admit, rt.resource === 'pods' && rt.group === '' ? (pod) => this.serviceAccountExists(pod) : undefined));
+      this.stores.set(rt, new ObjectStore(rt, this.store, this.clock, cache, namespaces, admit, rt.resource === 'pods' && rt.group === '' ? (pod) => this.serviceAccountExists(pod) : undefined));
       this.storesByResource.set(`${rt.group}/${rt.resource}`, this.stores.get(rt)!);
     }
     this.handler = new ResourceHandler({
@@ -141,16 +144,20 @@ export class ApiServer {
       storeFor: (rt) => this.stores.get(rt)!,
       storeByResource: (group, resource) => this.storeByResource(group, resource),
       indexedFields: (rt) => Object.keys(INDEXED_FIELDS[rt.resource] ?? {}),
-      ...(opts.podLogs
-        ? { podLogs: opts.podLogs }
-        : opts.kubeletClient
-          ? { podLogs: new AgentLogProxy((name) => this.storeByResource('', 'nodes').tryGet(undefined, name), opts.kubeletClient) }
-          : {}),
+      ...this.agentProxies(opts),
       watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs ?? 60_000,
       minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
       serviceAccountTokens: () => this.serviceAccountTokens,
     });
     this.localReads = new LocalReads({ handler: this.handler, typeFor: resourceTypeFor, storeFor: (rt) => this.stores.get(rt)! });
+  }
+
+  /** How logs and node proxying reach the agents: through their kubelet port, with the server's kubelet client certificate. */
+  private agentProxies(opts: ApiServerOptions): Pick<ResourceHandlerDeps, 'podLogs' | 'nodeProxy'> {
+    if (opts.podLogs) return { podLogs: opts.podLogs };
+    if (!opts.kubeletClient) return {};
+    const proxy = new AgentProxy((name) => this.storeByResource('', 'nodes').tryGet(undefined, name), opts.kubeletClient);
+    return { podLogs: proxy, nodeProxy: proxy };
   }
 
   /** What service-account tokens name, read from the watch cache, or from storage when it has not caught up yet. */
@@ -346,12 +353,23 @@ export class ApiServer {
   private isNamespaced = (group: string, version: string, resource: string): boolean =>
     resourceTypeFor(group, version, resource)?.namespaced ?? REVIEW_TYPES.some((t) => t.namespaced && t.group === group && t.version === version && t.resource === resource);
 
+  /** Objects per resource, as the watch caches hold them (they hold every stored object). */
+  private storedObjects(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [rt, s] of this.stores) out.set(groupResource(rt.group, rt.resource), s.cache.size);
+    return out;
+  }
+
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'https://localhost');
     let info: RequestInfo = { kind: 'nonresource', verb: (req.method ?? 'GET').toLowerCase(), path: url.pathname };
+    let answered: ((code: number) => void) | undefined;
     try {
       info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams, this.isNamespaced);
+      const counted = this.metrics.begin(info, req, url.searchParams);
+      // A watch's handler returns while its stream goes on: it is over when its response closes.
+      if (counted.longRunning) res.once('close', () => counted.done(res.statusCode));
+      else answered = counted.done;
       if (info.kind === 'nonresource' && isPublicPath(info.path)) return await this.nonResource(req, res, info.path, url);
       const caller = await this.authenticator.authenticate(req);
       if (!caller) throw unauthorized();
@@ -377,10 +395,7 @@ export class ApiServer {
     } catch (e) {
       this.fail(res, e, req);
     } finally {
-      if (info.kind === 'resource') {
-        this.metrics.requests.inc({ verb: info.verb, group: info.group, resource: info.resource, subresource: info.subresource ?? '', code: String(res.statusCode) });
-        if (info.verb !== 'watch') this.metrics.duration.observe({ verb: info.verb, resource: info.resource }, Number(process.hrtime.bigint() - started) / 1e9);
-      }
+      answered?.(res.statusCode);
     }
   }
 
@@ -420,10 +435,6 @@ export class ApiServer {
       case '/readyz':
         return this.readyz(res, url);
       case '/metrics': {
-        for (const [rt, s] of this.stores) {
-          this.metrics.cacheObjects.set({ resource: rt.resource }, s.cache.size);
-          this.metrics.watchers.set({ group: rt.group, resource: rt.resource }, s.cache.watcherCount);
-        }
         const text = await this.metrics.registry.metrics();
         res.writeHead(200, { 'Content-Type': this.metrics.registry.contentType });
         return void res.end(text);
@@ -492,6 +503,19 @@ export class ApiServer {
     res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache, private' });
     res.end(text);
   }
+}
+
+/** Upstream's GroupResource string: "pods", "deployments.apps". */
+function groupResource(group: string, resource: string): string {
+  return group ? `${resource}.${group}` : resource;
+}
+
+const GROUP_RESOURCE_BY_PREFIX = new Map(allResourceTypes.map((rt) => [rt.resource, groupResource(rt.group, rt.resource)]));
+
+/** The group resource a storage key belongs to (/registry/<resource>/...). */
+function groupResourceOfKey(key: string): string {
+  const resource = key.split('/')[2] ?? '';
+  return GROUP_RESOURCE_BY_PREFIX.get(resource) ?? resource;
 }
 
 function wantsAggregated(accept: string): boolean {

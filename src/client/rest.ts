@@ -10,6 +10,7 @@ import { StatusError } from '../api/errors.js';
 import type { KubeList, KubeObject, Status, WatchEvent } from '../api/types.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { ServerHealthChecker, pickServer, type HealthCheckOptions, type ServerState } from './server-health.js';
+import type { ClientMetrics } from './metrics.js';
 
 export interface ClientCredentials {
   caPem: string;
@@ -25,6 +26,8 @@ export interface ClientOptions extends ClientCredentials {
   userAgent?: string;
   /** Background /readyz checks of every server and health-based switching (agents use this). */
   healthCheck?: HealthCheckOptions;
+  /** Where requests are counted and timed (rest_client_*). */
+  metrics?: ClientMetrics;
 }
 
 export interface RequestOptions {
@@ -229,7 +232,16 @@ export class ApiClient {
         headers['Content-Type'] = o.contentType ?? 'application/json';
         headers['Content-Length'] = String(Buffer.byteLength(body));
       }
-      const req = https.request(url, { method, headers, agent: this.agent, ...(o.signal ? { signal: o.signal } : {}) }, resolve);
+      const metrics = this.opts.metrics;
+      const sent = metrics ? performance.now() : 0;
+      let answered = false;
+      const req = https.request(url, { method, headers, agent: this.agent, ...(o.signal ? { signal: o.signal } : {}) }, (res) => {
+        answered = true;
+        metrics?.request(method, url, res.statusCode, (performance.now() - sent) / 1000);
+        resolve(res);
+      });
+      // No answer at all (a stream cut after its answer, such as a watch, was answered).
+      if (metrics) req.once('error', () => answered || metrics.request(method, url, undefined, (performance.now() - sent) / 1000));
       let open = this.inflight.get(server);
       if (!open) this.inflight.set(server, (open = new Set()));
       open.add(req);

@@ -2,6 +2,7 @@
 // workers at once, and a key added while being processed is processed again afterwards.
 import type { Clock, Timer } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
+import type { QueueMetrics } from './metrics.js';
 
 export class WorkQueue<K = string> {
   private queue: K[] = [];
@@ -11,6 +12,10 @@ export class WorkQueue<K = string> {
   private readonly delayed = new Map<K, { at: number; timer: Timer }>();
   private waiters: ((k: K | undefined) => void)[] = [];
   private shuttingDown = false;
+  /** When each queued key was added, and when each key being worked on was taken (for metrics). */
+  private readonly addedAt = new Map<K, number>();
+  private readonly takenAt = new Map<K, number>();
+  private metrics?: QueueMetrics;
 
   constructor(
     private readonly clock: Clock = systemClock,
@@ -22,14 +27,40 @@ export class WorkQueue<K = string> {
     return this.queue.length;
   }
 
+  /** Reports adds, waits, work and retries to `m` from now on. */
+  instrument(m: QueueMetrics): void {
+    this.metrics = m;
+  }
+
+  inFlightSince(): number[] {
+    return [...this.takenAt.values()];
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  private take(key: K): void {
+    this.dirty.delete(key);
+    this.processing.add(key);
+    if (!this.metrics) return;
+    const now = this.clock.now();
+    this.metrics.started(now - (this.addedAt.get(key) ?? now));
+    this.addedAt.delete(key);
+    this.takenAt.set(key, now);
+  }
+
   add(key: K): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
+    if (this.metrics) {
+      this.metrics.added();
+      this.addedAt.set(key, this.clock.now());
+    }
     if (this.processing.has(key)) return;
     const w = this.waiters.shift();
     if (w) {
-      this.dirty.delete(key);
-      this.processing.add(key);
+      this.take(key);
       w(key);
     } else {
       this.queue.push(key);
@@ -52,6 +83,7 @@ export class WorkQueue<K = string> {
 
   /** Exponential back-off per key (5 ms, 10 ms, … up to the max), reset by forget(). */
   addRateLimited(key: K): void {
+    this.metrics?.retried();
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
     this.addAfter(key, Math.min(this.baseDelayMs * 2 ** n, this.maxDelayMs));
@@ -69,8 +101,7 @@ export class WorkQueue<K = string> {
   get(): Promise<K | undefined> {
     const key = this.queue.shift();
     if (key !== undefined) {
-      this.dirty.delete(key);
-      this.processing.add(key);
+      this.take(key);
       return Promise.resolve(key);
     }
     if (this.shuttingDown) return Promise.resolve(undefined);
@@ -79,6 +110,11 @@ export class WorkQueue<K = string> {
 
   done(key: K): void {
     this.processing.delete(key);
+    const taken = this.takenAt.get(key);
+    if (taken !== undefined) {
+      this.takenAt.delete(key);
+      this.metrics?.finished(this.clock.now() - taken);
+    }
     if (this.dirty.has(key)) {
       this.dirty.delete(key);
       this.add(key);

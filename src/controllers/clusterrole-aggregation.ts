@@ -35,7 +35,7 @@ export class ClusterRoleAggregationController implements Controller {
 
   start(ctx: ControllerContext, signal: AbortSignal): void {
     const roles = ctx.informers.for<ClusterRole>(PATH);
-    const loop = new ReconcileLoop(new Aggregation(ctx, roles), ctx.clock, ctx.log, 1);
+    const loop = new ReconcileLoop(new Aggregation(ctx, roles), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     // Any role's change may change what any aggregated role gathers (its labels or its rules).
     const enqueueAggregated = (): void => {
       for (const r of roles.list()) if (isObject(r.aggregationRule)) loop.enqueue(r.metadata.name!);

@@ -36,7 +36,7 @@ export class CronJobController implements Controller {
     const cronJobs = ctx.informers.for<CronJob>(PATHS.cronjobs);
     const jobs = ctx.informers.for<Job>(PATHS.jobs);
     const owned = new OwnerIndex(jobs);
-    const loop = new ReconcileLoop(new CronJobReconciler(ctx, cronJobs, owned), ctx.clock, ctx.log, 1);
+    const loop = new ReconcileLoop(new CronJobReconciler(ctx, cronJobs, owned), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     const enqueue = (cj: CronJob) => loop.enqueue(objectKeyOf(cj));
     cronJobs.addHandlers({ add: enqueue, update: (_o, cj) => enqueue(cj), delete: enqueue });
     const jobChanged = (job: Job) => {

@@ -230,7 +230,7 @@ export class DaemonSetController implements Controller {
     const podIndex = new OwnerIndex(pods);
     const expectations = new Expectations(ctx.clock);
     const history = new RevisionHistory(ctx, revisions, { kind: 'DaemonSet', resource: 'daemonsets' });
-    const loop = new ReconcileLoop(new DaemonSetReconciler(ctx, daemonSets, nodes, podIndex, expectations, history), ctx.clock, ctx.log, 2);
+    const loop = new ReconcileLoop(new DaemonSetReconciler(ctx, daemonSets, nodes, podIndex, expectations, history), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (ds: DaemonSet) => loop.enqueue(objectKeyOf(ds));
     const enqueueAll = () => {
       for (const ds of daemonSets.list()) enqueue(ds);

@@ -74,7 +74,7 @@ export class DeploymentController implements Controller {
     const pods = ctx.informers.for<Pod>(PATHS.pods);
     const rsIndex = new OwnerIndex(replicaSets);
     const podIndex = new OwnerIndex(pods);
-    const loop = new ReconcileLoop(new DeploymentReconciler(ctx, deployments, rsIndex, podIndex), ctx.clock, ctx.log, 2);
+    const loop = new ReconcileLoop(new DeploymentReconciler(ctx, deployments, rsIndex, podIndex), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (d: Deployment) => loop.enqueue(objectKeyOf(d));
 
     deployments.addHandlers({ add: enqueue, update: (_o, n) => enqueue(n), delete: enqueue });

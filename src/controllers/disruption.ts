@@ -22,7 +22,7 @@ export class DisruptionController implements Controller {
     setMaxListeners(0, signal);
     const pdbs = ctx.informers.for<KubeObject>(PATHS.pdbs);
     const pods = ctx.informers.for<KubeObject>(PATHS.pods);
-    const loop = new ReconcileLoop(new BudgetStatus(ctx, pdbs, pods), ctx.clock, ctx.log, 1);
+    const loop = new ReconcileLoop(new BudgetStatus(ctx, pdbs, pods), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     const key = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
     pdbs.addHandlers({ add: (p) => loop.enqueue(key(p)), update: (_o, p) => loop.enqueue(key(p)) });
     // A pod matters to the budgets in its namespace that select it, before or after the change.

@@ -142,7 +142,7 @@ export class EndpointsController implements Controller {
     const pods = ctx.informers.for<Pod>(PATHS.pods);
     const endpoints = ctx.informers.for<Endpoints>(PATHS.endpoints);
     const reconciler = new EndpointsReconciler(ctx, services, pods, endpoints);
-    const loop = new ReconcileLoop(reconciler, ctx.clock, ctx.log, 2);
+    const loop = new ReconcileLoop(reconciler, { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     services.addHandlers({
       add: (s) => loop.enqueue(objectKeyOf(s)),
       update: (_o, s) => loop.enqueue(objectKeyOf(s)),

@@ -97,7 +97,7 @@ export class EndpointSliceController implements Controller {
     const services = ctx.informers.for<Service>(PATHS.services);
     const pods = ctx.informers.for<Pod>(PATHS.pods);
     const slices = ctx.informers.for<EndpointSlice>(PATHS.endpointslices);
-    const loop = new ReconcileLoop(new EndpointSliceReconciler(ctx, services, pods, slices), ctx.clock, ctx.log, 2);
+    const loop = new ReconcileLoop(new EndpointSliceReconciler(ctx, services, pods, slices), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (s: Service) => loop.enqueue(objectKeyOf(s));
     services.addHandlers({ add: enqueue, update: (_o, s) => enqueue(s), delete: enqueue });
     watchSelectedPods(services, pods, enqueue);

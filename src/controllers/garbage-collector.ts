@@ -83,7 +83,7 @@ class GarbageCollector implements Reconciler {
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.log.child({ controller: 'garbage-collector' });
     this.recorder = ctx.recorder('garbage-collector-controller');
-    this.loop = new ReconcileLoop(this, ctx.clock, this.log, 4);
+    this.loop = new ReconcileLoop(this, { clock: ctx.clock, log: this.log, metrics: ctx.metrics }, 4);
     for (const rt of allResourceTypes) {
       if (IGNORED.has(`${rt.group}/${rt.version}/${rt.resource}`)) continue;
       // The graph only reads objects; every change goes through a fresh GET.

@@ -84,7 +84,7 @@ export class JobController implements Controller {
     const pods = ctx.informers.for<Pod>(PATHS.pods);
     const podIndex = new OwnerIndex(pods);
     const expectations = new Expectations(ctx.clock);
-    const loop = new ReconcileLoop(new JobReconciler(ctx, jobs, podIndex, expectations), ctx.clock, ctx.log, 2);
+    const loop = new ReconcileLoop(new JobReconciler(ctx, jobs, podIndex, expectations), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (j: Job) => loop.enqueue(objectKeyOf(j));
     jobs.addHandlers({
       add: enqueue,

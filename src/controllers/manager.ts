@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../client/rest.js';
 import type { ListWatchSource } from '../client/informer.js';
 import { LeaderElector } from '../client/leader-election.js';
+import type { ClientMetrics } from '../client/metrics.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { EventRecorder } from './events.js';
@@ -49,6 +50,8 @@ export interface ControllerContext {
   options: ControllerOptions;
   /** An event recorder reporting as `component` (e.g. "node-controller", "default-scheduler"). */
   recorder(component: string): EventRecorder;
+  /** Where work queues report (workqueue_*); none in tests. */
+  metrics?: ClientMetrics;
 }
 
 /**
@@ -63,9 +66,11 @@ export function controllerContext(
   options: ControllerOptions,
   host?: string,
   reads: ListWatchSource = client,
+  metrics?: ClientMetrics,
 ): ControllerContext {
   const recorders = new Map<string, EventRecorder>();
   return {
+    ...(metrics ? { metrics } : {}),
     client,
     informers: new SharedInformers(reads, clock, log),
     clock,
@@ -91,6 +96,9 @@ export interface LeaderElectionTimings {
   retryPeriodMs: number;
 }
 
+/** The kube-system Lease whose holder runs the controllers and the scheduler. */
+const CONTROLLER_LEASE = 'skiff-controller-manager';
+
 export class ControllerManager {
   readonly identity = `${hostname()}_${randomUUID()}`;
   private elector?: LeaderElector;
@@ -104,6 +112,8 @@ export class ControllerManager {
     private readonly election: LeaderElectionTimings,
     /** Where informers list and watch: the server's own caches when it runs the controllers. */
     private readonly reads: ListWatchSource = client,
+    /** Work queues and leader election report here (the server's /metrics). */
+    private readonly metrics?: ClientMetrics,
   ) {}
 
   get isLeader(): boolean {
@@ -111,10 +121,11 @@ export class ControllerManager {
   }
 
   run(signal: AbortSignal): Promise<void> {
+    this.metrics?.leading(CONTROLLER_LEASE, false);
     this.elector = new LeaderElector({
       client: this.client,
       namespace: 'kube-system',
-      name: 'skiff-controller-manager',
+      name: CONTROLLER_LEASE,
       identity: this.identity,
       ...this.election,
       clock: this.clock,
@@ -128,8 +139,10 @@ export class ControllerManager {
   private startControllers(signal: AbortSignal): void {
     // Every in-flight request of every controller listens on this one signal.
     setMaxListeners(0, signal);
+    this.metrics?.leading(CONTROLLER_LEASE, true);
+    signal.addEventListener('abort', () => this.metrics?.leading(CONTROLLER_LEASE, false), { once: true });
     // Fresh caches per term: a new leader must not act on what an old term saw.
-    const ctx = controllerContext(this.client, this.clock, this.log, this.options, hostname(), this.reads);
+    const ctx = controllerContext(this.client, this.clock, this.log, this.options, hostname(), this.reads, this.metrics);
     for (const c of this.controllers) {
       c.start(ctx, signal);
       this.log.info({ controller: c.name }, 'controller started');

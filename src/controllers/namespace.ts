@@ -21,7 +21,7 @@ export class NamespaceController implements Controller {
 
   start(ctx: ControllerContext, signal: AbortSignal): void {
     const informer = ctx.informers.for(PATHS.namespaces);
-    const loop = new ReconcileLoop(new NamespaceReconciler(ctx), ctx.clock, ctx.log, 2);
+    const loop = new ReconcileLoop(new NamespaceReconciler(ctx), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (ns: KubeObject) => ns.metadata.deletionTimestamp && loop.enqueue(ns.metadata.name!);
     informer.addHandlers({ add: enqueue, update: (_o, n) => enqueue(n) });
     void informer.waitForSync().then(() => loop.run(signal));

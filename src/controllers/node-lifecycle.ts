@@ -123,7 +123,7 @@ class NodeLifecycle implements Reconciler {
     this.podsByNode = new PodsByNode(this.pods);
     this.recorder = ctx.recorder('node-controller');
     this.log = ctx.log.child({ controller: 'node-lifecycle' });
-    this.loop = new ReconcileLoop(this, ctx.clock, this.log, 4);
+    this.loop = new ReconcileLoop(this, { clock: ctx.clock, log: this.log, metrics: ctx.metrics }, 4);
   }
 
   run(signal: AbortSignal): void {

@@ -77,7 +77,7 @@ class PodGC implements Reconciler {
     this.recorder = ctx.recorder('pod-garbage-collector');
     this.log = ctx.log.child({ controller: 'pod-gc' });
     // One key, one worker: the pass is periodic, not event-driven.
-    this.loop = new ReconcileLoop(this, ctx.clock, this.log, 1);
+    this.loop = new ReconcileLoop(this, { clock: ctx.clock, log: this.log, metrics: ctx.metrics }, 1);
   }
 
   run(signal: AbortSignal): void {

@@ -4,6 +4,7 @@
 import { WorkQueue } from '../client/workqueue.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
+import type { ClientMetrics } from '../client/metrics.js';
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
@@ -14,15 +15,24 @@ export interface Reconciler {
   reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void>;
 }
 
+/** What a loop needs from its controller's context; with `metrics`, its queue reports workqueue_* under the reconciler's name. */
+export interface LoopDeps {
+  clock: Clock;
+  log: Logger;
+  metrics?: ClientMetrics;
+}
+
 export class ReconcileLoop {
   readonly queue: WorkQueue<string>;
+  private readonly log: Logger;
   constructor(
     private readonly reconciler: Reconciler,
-    clock: Clock,
-    private readonly log: Logger,
+    deps: LoopDeps,
     private readonly workers = 2,
   ) {
-    this.queue = new WorkQueue<string>(clock, 5, 30_000);
+    this.log = deps.log;
+    this.queue = new WorkQueue<string>(deps.clock, 5, 30_000);
+    if (deps.metrics) this.queue.instrument(deps.metrics.queue(reconciler.name, this.queue));
   }
 
   enqueue(key: string): void {

@@ -94,7 +94,7 @@ export class ReplicaSetController implements Controller {
     const pods = new OwnerIndex(podInformer);
     const expectations = new Expectations(ctx.clock);
     const reconciler = new ReplicaSetReconciler(ctx, this.kind, rsInformer, pods, expectations);
-    const loop = new ReconcileLoop(reconciler, ctx.clock, ctx.log, 2);
+    const loop = new ReconcileLoop(reconciler, { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (rs: Replicated) => loop.enqueue(objectKeyOf(rs));
 
     rsInformer.addHandlers({

@@ -25,7 +25,7 @@ export class RootCaPublisherController implements Controller {
     setMaxListeners(0, signal);
     const namespaces = ctx.informers.for<KubeObject>(PATHS.namespaces);
     const configMaps = ctx.informers.for<KubeObject>(PATHS.configmaps, { readOnly: true, fieldSelector: `metadata.name=${ROOT_CA_CONFIGMAP}` });
-    const loop = new ReconcileLoop(new PublishRootCa(ctx, caPem, namespaces, configMaps), ctx.clock, ctx.log, 1);
+    const loop = new ReconcileLoop(new PublishRootCa(ctx, caPem, namespaces, configMaps), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     namespaces.addHandlers({ add: (ns) => loop.enqueue(ns.metadata.name!), update: (_o, ns) => loop.enqueue(ns.metadata.name!) });
     const mine = (cm: KubeObject) => cm.metadata.name === ROOT_CA_CONFIGMAP && loop.enqueue(cm.metadata.namespace!);
     configMaps.addHandlers({ update: (_o, cm) => mine(cm), delete: mine });

@@ -29,7 +29,7 @@ export class ServiceAccountTokenSecretsController implements Controller {
     setMaxListeners(0, signal);
     const secrets = ctx.informers.for<KubeObject>(PATHS.secrets, { fieldSelector: `type=${SERVICE_ACCOUNT_TOKEN_TYPE}` });
     const accounts = ctx.informers.for<KubeObject>(PATHS.serviceaccounts);
-    const loop = new ReconcileLoop(new FillTokenSecret(ctx, key, secrets, accounts), ctx.clock, ctx.log, 1);
+    const loop = new ReconcileLoop(new FillTokenSecret(ctx, key, secrets, accounts), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     const enqueue = (s: KubeObject) => loop.enqueue(objectKeyOf(s));
     secrets.addHandlers({ add: enqueue, update: (_o, s) => enqueue(s) });
     // A Secret may come before its account: the account's arrival fills it.

@@ -20,7 +20,7 @@ export class ServiceAccountsController implements Controller {
     setMaxListeners(0, signal);
     const namespaces = ctx.informers.for<KubeObject>(PATHS.namespaces);
     const accounts = ctx.informers.for<ServiceAccount>(PATHS.serviceaccounts);
-    const loop = new ReconcileLoop(new DefaultAccount(ctx, namespaces, accounts), ctx.clock, ctx.log, 1);
+    const loop = new ReconcileLoop(new DefaultAccount(ctx, namespaces, accounts), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     namespaces.addHandlers({ add: (ns) => loop.enqueue(ns.metadata.name!), update: (_o, ns) => loop.enqueue(ns.metadata.name!) });
     accounts.addHandlers({ delete: (sa) => sa.metadata.name === DEFAULT_SERVICE_ACCOUNT && loop.enqueue(sa.metadata.namespace!) });
     void Promise.all([namespaces.waitForSync(), accounts.waitForSync()]).then(() => loop.run(signal));

@@ -74,7 +74,7 @@ export class StatefulSetController implements Controller {
     const podInformer = ctx.informers.for<Pod>(PATHS.pods);
     const revisions = ctx.informers.for<ControllerRevision>(PATHS.controllerrevisions);
     const reconciler = new StatefulSetReconciler(ctx, sets, new OwnerIndex(podInformer), new RevisionHistory(ctx, revisions, { kind: 'StatefulSet', resource: 'statefulsets' }));
-    const loop = new ReconcileLoop(reconciler, ctx.clock, ctx.log, 2);
+    const loop = new ReconcileLoop(reconciler, { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (s: StatefulSet) => loop.enqueue(objectKeyOf(s));
     sets.addHandlers({ add: enqueue, update: (_o, n) => enqueue(n), delete: enqueue });
     watchOwnedPods({

@@ -75,7 +75,7 @@ class TaintEviction implements Reconciler {
     this.podsByNode = new PodsByNode(this.pods);
     this.recorder = ctx.recorder('taint-eviction-controller');
     this.log = ctx.log.child({ controller: 'taint-eviction' });
-    this.loop = new ReconcileLoop(this, ctx.clock, this.log, 4);
+    this.loop = new ReconcileLoop(this, { clock: ctx.clock, log: this.log, metrics: ctx.metrics }, 4);
   }
 
   run(signal: AbortSignal): void {

@@ -121,8 +121,9 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     clientKeyPem: pki.admin.keyPem,
     timeoutMs: 30_000,
     userAgent: 'skiff-controller-manager/0.1.0',
+    metrics: api.metrics.client,
   });
-  const manager = new ControllerManager(controllerClient, allControllers(), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads);
+  const manager = new ControllerManager(controllerClient, allControllers(), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });

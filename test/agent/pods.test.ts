@@ -326,7 +326,8 @@ describe('parsing and helpers', () => {
     assert.equal(cmd.opts().nodes, '3');
     const split = collect();
     assert.deepEqual(split.agent, ['--labels', 'a=b', '--labels', 'c=d', '--node-lease-duration-seconds', '4', '--node-status-update-frequency', '1s']);
-    assert.deepEqual(split.server, ['--default-not-ready-toleration-seconds', '10']);
+    // Servers know the node flags too: each runs its own control-plane node.
+    assert.deepEqual(split.server, ['--default-not-ready-toleration-seconds', '10', '--labels', 'a=b', '--labels', 'c=d', '--node-lease-duration-seconds', '4', '--node-status-update-frequency', '1s']);
     assert.throws(() => cmd.parse(['--bogus'], { from: 'user' }), /unknown option/);
     assert.match(randomToken(), /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
   });

@@ -60,7 +60,7 @@ describe('request bodies on the wire', () => {
     const text = String(await c.get('/metrics'));
     let n = 0;
     for (const line of text.split('\n')) {
-      if (line.startsWith('apiserver_request_total{') && line.includes('verb="create"') && line.includes('resource="configmaps"') && line.includes(`code="${code}"`)) {
+      if (line.startsWith('apiserver_request_total{') && line.includes('verb="POST"') && line.includes('resource="configmaps"') && line.includes(`code="${code}"`)) {
         n += Number(line.slice(line.lastIndexOf(' ') + 1));
       }
     }

@@ -101,7 +101,6 @@ describe('the wire as clients other than kubectl see it', () => {
       ['GET', '/api/v1/namespaces/default/pods/p/attach'],
       ['POST', '/api/v1/namespaces/default/pods/p/portforward'],
       ['GET', '/api/v1/namespaces/default/pods/p/proxy/healthz'],
-      ['GET', '/api/v1/nodes/n/proxy/metrics'],
       ['GET', '/api/v1/namespaces/default/services/kubernetes/proxy/'],
     ] as const) {
       const r = await request(method, path);
