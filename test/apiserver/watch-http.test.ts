@@ -71,8 +71,8 @@ describe('watch over HTTP', () => {
     assert.equal(String(await c.get('/readyz')).trim(), 'ok');
     assert.match(String(await c.get('/readyz', { query: { verbose: 'true' } })), /\[\+\]etcd ok/);
     const metrics = String(await c.get('/metrics', { accept: 'text/plain' }));
-    assert.match(metrics, /apiserver_request_total\{verb="create",group="",resource="configmaps",subresource="",code="201"\} \d+/);
-    assert.match(metrics, /apiserver_watch_cache_objects\{resource="configmaps"\} 2/);
+    assert.match(metrics, /apiserver_request_total\{verb="POST",dry_run="",group="",version="v1",resource="configmaps",subresource="",scope="resource",component="apiserver",code="201"\} \d+/);
+    assert.match(metrics, /apiserver_storage_objects\{resource="configmaps"\} 2/);
   });
 });
 
