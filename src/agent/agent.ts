@@ -82,7 +82,7 @@ export type AgentNodeConfig = Omit<AgentConfig, 'dataDir' | 'servers' | 'credent
 /** The node was retired; starting again needs --rejoin or a fresh data dir. */
 export class RetiredError extends Error {}
 
-export type AgentEnd = 'stopped' | 'retired';
+export type AgentEnd = 'stopped' | 'retired' | 'restarting';
 
 export class Agent {
   readonly state: AgentStateDir;
@@ -426,6 +426,23 @@ export class Agent {
       await this.stopLoops();
       this.log.info({ node: this.nodeName }, 'agent stopped');
       this.endResolve('stopped');
+    })();
+    return this.leaving;
+  }
+
+  /**
+   * Stops without leaving — pods keep running, the Node and its Lease stay — so that the agent
+   * started next (a new version, in an upgrade) adopts the containers and renews the Lease before
+   * it expires: no node goes NotReady and no pod moves.
+   */
+  restartInPlace(): Promise<void> {
+    if (this.leaving) return this.leaving;
+    this.leaving = (async () => {
+      this.log.info({ node: this.nodeName }, 'restarting in place: pods keep running and the Node stays for the next agent');
+      this.keeper?.leave();
+      this.podSync?.stopAdmitting();
+      await this.stopLoops();
+      this.endResolve('restarting');
     })();
     return this.leaving;
   }

@@ -7,6 +7,7 @@ import { JoinError } from '../agent/join.js';
 import { addConfigFile, listenErrorMessage, logFormatOption, boolArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { PidLock } from '../util/pid-lock.js';
+import { EXIT_CONFIG, EXIT_RESTART } from './exit-codes.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -76,25 +77,27 @@ export function agentCommand(): Command {
         log.warn({ signal: sig }, 'second signal: exiting now');
         process.exit(1);
       }
-      void agent.shutdown(sig);
+      void (sig === 'SIGUSR2' ? agent.restartInPlace() : agent.shutdown(sig));
     };
     process.on('SIGTERM', () => onSignal('SIGTERM'));
     process.on('SIGINT', () => onSignal('SIGINT'));
+    // An upgrade: stop, keeping the pods and the Node for the agent started next.
+    process.on('SIGUSR2', () => onSignal('SIGUSR2'));
     try {
       await agent.start();
     } catch (e) {
       const known = e instanceof NodeNameTakenError || e instanceof RetiredError || e instanceof JoinError;
       if (signals > 0) {
-        await agent.ended;
-        process.exit(0);
+        process.exit((await agent.ended) === 'restarting' ? EXIT_RESTART : 0);
       }
       const listenError = listenErrorMessage(e, "the node's log server", '--kubelet-port N (0: any free port)');
       log.error({ err: listenError ?? (known ? (e as Error).message : (e as Error).stack) }, 'agent failed to start');
       console.error(`skiff agent: ${listenError ?? (e as Error).message}`);
-      process.exit(1);
+      // A refusal a restart cannot cure is not retried by systemd (RestartPreventExitStatus).
+      process.exit(known && !(e instanceof JoinError && !e.fatal) ? EXIT_CONFIG : 1);
     }
     const end = await agent.ended;
-    process.exit(end === 'retired' || end === 'stopped' ? 0 : 1);
+    process.exit(end === 'restarting' ? EXIT_RESTART : 0);
   });
   return cmd;
 }

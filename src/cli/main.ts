@@ -39,7 +39,7 @@ async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
     return;
   }
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -47,6 +47,7 @@ async function run(argv: string[]): Promise<void> {
     import('./agent.js'),
     import('./node.js'),
     import('./haproxy-config.js'),
+    import('./install.js'),
   ]);
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
@@ -55,5 +56,6 @@ async function run(argv: string[]): Promise<void> {
   program.addCommand(agentCommand());
   program.addCommand(nodeCommand());
   program.addCommand(haproxyConfigCommand());
+  for (const c of installCommands()) program.addCommand(c);
   await program.parseAsync(argv);
 }

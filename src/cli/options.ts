@@ -53,8 +53,10 @@ export function addConfigFile(cmd: Command): Command {
         thisCommand.setOptionValueWithSource(key, value === true || value === 'true', 'config');
         continue;
       }
-      const text = Array.isArray(value) ? value.join(',') : String(value);
-      const parsed = opt.parseArg ? opt.parseArg(text, undefined as never) : text;
+      // A list is the flag given once per item (`server: [a, b]` is --server a --server b).
+      const items = Array.isArray(value) ? value.map(String) : [String(value)];
+      let parsed: unknown = undefined;
+      for (const text of items) parsed = opt.parseArg ? opt.parseArg(text, parsed as never) : text;
       thisCommand.setOptionValueWithSource(key, parsed, 'config');
     }
   });

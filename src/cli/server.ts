@@ -4,6 +4,7 @@ import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
 import { runServer } from '../server/run-server.js';
 import { addConfigFile, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
+import { EXIT_RESTART } from './exit-codes.js';
 
 export function serverCommand(): Command {
   const cmd = new Command('server')
@@ -94,9 +95,10 @@ export function serverCommand(): Command {
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      log.info({ signal }, 'shutting down');
-      void running.stop().then(
-        () => process.exit(0),
+      const inPlace = signal === 'SIGUSR2';
+      log.info({ signal }, inPlace ? 'restarting in place (the next server takes over this member and its node)' : 'shutting down');
+      void running.stop({ inPlace }).then(
+        () => process.exit(inPlace ? EXIT_RESTART : 0),
         (e: unknown) => {
           log.error({ err: String(e) }, 'shutdown failed');
           process.exit(1);
@@ -105,6 +107,7 @@ export function serverCommand(): Command {
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGUSR2', () => stop('SIGUSR2'));
   });
   return cmd;
 }

@@ -29,6 +29,8 @@ export interface ControlPlaneNode {
   agent: Agent;
   /** Drains and removes the Node (graceful exit), then releases the data dir. */
   stop(reason: string): Promise<void>;
+  /** Stops, keeping pods and the Node for the next server (an upgrade). */
+  restartInPlace(): Promise<void>;
 }
 
 export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise<ControlPlaneNode | undefined> {
@@ -74,6 +76,10 @@ export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise
     agent,
     async stop(reason) {
       await agent.shutdown(reason);
+      lock.release();
+    },
+    async restartInPlace() {
+      await agent.restartInPlace();
       lock.release();
     },
   };

@@ -51,7 +51,8 @@ export interface RunningServer {
   port: number;
   kubeconfigPath: string;
   manager: ControllerManager;
-  stop(): Promise<void>;
+  /** `inPlace`: a restart for an upgrade, which leaves the member's own node as it is for the next server. */
+  stop(opts?: { inPlace?: boolean }): Promise<void>;
 }
 
 function splitHostPort(hp: string): { host: string; port?: number } {
@@ -137,9 +138,9 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     port,
     kubeconfigPath,
     manager,
-    async stop() {
+    async stop(opts = {}) {
       // The node first: it drains and removes itself through this member while it still serves.
-      await node?.stop('server stopping');
+      await (opts.inPlace ? node?.restartInPlace() : node?.stop('server stopping'));
       stopControllers.abort();
       await Promise.all([managerDone.catch(() => {}), endpointsDone.catch(() => {})]);
       await endpoints.removeSelf();

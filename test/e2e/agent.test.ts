@@ -298,7 +298,8 @@ describe('skiff agent end to end', () => {
     await owner.start();
     const intruder = agent('e2e-owned', join(s.dataDir, 'agents', 'intruder'));
     await intruder.start([], { waitReady: false });
-    assert.equal(await intruder.exitCode(), 1);
+    // 78: a refusal a restart cannot cure (systemd does not restart it).
+    assert.equal(await intruder.exitCode(), 78);
     assert.match(intruder.logs(), /belongs to another machine .* refusing to adopt it/);
     // The owner is unaffected.
     assert.match(await s.k(['get', 'node', 'e2e-owned']), /Ready/);
@@ -371,7 +372,7 @@ describe('skiff agent end to end', () => {
     await assert.rejects(client.get('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/e2e-retire'), (e: { code?: number }) => e.code === 404);
     // Stays out: a restart refuses; --rejoin joins again.
     await a.start([], { waitReady: false });
-    assert.equal(await a.exitCode(), 1);
+    assert.equal(await a.exitCode(), 78);
     assert.match(a.logs(), /was retired .* --rejoin/);
     await a.start(['--rejoin']);
     assert.equal((await getNode('e2e-retire')).spec?.unschedulable, undefined);

@@ -44,7 +44,7 @@ describe('an agent whose data dir holds another cluster’s credential', () => {
     const ca = join(second.dataDir, 'tls', 'ca.crt');
     const url = new TestAgent(second, 'reused').serverUrl;
     const refused = await skiff(['agent', '--server', url, '--ca-file', ca, '--data-dir', dataDir, '--node-name', 'reused', '--kubelet-port', '0'], { SKIFF_TOKEN: '' });
-    assert.equal(refused.code, 1);
+    assert.equal(refused.code, 78);
     assert.match(refused.stderr, /^skiff agent: the node credential in the data dir was issued by another cluster's CA than .*ca\.crt's .*: pass --token to join this cluster/m);
     assert.equal(refused.stderr.trim().split('\n').filter((l) => l.startsWith('skiff agent:')).length, 1);
     const b = new TestAgent(second, 'reused', dataDir);
