@@ -45,3 +45,8 @@ export function layoutConflict(dir: string, have: ClusterLayout | undefined, wan
   }
   return undefined;
 }
+
+/** Where `up` runs its etcd members: 127.0.0.1, .2, ... on etcd's usual ports, data in <dir>/etcd/m<i>. */
+export function upEtcdMembers(dir: string, members: number): { name: string; host: string; clientPort: number; peerPort: number; dataDir: string }[] {
+  return Array.from({ length: members }, (_, i) => ({ name: `m${i}`, host: `127.0.0.${i + 1}`, clientPort: 2379, peerPort: 2380, dataDir: join(dir, 'etcd', `m${i}`, 'data') }));
+}

@@ -39,7 +39,7 @@ async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
     return;
   }
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -48,6 +48,7 @@ async function run(argv: string[]): Promise<void> {
     import('./node.js'),
     import('./haproxy-config.js'),
     import('./install.js'),
+    import('./backup.js'),
   ]);
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
@@ -56,6 +57,6 @@ async function run(argv: string[]): Promise<void> {
   program.addCommand(agentCommand());
   program.addCommand(nodeCommand());
   program.addCommand(haproxyConfigCommand());
-  for (const c of installCommands()) program.addCommand(c);
+  for (const c of [...installCommands(), ...backupCommands()]) program.addCommand(c);
   await program.parseAsync(argv);
 }

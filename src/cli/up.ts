@@ -21,7 +21,7 @@ import { serverCommand } from './server.js';
 import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { freePorts, listenError } from '../util/ports.js';
 import { PidLock } from '../util/pid-lock.js';
-import { layoutConflict, readClusterLayout, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
+import { layoutConflict, readClusterLayout, upEtcdMembers, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 const TOKEN_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -198,7 +198,7 @@ export function upCommand(): Command {
         etcd = await startEtcd({
           members,
           dir: join(dataDir, 'etcd'),
-          addresses: Array.from({ length: members }, (_, i) => ({ host: `127.0.0.${i + 1}`, clientPort: 2379, peerPort: 2380 })),
+          addresses: upEtcdMembers(dataDir, members),
           progressNotifyIntervalMs: 1000,
           startTimeoutMs: 30_000,
         });

@@ -58,6 +58,9 @@ function installExitHook(): void {
   });
 }
 
+/** The cluster token of a local cluster kept in a fixed directory (what a restore must use too). */
+export const LOCAL_ETCD_CLUSTER_TOKEN = 'skiff-local-etcd';
+
 /** The etcd binary to run, or undefined when there is none. */
 export function findEtcdBinary(): string | undefined {
   return findBinary('etcd', 'SKIFF_ETCD_BIN', ['/usr/bin/etcd']);
@@ -266,7 +269,7 @@ export class LocalEtcdCluster {
     const names = Array.from({ length: n }, (_, i) => `m${i}`);
     const initialCluster = names.map((name, i) => `${name}=http://${addresses[i]!.host}:${addresses[i]!.peerPort}`).join(',');
     // A fixed directory is one long-lived cluster; its token must survive restarts.
-    const token = opts.dir ? 'skiff-local-etcd' : `skiff-test-${process.pid}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
+    const token = opts.dir ? LOCAL_ETCD_CLUSTER_TOKEN : `skiff-test-${process.pid}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
     const members = names.map((name, i) => {
       const { host, clientPort, peerPort } = addresses[i]!;
       const member: EtcdMember = new EtcdMember(

@@ -1,0 +1,102 @@
+// `skiff backup FILE` and `skiff restore FILE`: a consistent online backup of a cluster (the SQLite
+// database and the cluster's keys, or an etcd snapshot) and its restore into a fresh data
+// directory, resourceVersions continuing above anything clients saw before.
+import { existsSync, mkdirSync, openSync, readSync, closeSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Command } from 'commander';
+import { backupServerDir, databasePath, restoreServerDir } from '../server/backup.js';
+import { restoreEtcdMembers, snapshotEtcd } from '../store/etcd-backup.js';
+import { LOCAL_ETCD_CLUSTER_TOKEN } from '../etcd/local-cluster.js';
+import { findBinary } from '../util/find-binary.js';
+import { intArg, listArg } from './options.js';
+import { readClusterLayout, upEtcdMembers, writeClusterLayout } from './cluster-dir.js';
+
+/** The server data dir inside `dir`: `dir` itself (skiff server), or <dir>/server (skiff up). */
+function serverDirIn(dir: string): string | undefined {
+  if (existsSync(databasePath(dir))) return dir;
+  if (existsSync(databasePath(join(dir, 'server')))) return join(dir, 'server');
+  return undefined;
+}
+
+function isSqliteFile(file: string): boolean {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    readSync(fd, head, 0, 16, 0);
+    return head.toString('latin1') === 'SQLite format 3\0';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function backupCommand(): Command {
+  return new Command('backup')
+    .description('write a consistent backup of a running (or stopped) cluster to FILE')
+    .argument('<file>', 'where the backup goes')
+    .option('--data-dir <dir>', 'the cluster data directory (skiff up) or a server data directory (skiff server)', '.skiff')
+    .option('--etcd-endpoints <urls>', 'back up this etcd instead (comma-separated; the first that answers)', listArg, [])
+    .action(async (file: string, o: { dataDir: string; etcdEndpoints: string[] }) => {
+      const dataDir = resolve(o.dataDir);
+      const layout = readClusterLayout(dataDir);
+      const endpoints = o.etcdEndpoints.length > 0 ? o.etcdEndpoints : layout?.storage === 'etcd' ? upEtcdMembers(dataDir, layout.etcdMembers).map((m) => `http://${m.host}:${m.clientPort}`) : [];
+      if (endpoints.length > 0) {
+        let lastError: unknown;
+        for (const endpoint of endpoints) {
+          try {
+            const { revision } = await snapshotEtcd(endpoint, file);
+            console.log(`etcd snapshot of revision ${revision} written to ${file} (from ${endpoint}); restoring it needs the cluster's join token, which seals its CA`);
+            return;
+          } catch (e) {
+            lastError = e;
+          }
+        }
+        throw new Error(`no etcd member gave a snapshot: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+      }
+      const serverDir = serverDirIn(dataDir);
+      if (!serverDir) throw new Error(`${dataDir} holds no cluster (no SQLite database, no etcd): pass --data-dir, or --etcd-endpoints`);
+      const { revision, files } = backupServerDir(serverDir, file);
+      console.log(`backup of revision ${revision} written to ${file} (the SQLite database of ${serverDir} and ${files} key and certificate files)`);
+    });
+}
+
+function restoreCommand(): Command {
+  return new Command('restore')
+    .description('restore a backup into a fresh data directory')
+    .argument('<file>', 'a file `skiff backup` wrote')
+    .requiredOption('--data-dir <dir>', 'the fresh data directory to restore into')
+    .option('--layout <kind>', 'up (the directory `skiff up --data-dir` runs) or server (`skiff server --data-dir`)', 'up')
+    .option('--bump-revision <n>', 'raise the revision by this much, above anything clients saw (SQLite)', intArg, 1_000_000)
+    .option('--etcd-members <n>', 'etcd: members to make (1, or 3 for `up --servers 3`)', intArg, 1)
+    .option('--token <token>', 'etcd: the join token of the cluster backed up (it seals the cluster CA)')
+    .action(async (file: string, o: { dataDir: string; layout: string; bumpRevision: number; etcdMembers: number; token?: string }) => {
+      if (o.layout !== 'up' && o.layout !== 'server') throw new Error(`--layout is up or server, not ${JSON.stringify(o.layout)}`);
+      if (!existsSync(file)) throw new Error(`${file} does not exist`);
+      const dataDir = resolve(o.dataDir);
+      if (isSqliteFile(file)) {
+        if (readClusterLayout(dataDir)) throw new Error(`${dataDir} already holds a cluster: restore into a fresh data directory`);
+        const serverDir = o.layout === 'up' ? join(dataDir, 'server') : dataDir;
+        const { revision, files } = restoreServerDir(file, serverDir, o.bumpRevision);
+        if (o.layout === 'up') writeClusterLayout(dataDir, { storage: 'sqlite', etcdMembers: 0 });
+        const start = o.layout === 'up' ? `skiff up --data-dir ${dataDir}` : `skiff server --data-dir ${dataDir}`;
+        console.log(`restored into ${serverDir} (${files} key and certificate files); resourceVersions continue from ${revision}; start it with ${start}`);
+        return;
+      }
+      // An etcd snapshot: member data directories for `skiff up --storage etcd`.
+      if (o.layout !== 'up') throw new Error('an etcd snapshot restores into a `skiff up` directory (--layout up); for etcd of your own, use etcdctl snapshot restore');
+      if (!o.token) throw new Error("restoring an etcd snapshot needs --token: the cluster's join token, which seals its CA in etcd");
+      if (o.etcdMembers !== 1 && o.etcdMembers !== 3) throw new Error('--etcd-members is 1 or 3, as skiff up runs them');
+      if (readClusterLayout(dataDir)) throw new Error(`${dataDir} already holds a cluster: restore into a fresh data directory`);
+      const etcdctl = findBinary('etcdctl', 'SKIFF_ETCDCTL_BIN', ['/usr/bin/etcdctl']);
+      if (!etcdctl) throw new Error("restoring an etcd snapshot needs etcdctl (Debian: apt-get install etcd-client)");
+      const members = upEtcdMembers(dataDir, o.etcdMembers);
+      mkdirSync(join(dataDir, 'etcd'), { recursive: true, mode: 0o700 });
+      await restoreEtcdMembers(etcdctl, file, members.map((m) => ({ name: m.name, peerUrl: `http://${m.host}:${m.peerPort}`, dataDir: m.dataDir })), LOCAL_ETCD_CLUSTER_TOKEN);
+      writeFileSync(join(dataDir, 'token'), `${o.token}\n`, { mode: 0o600 });
+      writeClusterLayout(dataDir, { storage: 'etcd', etcdMembers: o.etcdMembers });
+      console.log(`restored ${o.etcdMembers} etcd member${o.etcdMembers === 1 ? '' : 's'} into ${join(dataDir, 'etcd')}; start it with skiff up --storage etcd${o.etcdMembers === 3 ? ' --servers 3' : ''} --data-dir ${dataDir}`);
+    });
+}
+
+export function backupCommands(): Command[] {
+  return [backupCommand(), restoreCommand()];
+}
