@@ -4,25 +4,16 @@
 // anything seen before, and old watches told to relist.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SKIFF_BIN, TEST_JOIN_TOKEN, TestServer, eventually } from '../support/cluster.js';
+import { SKIFF_BIN, TEST_JOIN_TOKEN, TestServer, eventually, runSkiff } from '../support/cluster.js';
 import { startEtcd, type LocalEtcdCluster } from '../support/etcd.js';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { ApiClient } from '../../src/client/rest.js';
 import { freePorts } from '../../src/util/ports.js';
 import { isStatusError } from '../../src/api/errors.js';
 import type { KubeList, KubeObject } from '../../src/api/types.js';
-
-function skiff(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(process.execPath, [SKIFF_BIN, ...args], { timeout: 60_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout, stderr }),
-    ),
-  );
-}
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: name } });
@@ -50,7 +41,7 @@ describe('backup and restore on SQLite', () => {
     const writer = (async () => {
       while (writing) await c.create(CM, cm(`during-${n++}`));
     })();
-    const b = await skiff(['backup', file, '--data-dir', original.dataDir]);
+    const b = await runSkiff(['backup', file, '--data-dir', original.dataDir]);
     writing = false;
     await writer;
     assert.equal(b.code, 0, b.stderr);
@@ -61,7 +52,7 @@ describe('backup and restore on SQLite', () => {
     c.close();
     await original.stop();
 
-    const r = await skiff(['restore', file, '--layout', 'server', '--data-dir', restored.dataDir]);
+    const r = await runSkiff(['restore', file, '--layout', 'server', '--data-dir', restored.dataDir]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(readFileSync(join(restored.dataDir, 'tls', 'ca.crt'), 'utf8'), readFileSync(join(original.dataDir, 'tls', 'ca.crt'), 'utf8'), 'the same cluster CA');
     await restored.start();
@@ -87,7 +78,7 @@ describe('backup and restore on SQLite', () => {
     } finally {
       old.close();
     }
-    const again = await skiff(['restore', file, '--layout', 'server', '--data-dir', restored.dataDir]);
+    const again = await runSkiff(['restore', file, '--layout', 'server', '--data-dir', restored.dataDir]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /already holds a database .*restore into a fresh data directory/);
   });
@@ -113,7 +104,7 @@ describe('backup and restore on etcd', () => {
     for (let i = 0; i < 5; i++) await c.create(CM, cm(`etcd-kept-${i}`));
     c.close();
     const file = join(dir, 'etcd.snapshot');
-    const b = await skiff(['backup', file, '--etcd-endpoints', etcd.endpoints.join(',')]);
+    const b = await runSkiff(['backup', file, '--etcd-endpoints', etcd.endpoints.join(',')]);
     assert.equal(b.code, 0, b.stderr);
     assert.match(b.stdout, /etcd snapshot of revision \d+ written/);
     await source.stop();
@@ -121,10 +112,10 @@ describe('backup and restore on etcd', () => {
     etcd = undefined;
 
     const target = join(dir, 'up');
-    const noToken = await skiff(['restore', file, '--data-dir', target]);
+    const noToken = await runSkiff(['restore', file, '--data-dir', target]);
     assert.equal(noToken.code, 1);
     assert.match(noToken.stderr, /needs --token/);
-    const r = await skiff(['restore', file, '--data-dir', target, '--token', TEST_JOIN_TOKEN]);
+    const r = await runSkiff(['restore', file, '--data-dir', target, '--token', TEST_JOIN_TOKEN]);
     assert.equal(r.code, 0, r.stderr);
     const [port] = await freePorts(1);
     const out = join(dir, 'up.out');

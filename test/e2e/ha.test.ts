@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HaCluster, nodeReadiness, type HaAgent, type HaMember } from '../support/ha.js';
+import { HA_SERVER_FLAGS, HaCluster, nodeReadiness, type HaAgent, type HaMember } from '../support/ha.js';
 import { eventually } from '../support/cluster.js';
 import { freePorts } from '../support/etcd.js';
 import { renderHaproxyConfig } from '../../src/server/haproxy.js';
@@ -18,14 +18,6 @@ import type { KubeList, KubeObject } from '../../src/api/types.js';
 
 const HAPROXY_BIN = process.env.SKIFF_HAPROXY_BIN ?? '/usr/sbin/haproxy';
 
-const SERVER_FLAGS = [
-  '--node-monitor-period', '500ms',
-  '--node-monitor-grace-period', '6s',
-  '--node-startup-grace-period', '10s',
-  '--leader-elect-lease-duration', '3s',
-  '--leader-elect-renew-deadline', '2s',
-  '--leader-elect-retry-period', '500ms',
-];
 
 const CM_PATH = '/api/v1/namespaces/default/configmaps';
 const CONTROLLER_LEASE = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/skiff-controller-manager';
@@ -97,7 +89,7 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     const [lbPort] = await freePorts(1);
     lbUrl = `https://127.0.0.1:${lbPort}`;
     // Member 3 starts first, so it takes the controller-manager Lease: killing it moves the controllers.
-    ha = await HaCluster.start({ serverFlags: SERVER_FLAGS, controlPlaneEndpoint: `127.0.0.1:${lbPort}`, firstMember: 2 });
+    ha = await HaCluster.start({ serverFlags: HA_SERVER_FLAGS, controlPlaneEndpoint: `127.0.0.1:${lbPort}`, firstMember: 2 });
     [m1, m2, m3] = ha.members as [HaMember, HaMember, HaMember];
     const cfg = join(ha.dir, 'haproxy.cfg');
     writeFileSync(cfg, renderHaproxyConfig({ bindHost: '127.0.0.1', bindPort: lbPort!, members: ha.members.map((m) => ({ host: m.host, port: m.port })) }));

@@ -4,22 +4,17 @@
 // restarts in place on SIGUSR2 (an upgrade: pods and Node kept, exit 75) and leaves on SIGTERM.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { ApiClient } from '../../src/client/rest.js';
-import { SKIFF_BIN, TEST_JOIN_TOKEN, eventually } from '../support/cluster.js';
+import { TEST_JOIN_TOKEN, eventually, runSkiff } from '../support/cluster.js';
 import { freePorts } from '../../src/util/ports.js';
 
-function skiff(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(process.execPath, [SKIFF_BIN, ...args], { timeout: 30_000, env: { ...process.env, SKIFF_TOKEN: '' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout, stderr }),
-    ),
-  );
-}
+/** skiff without a token in its environment: the tests give it where they mean to. */
+const skiffNoToken = (args: string[]) => runSkiff(args, { env: { SKIFF_TOKEN: '' } });
 
 /** Starts a unit's ExecStart as systemd would: its EnvironmentFile read, its paths under `root`. */
 function runUnit(root: string, role: string, log: string): ManagedProcess {
@@ -58,21 +53,21 @@ describe('skiff install and uninstall', () => {
   });
 
   it('--dry-run writes nothing and shows every file; a bad flag is refused before anything is written', async () => {
-    const dry = await skiff(['install', 'agent', '--dry-run', '--root', join(dir, 'dry'), '--server', 'https://10.0.0.1:6443', '--token', TEST_JOIN_TOKEN]);
+    const dry = await skiffNoToken(['install', 'agent', '--dry-run', '--root', join(dir, 'dry'), '--server', 'https://10.0.0.1:6443', '--token', TEST_JOIN_TOKEN]);
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(dry.stdout, /--- .*dry\/etc\/systemd\/system\/skiff-agent\.service/);
     assert.match(dry.stdout, /^ExecStart=.* agent --config \/etc\/skiff\/agent\.yaml$/m);
     assert.match(dry.stdout, /SKIFF_TOKEN=<the token>/);
     assert.doesNotMatch(dry.stdout, new RegExp(TEST_JOIN_TOKEN.replace('.', '\\.')), 'the token is not shown');
     assert.equal(existsSync(join(dir, 'dry')), false);
-    const bad = await skiff(['install', 'agent', '--root', join(dir, 'bad'), '--server', 'https://10.0.0.1:6443', '--node-lease-duration-seconds', 'soon']);
+    const bad = await skiffNoToken(['install', 'agent', '--root', join(dir, 'bad'), '--server', 'https://10.0.0.1:6443', '--node-lease-duration-seconds', 'soon']);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /^skiff install: .*--node-lease-duration-seconds/m);
     assert.equal(existsSync(join(dir, 'bad')), false);
   });
 
   it('installs a server whose unit starts it', async () => {
-    const r = await skiff(['install', 'server', '--root', serverRoot, '--listen', `127.0.0.1:${port}`, '--token', TEST_JOIN_TOKEN, '--data-dir', serverData]);
+    const r = await skiffNoToken(['install', 'server', '--root', serverRoot, '--listen', `127.0.0.1:${port}`, '--token', TEST_JOIN_TOKEN, '--data-dir', serverData]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /systemd is not running here: start it with systemctl daemon-reload && systemctl enable --now skiff-server/);
     const unit = readFileSync(join(serverRoot, 'etc/systemd/system/skiff-server.service'), 'utf8');
@@ -94,7 +89,7 @@ describe('skiff install and uninstall', () => {
   });
 
   it('installs an agent whose unit joins; SIGUSR2 restarts it in place, SIGTERM makes it leave', async () => {
-    const r = await skiff([
+    const r = await skiffNoToken([
       'install', 'agent', '--root', agentRoot, '--server', `https://127.0.0.1:${port}`, '--token', TEST_JOIN_TOKEN,
       '--ca-file', join(serverData, 'tls', 'ca.crt'), '--node-name', 'installed', '--data-dir', agentData, '--kubelet-port', '0',
       '--runtime', 'simulated', '--labels', 'via=install', '--labels', 'tier=test',
@@ -124,15 +119,15 @@ describe('skiff install and uninstall', () => {
   });
 
   it('uninstall removes the units and files, and the data only with --purge', async () => {
-    const keep = await skiff(['uninstall', '--root', serverRoot]);
+    const keep = await skiffNoToken(['uninstall', '--root', serverRoot]);
     assert.equal(keep.code, 0, keep.stderr);
     assert.match(keep.stdout, /removed .*skiff-server\.service/);
     assert.match(keep.stdout, /kept .*server-data \(--purge removes it\)/);
     assert.equal(existsSync(join(serverRoot, 'etc/skiff/server.yaml')), false);
-    const purge = await skiff(['uninstall', '--root', agentRoot, '--purge']);
+    const purge = await skiffNoToken(['uninstall', '--root', agentRoot, '--purge']);
     assert.equal(purge.code, 0, purge.stderr);
     assert.equal(existsSync(join(agentRoot, 'etc/systemd/system/skiff-agent.service')), false);
     assert.equal(existsSync(join(agentRoot, agentData)), false);
-    assert.match((await skiff(['uninstall', '--root', agentRoot])).stdout, /nothing installed under/);
+    assert.match((await skiffNoToken(['uninstall', '--root', agentRoot])).stdout, /nothing installed under/);
   });
 });

@@ -3,21 +3,12 @@
 // that read as text on a terminal and as JSON in a file.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SKIFF_BIN, TEST_JOIN_TOKEN, TestAgent, TestServer, eventually } from '../support/cluster.js';
+import { TEST_JOIN_TOKEN, TestAgent, TestServer, eventually, runSkiff } from '../support/cluster.js';
 import { freePorts } from '../../src/util/ports.js';
-
-function skiff(args: string[], env: NodeJS.ProcessEnv = {}, timeout = 30_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(process.execPath, [SKIFF_BIN, ...args], { timeout, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout, stderr }),
-    ),
-  );
-}
 
 describe('an agent whose data dir holds another cluster’s credential', () => {
   const first = new TestServer('newcomer-a');
@@ -43,7 +34,7 @@ describe('an agent whose data dir holds another cluster’s credential', () => {
     await second.start(['--token', TEST_JOIN_TOKEN]);
     const ca = join(second.dataDir, 'tls', 'ca.crt');
     const url = new TestAgent(second, 'reused').serverUrl;
-    const refused = await skiff(['agent', '--server', url, '--ca-file', ca, '--data-dir', dataDir, '--node-name', 'reused', '--kubelet-port', '0'], { SKIFF_TOKEN: '' });
+    const refused = await runSkiff(['agent', '--server', url, '--ca-file', ca, '--data-dir', dataDir, '--node-name', 'reused', '--kubelet-port', '0'], { env: { SKIFF_TOKEN: '' } });
     assert.equal(refused.code, 78);
     assert.match(refused.stderr, /^skiff agent: the node credential in the data dir was issued by another cluster's CA than .*ca\.crt's .*: pass --token to join this cluster/m);
     assert.equal(refused.stderr.trim().split('\n').filter((l) => l.startsWith('skiff agent:')).length, 1);
@@ -75,27 +66,27 @@ describe('skiff up and skiff server on a directory or port that is taken', () =>
     const sqliteDir = join(dir, 'was-sqlite');
     mkdirSync(join(sqliteDir, 'server', 'db'), { recursive: true });
     writeFileSync(join(sqliteDir, 'server', 'db', 'state.db'), '');
-    const r = await skiff(['up', '--data-dir', sqliteDir, '--storage', 'etcd']);
+    const r = await runSkiff(['up', '--data-dir', sqliteDir, '--storage', 'etcd']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^skiff up: .*was-sqlite holds a cluster on the embedded SQLite store from an earlier up: start it again with --storage sqlite, or use another --data-dir/m);
     const etcdDir = join(dir, 'was-etcd');
     mkdirSync(etcdDir);
     writeFileSync(join(etcdDir, 'cluster.json'), JSON.stringify({ storage: 'etcd', etcdMembers: 3 }));
-    const e = await skiff(['up', '--data-dir', etcdDir]);
+    const e = await runSkiff(['up', '--data-dir', etcdDir]);
     assert.equal(e.code, 2);
     assert.match(e.stderr, /holds a cluster on etcd \(3 members\) from an earlier up: start it again with --storage etcd/);
-    const one = await skiff(['up', '--data-dir', etcdDir, '--storage', 'etcd']);
+    const one = await runSkiff(['up', '--data-dir', etcdDir, '--storage', 'etcd']);
     assert.match(one.stderr, /holds an etcd cluster of 3 members from an earlier up: start it again with --servers 2 or more/);
   });
 
   it('a port in use is one line naming the port and the flag that changes it', async () => {
     const [port] = await freePorts(1);
     await block('127.0.0.1', port!);
-    const up = await skiff(['up', '--data-dir', join(dir, 'up'), '--port', String(port)]);
+    const up = await runSkiff(['up', '--data-dir', join(dir, 'up'), '--port', String(port)]);
     assert.equal(up.code, 2);
     assert.equal(up.stderr.trim(), `skiff up: 127.0.0.1:${port} is already in use: it is the API server; choose another with --port N`);
     assert.doesNotMatch(up.stdout, /agents drain/);
-    const server = await skiff(['server', '--data-dir', join(dir, 'server'), '--listen', `127.0.0.1:${port}`]);
+    const server = await runSkiff(['server', '--data-dir', join(dir, 'server'), '--listen', `127.0.0.1:${port}`]);
     assert.equal(server.code, 1);
     assert.match(server.stderr, new RegExp(`^skiff server: 127\\.0\\.0\\.1:${port} \\(the API server\\) is already in use by another process; choose another with --listen HOST:PORT$`, 'm'));
   });

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { TestServer, SKIFF_BIN } from '../support/cluster.js';
+import { TestServer, runSkiff } from '../support/cluster.js';
 import { eventually } from '../support/eventually.js';
 import { stringify as stringifyYaml } from 'yaml';
 import { ApiClient } from '../../src/client/rest.js';
@@ -16,12 +16,6 @@ import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 import { certificateHash } from '../../src/pki/certificates.js';
 
 x509.cryptoProvider.set(webcrypto as never);
-
-function skiff(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [SKIFF_BIN, ...args], (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr }));
-  });
-}
 
 async function csrFor(name: string): Promise<{ csrPem: string; keyPem: string }> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
@@ -72,16 +66,16 @@ describe('tokens, join and node credentials', () => {
   });
 
   it('creates, lists and revokes tokens', async () => {
-    const created = await skiff(['token', 'create', '--kubeconfig', s.kubeconfig, '--ttl', '1h', '--description', 'ci']);
+    const created = await runSkiff(['token', 'create', '--kubeconfig', s.kubeconfig, '--ttl', '1h', '--description', 'ci']);
     assert.equal(created.code, 0, created.stderr);
     const token = created.stdout.trim();
     assert.match(token, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
-    const listed = await skiff(['token', 'list', '--kubeconfig', s.kubeconfig]);
+    const listed = await runSkiff(['token', 'list', '--kubeconfig', s.kubeconfig]);
     assert.match(listed.stdout, new RegExp(`^${token.split('.')[0]}\\s`, 'm'));
     assert.match(listed.stdout, /^abcdef\s+<forever>/m);
     const node = await join(token, 'joined-1');
     node.close();
-    const deleted = await skiff(['token', 'delete', token.split('.')[0]!, '--kubeconfig', s.kubeconfig]);
+    const deleted = await runSkiff(['token', 'delete', token.split('.')[0]!, '--kubeconfig', s.kubeconfig]);
     assert.equal(deleted.code, 0, deleted.stderr);
     await assert.rejects(join(token, 'joined-2'), (e) => isStatusError(e) && e.code === 401);
   });

@@ -5,21 +5,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { HaCluster, nodeReadiness, type HaAgent, type SkiffLauncher } from '../support/ha.js';
+import { HA_SERVER_FLAGS, HaCluster, nodeReadiness, type HaAgent, type SkiffLauncher } from '../support/ha.js';
 import { SKIFF_BIN, eventually } from '../support/cluster.js';
 import { buildPreviousRelease, type PreviousBuild } from '../support/previous-build.js';
 import { startProcess } from '../../src/util/processes.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import type { KubeList } from '../../src/api/types.js';
 
-const SERVER_FLAGS = [
-  '--node-monitor-period', '500ms',
-  '--node-monitor-grace-period', '6s',
-  '--node-startup-grace-period', '10s',
-  '--leader-elect-lease-duration', '3s',
-  '--leader-elect-renew-deadline', '2s',
-  '--leader-elect-retry-period', '500ms',
-];
 
 describe('rolling upgrade from the previous release', () => {
   let previous: PreviousBuild | { unavailable: string };
@@ -46,7 +38,7 @@ describe('rolling upgrade from the previous release', () => {
     if ('unavailable' in previous) return t.skip(`no previous release to upgrade from: ${previous.unavailable}`);
     console.log(`upgrading from ${previous.rev}`);
     bin = previous.bin;
-    ha = await HaCluster.start({ serverFlags: SERVER_FLAGS, launch });
+    ha = await HaCluster.start({ serverFlags: HA_SERVER_FLAGS, launch });
     client = ha.client();
     agents = ['up-1', 'up-2'].map((n) => ha!.agent(n));
     const servers = ha.members.map((m) => m.url);

@@ -18,6 +18,21 @@ export function kubectlBinary(version?: string): string {
   return join(dir, `kubectl.${version}`);
 }
 
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `skiff ARGS` as a separate process and gives back its exit code and output. */
+export function runSkiff(args: string[], o: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CommandResult> {
+  return new Promise((resolve) =>
+    execFile(process.execPath, [SKIFF_BIN, ...args], { timeout: o.timeoutMs ?? 60_000, env: { ...process.env, ...o.env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout: stdout.toString(), stderr: stderr.toString() }),
+    ),
+  );
+}
+
 export interface KubectlResult {
   code: number;
   stdout: string;

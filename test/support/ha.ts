@@ -20,6 +20,16 @@ export type SkiffLauncher = (name: string, skiffArgs: string[], logFile: string,
 export const launchFromBin: SkiffLauncher = (name, skiffArgs, logFile, nodeArgs) =>
   startProcess({ name, command: process.execPath, args: [...nodeArgs, SKIFF_BIN, ...skiffArgs], output: logFile });
 
+/** Short lifecycle timings for HA tests: NotReady after 6 s without a heartbeat, controllers move within 3 s. */
+export const HA_SERVER_FLAGS = [
+  '--node-monitor-period', '500ms',
+  '--node-monitor-grace-period', '6s',
+  '--node-startup-grace-period', '10s',
+  '--leader-elect-lease-duration', '3s',
+  '--leader-elect-renew-deadline', '2s',
+  '--leader-elect-retry-period', '500ms',
+];
+
 export class HaMember {
   proc?: ManagedProcess;
   constructor(

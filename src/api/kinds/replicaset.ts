@@ -73,6 +73,33 @@ export function formatLabelSelector(sel: unknown): string {
   return s.toString() || '<none>';
 }
 
+/** The field selectors a set of replicas (ReplicaSet, ReplicationController) serves beyond the name. */
+export const REPLICAS_FIELD_SELECTORS: ResourceType['fieldSelectors'] = {
+  'status.replicas': (o) => String(num(obj(o.status).replicas)),
+};
+
+/** kubectl's columns for a set of replicas: desired, current, ready, age; wide: containers, images, selector. */
+export function replicasTable(selectorText: (spec: Record<string, unknown>) => string): ResourceType['table'] {
+  return {
+    columns: [
+      nameColumn,
+      column('Desired', 'integer', 'Number of pods wanted.'),
+      column('Current', 'integer', 'Number of pods that exist.'),
+      column('Ready', 'integer', 'Number of pods that are ready.'),
+      column('Age', 'string', 'Time since the object was created.'),
+      containersColumn,
+      imagesColumn,
+      column('Selector', 'string', 'Label query over the pods the set owns.', 1),
+    ],
+    cells(o, now) {
+      const spec = obj(o.spec);
+      const status = obj(o.status);
+      const [names, images] = containerCells(obj(spec.template).spec);
+      return [o.metadata?.name ?? '', optNum(spec.replicas) ?? 0, num(status.replicas), num(status.readyReplicas), age(o, now), names, images, selectorText(spec)];
+    },
+  };
+}
+
 function defaultReplicaSet(o: KubeObject): void {
   const spec = child(o, 'spec');
   if (typeof spec.replicas !== 'number') spec.replicas = 1;
@@ -112,36 +139,8 @@ export const replicaSetResource: ResourceType = {
   shortNames: ['rs'],
   categories: ['all'],
   subresources: ['status', 'scale'],
-  fieldSelectors: {
-    'status.replicas': (o) => String(num(obj(o.status).replicas)),
-  },
-  table: {
-    columns: [
-      nameColumn,
-      column('Desired', 'integer', 'Number of pods wanted.'),
-      column('Current', 'integer', 'Number of pods that exist.'),
-      column('Ready', 'integer', 'Number of pods that are ready.'),
-      column('Age', 'string', 'Time since the object was created.'),
-      containersColumn,
-      imagesColumn,
-      column('Selector', 'string', 'Label query over the pods the set owns.', 1),
-    ],
-    cells(o, now) {
-      const spec = obj(o.spec);
-      const status = obj(o.status);
-      const [names, images] = containerCells(obj(spec.template).spec);
-      return [
-        o.metadata?.name ?? '',
-        optNum(spec.replicas) ?? 0,
-        num(status.replicas),
-        num(status.readyReplicas),
-        age(o, now),
-        names,
-        images,
-        formatLabelSelector(spec.selector),
-      ];
-    },
-  },
+  fieldSelectors: REPLICAS_FIELD_SELECTORS,
+  table: replicasTable((spec) => formatLabelSelector(spec.selector)),
   hasGeneration: true,
   hasStatus: true,
   defaults: defaultReplicaSet,

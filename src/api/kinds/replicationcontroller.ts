@@ -6,10 +6,10 @@ import { selectorFromSet } from '../labels.js';
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import { nameIsDNSSubdomain, validateMeta, validateNonnegative } from '../validation.js';
-import { child, isObject, num, obj, optNum, strMap } from './json.js';
+import { child, isObject, num, obj, strMap } from './json.js';
 import { defaultPodTemplate, type PodTemplateSpec } from './pod.js';
-import { age, column, containerCells, containersColumn, formatLabels, imagesColumn, nameColumn } from './printing.js';
-import { validatePodTemplateForReplicaSet, type ReplicaSetStatus } from './replicaset.js';
+import { formatLabels } from './printing.js';
+import { REPLICAS_FIELD_SELECTORS, replicasTable, validatePodTemplateForReplicaSet, type ReplicaSetStatus } from './replicaset.js';
 
 export interface ReplicationControllerSpec {
   replicas?: number;
@@ -60,27 +60,8 @@ export const replicationControllerResource: ResourceType = {
   shortNames: ['rc'],
   categories: ['all'],
   subresources: ['status', 'scale'],
-  fieldSelectors: {
-    'status.replicas': (o) => String(num(obj(o.status).replicas)),
-  },
-  table: {
-    columns: [
-      nameColumn,
-      column('Desired', 'integer', 'Number of pods wanted.'),
-      column('Current', 'integer', 'Number of pods that exist.'),
-      column('Ready', 'integer', 'Number of pods that are ready.'),
-      column('Age', 'string', 'Time since the object was created.'),
-      containersColumn,
-      imagesColumn,
-      column('Selector', 'string', 'Label keys and values the pods must carry.', 1),
-    ],
-    cells(o, now) {
-      const spec = obj(o.spec);
-      const status = obj(o.status);
-      const [names, images] = containerCells(obj(spec.template).spec);
-      return [o.metadata?.name ?? '', optNum(spec.replicas) ?? 0, num(status.replicas), num(status.readyReplicas), age(o, now), names, images, formatLabels(spec.selector)];
-    },
-  },
+  fieldSelectors: REPLICAS_FIELD_SELECTORS,
+  table: replicasTable((spec) => formatLabels(spec.selector)),
   hasGeneration: true,
   hasStatus: true,
   defaults: defaultReplicationController,
