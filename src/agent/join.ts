@@ -87,6 +87,17 @@ async function servedCa(servers: string[], timeoutMs: number): Promise<string | 
   return undefined;
 }
 
+/**
+ * Without a CA to trust, what the servers present is only a hint: say once, clearly, that it is
+ * another cluster's (every request will then fail verification), and go on as before.
+ */
+async function warnIfServedCaDiffers(cred: NodeCredential, o: JoinOptions, log: Logger): Promise<void> {
+  if (o.caFile || o.caCertHash) return;
+  const served = await servedCa(o.servers, Math.min(o.timeoutMs ?? 10_000, 3000));
+  if (served === undefined || sameCertificate(served, cred.caPem)) return;
+  log.error({ node: o.nodeName }, "the API server presents another cluster's CA than the one that issued this node's credential; to join that cluster, pass --token with --ca-file or --ca-cert-hash of its CA");
+}
+
 function sameCertificate(a: string, b: string): boolean {
   try {
     return new X509Certificate(a).raw.equals(new X509Certificate(b).raw);
@@ -97,36 +108,38 @@ function sameCertificate(a: string, b: string): boolean {
 
 /**
  * Why a stored credential belongs to another cluster (a data dir reused after the cluster was
- * made anew: another CA), or undefined when it belongs to this one or no server can say.
+ * made anew: another CA), judged only against what the operator trusts (--ca-file or
+ * --ca-cert-hash); undefined when it belongs to this one or nothing trusted can say.
  */
-async function otherClusterCredential(cred: NodeCredential, o: JoinOptions): Promise<string | undefined> {
-  let current: string | undefined;
-  let source: string;
+function otherClusterCredential(cred: NodeCredential, o: JoinOptions): string | undefined {
   if (o.caFile) {
-    current = readFileSync(o.caFile, 'utf8');
-    source = o.caFile;
-  } else if (o.caCertHash) {
-    if (certificateHash(cred.caPem).toLowerCase() === o.caCertHash.toLowerCase()) return undefined;
-    return `the node credential was issued by a CA whose hash is not ${o.caCertHash}`;
-  } else {
-    // Nothing to compare with but what the servers present: an unreachable cluster proves nothing.
-    current = await servedCa(o.servers, Math.min(o.timeoutMs ?? 10_000, 3000));
-    source = 'the API server';
+    let trusted: string;
+    try {
+      trusted = readFileSync(o.caFile, 'utf8');
+    } catch {
+      return undefined;
+    }
+    return sameCertificate(trusted, cred.caPem) ? undefined : `the node credential in the data dir was issued by another cluster's CA than ${o.caFile}'s (the cluster was made anew?)`;
   }
-  if (current === undefined || sameCertificate(current, cred.caPem)) return undefined;
-  return `the node credential in the data dir was issued by another cluster's CA than ${source}'s (the cluster was made anew?)`;
+  if (o.caCertHash) {
+    return certificateHash(cred.caPem).toLowerCase() === o.caCertHash.toLowerCase() ? undefined : `the node credential in the data dir was issued by a CA whose hash is not ${o.caCertHash} (the cluster was made anew?)`;
+  }
+  return undefined;
 }
 
 /** The node credential: from the data dir, or by joining with the bootstrap token. */
 export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions, log: Logger): Promise<NodeCredential> {
   const existing = state.readCredential();
+  let replacing = false;
   if (existing && certificateCommonName(existing.certPem) === `system:node:${o.nodeName}`) {
-    const other = await otherClusterCredential(existing, o);
-    if (!other) return existing;
+    const other = otherClusterCredential(existing, o);
+    if (!other) {
+      await warnIfServedCaDiffers(existing, o, log);
+      return existing;
+    }
     if (!o.token) throw new JoinError(`${other}: pass --token to join this cluster (the stored credential is replaced), or use this cluster's --data-dir`);
-    // What the agent learned of the other cluster (its members, its Node's labels) goes with it.
-    state.forgetCluster();
     log.warn({ node: o.nodeName }, `${other}; joining this cluster with the token`);
+    replacing = true;
   }
   if (!o.token) throw new JoinError(`no node credential in ${state.path('credential')} yet: pass --token to join (or --kubeconfig)`);
   const timeoutMs = o.timeoutMs ?? 10_000;
@@ -156,6 +169,8 @@ export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions,
       const issued = JSON.parse(r.body) as { certificatePem?: string; caPem?: string };
       if (!issued.certificatePem) throw new JoinError('the join answer has no certificate');
       const cred: NodeCredential = { keyPem, certPem: issued.certificatePem, caPem: issued.caPem ?? caPem };
+      // Only now that the new cluster took the node: what it knew of the old one goes.
+      if (replacing) state.forgetCluster();
       state.writeCredential(cred);
       log.info({ server, node: o.nodeName }, 'joined the cluster; node credential stored');
       return cred;

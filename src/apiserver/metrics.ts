@@ -12,10 +12,13 @@ import type { RequestInfo } from './http/request-info.js';
 const LATENCY_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 
 /** Subresources that hold a connection open rather than answer once (CONNECT in upstream's verbs). */
-const CONNECT_SUBRESOURCES = new Set(['log', 'exec', 'portforward', 'attach', 'proxy']);
+export const CONNECT_SUBRESOURCES = new Set(['log', 'exec', 'portforward', 'attach', 'proxy']);
 
 /** Non-resource paths counted in apiserver_request_total (a fixed set, so no path adds a series). */
 const COUNTED_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/metrics']);
+
+/** Whether a resource (and subresource) is one the server serves. */
+export type ServedCheck = (group: string, version: string, resource: string, subresource: string | undefined) => boolean;
 
 type RequestLabels = Record<'verb' | 'dry_run' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component', string>;
 
@@ -24,12 +27,14 @@ type RequestLabels = Record<'verb' | 'dry_run' | 'group' | 'version' | 'resource
  * collection GET, WATCH, APPLY for server-side apply, CONNECT for streaming subresources), and
  * the scope `resource` for one object or any create, else `namespace` or `cluster`.
  */
-export function requestLabels(info: RequestInfo, method: string, contentType: string | undefined, query: URLSearchParams): RequestLabels | undefined {
+export function requestLabels(info: RequestInfo, method: string, contentType: string | undefined, query: URLSearchParams, served: ServedCheck = () => true): RequestLabels | undefined {
   if (info.kind !== 'resource') {
     const path = info.path.replace(/\/+$/, '') || '/';
     if (!COUNTED_PATHS.has(path)) return undefined;
     return { verb: method === 'HEAD' ? 'GET' : method, dry_run: '', group: '', version: '', resource: '', subresource: path, scope: '', component: '' };
   }
+  // Paths nothing serves add no series: a client could otherwise grow the metrics without bound.
+  if (!served(info.group, info.version, info.resource, info.subresource)) return undefined;
   let verb: string;
   if (info.subresource && CONNECT_SUBRESOURCES.has(info.subresource)) verb = 'CONNECT';
   else if (info.verb === 'watch') verb = 'WATCH';
@@ -38,7 +43,8 @@ export function requestLabels(info: RequestInfo, method: string, contentType: st
   else if (method === 'POST' || method === 'PUT' || method === 'DELETE') verb = method;
   else verb = 'other';
   const scope = info.name !== undefined || info.verb === 'create' ? 'resource' : info.namespace !== undefined ? 'namespace' : 'cluster';
-  const dryRun = [...new Set(query.getAll('dryRun'))].sort().join(',');
+  const values = [...new Set(query.getAll('dryRun'))].sort();
+  const dryRun = values.every((v) => v === 'All') ? values.join(',') : 'invalid';
   return { verb, dry_run: dryRun, group: info.group, version: info.version, resource: info.resource, subresource: info.subresource ?? '', scope, component: 'apiserver' };
 }
 
@@ -75,8 +81,8 @@ export class ApiMetrics {
   private readonly etcdDuration: Histogram<'operation' | 'type'>;
   private readonly inflight = { readOnly: new InflightWatermark(), mutating: new InflightWatermark() };
 
-  /** `objects()`: stored objects per resource (GroupResource: "pods", "deployments.apps"). */
-  constructor(objects: () => Map<string, number>) {
+  /** `objects()`: stored objects per resource (GroupResource: "pods", "deployments.apps"); `served`: which requests to count. */
+  constructor(objects: () => Map<string, number>, private readonly served: ServedCheck = () => true) {
     const registers = [this.registry];
     const inflight = this.inflight;
     const labelNames = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const;
@@ -113,7 +119,7 @@ export class ApiMetrics {
   begin(info: RequestInfo, req: IncomingMessage, query: URLSearchParams): { longRunning: boolean; done(code: number): void } {
     const started = performance.now();
     const method = (req.method ?? 'GET').toUpperCase();
-    const labels = requestLabels(info, method, req.headers['content-type'], query);
+    const labels = requestLabels(info, method, req.headers['content-type'], query, this.served);
     const longRunning = isLongRunning(labels);
     const { dry_run: _dryRun, ...longLabels } = labels ?? ({} as RequestLabels);
     const kind = method === 'GET' || method === 'HEAD' ? this.inflight.readOnly : this.inflight.mutating;

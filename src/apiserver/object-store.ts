@@ -533,7 +533,9 @@ export class ObjectStore {
     const meta = current.metadata;
     const grace = this.gracePeriod(current, opts);
     const finalizers = new Set(meta.finalizers ?? []);
-    const policy = opts.propagationPolicy ?? this.rt.defaultPropagationPolicy;
+    // A kind's default applies only when neither the request nor the object's own finalizers decide.
+    const decided = meta.finalizers?.some((f) => f === 'orphan' || f === 'foregroundDeletion') ?? false;
+    const policy = opts.propagationPolicy ?? (decided ? undefined : this.rt.defaultPropagationPolicy);
     if (!meta.deletionTimestamp) {
       if (policy === 'Orphan') finalizers.add('orphan');
       if (policy === 'Foreground') finalizers.add('foregroundDeletion');

@@ -16,7 +16,7 @@ import { REVIEW_TYPES, answerReview, reviewType } from './reviews.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
 import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { ApiListener } from './http/listener.js';
-import { ApiMetrics } from './metrics.js';
+import { ApiMetrics, CONNECT_SUBRESOURCES } from './metrics.js';
 import { ObjectStore, type Admit, type NamespaceLookup } from './object-store.js';
 import { ResourceHandler, type PodLogStreamer, type ResourceHandlerDeps } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
@@ -82,7 +82,7 @@ function SYSTEM_CONTEXT(): WriteContext {
 
 export class ApiServer {
   readonly clock: Clock;
-  readonly metrics = new ApiMetrics(() => this.storedObjects());
+  readonly metrics = new ApiMetrics(() => this.storedObjects(), (group, version, resource, subresource) => isServed(group, version, resource, subresource));
   /** The store, with its requests timed for /metrics. */
   private readonly store: Store;
   private readonly stores = new Map<ResourceType, ObjectStore>();
@@ -503,6 +503,13 @@ export class ApiServer {
     res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache, private' });
     res.end(text);
   }
+}
+
+/** A resource (and subresource) this server answers for, stored or a review. */
+function isServed(group: string, version: string, resource: string, subresource: string | undefined): boolean {
+  const rt = resourceTypeFor(group, version, resource);
+  if (!rt) return subresource === undefined && REVIEW_TYPES.some((t) => t.group === group && t.version === version && t.resource === resource);
+  return subresource === undefined || (rt.subresources as string[]).includes(subresource) || CONNECT_SUBRESOURCES.has(subresource) || (resource === 'namespaces' && subresource === 'finalize');
 }
 
 /** Upstream's GroupResource string: "pods", "deployments.apps". */

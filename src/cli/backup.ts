@@ -3,10 +3,10 @@
 // directory, resourceVersions continuing above anything clients saw before.
 import { existsSync, mkdirSync, openSync, readSync, closeSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { backupServerDir, databasePath, restoreServerDir } from '../server/backup.js';
-import { restoreEtcdMembers, snapshotEtcd } from '../store/etcd-backup.js';
-import { LOCAL_ETCD_CLUSTER_TOKEN } from '../etcd/local-cluster.js';
+import { bumpEtcdRevision, restoreEtcdMembers, snapshotEtcd } from '../store/etcd-backup.js';
+import { LOCAL_ETCD_CLUSTER_TOKEN, startEtcd } from '../etcd/local-cluster.js';
 import { findBinary } from '../util/find-binary.js';
 import { intArg, listArg } from './options.js';
 import { readClusterLayout, upEtcdMembers, writeClusterLayout } from './cluster-dir.js';
@@ -65,17 +65,17 @@ function restoreCommand(): Command {
     .argument('<file>', 'a file `skiff backup` wrote')
     .requiredOption('--data-dir <dir>', 'the fresh data directory to restore into')
     .option('--layout <kind>', 'up (the directory `skiff up --data-dir` runs) or server (`skiff server --data-dir`)', 'up')
-    .option('--bump-revision <n>', 'raise the revision by this much, above anything clients saw (SQLite)', intArg, 1_000_000)
+    .option('--bump-revision <n>', 'raise the revision by this much, above anything clients saw (default 1000000 on SQLite; 10000 on etcd, where each is a write)', intArg)
     .option('--etcd-members <n>', 'etcd: members to make (1, or 3 for `up --servers 3`)', intArg, 1)
-    .option('--token <token>', 'etcd: the join token of the cluster backed up (it seals the cluster CA)')
-    .action(async (file: string, o: { dataDir: string; layout: string; bumpRevision: number; etcdMembers: number; token?: string }) => {
+    .addOption(new Option('--token <token>', 'etcd: the join token of the cluster backed up (it seals the cluster CA)').env('SKIFF_TOKEN'))
+    .action(async (file: string, o: { dataDir: string; layout: string; bumpRevision?: number; etcdMembers: number; token?: string }) => {
       if (o.layout !== 'up' && o.layout !== 'server') throw new Error(`--layout is up or server, not ${JSON.stringify(o.layout)}`);
       if (!existsSync(file)) throw new Error(`${file} does not exist`);
       const dataDir = resolve(o.dataDir);
       if (isSqliteFile(file)) {
         if (readClusterLayout(dataDir)) throw new Error(`${dataDir} already holds a cluster: restore into a fresh data directory`);
         const serverDir = o.layout === 'up' ? join(dataDir, 'server') : dataDir;
-        const { revision, files } = restoreServerDir(file, serverDir, o.bumpRevision);
+        const { revision, files } = restoreServerDir(file, serverDir, o.bumpRevision ?? 1_000_000);
         if (o.layout === 'up') writeClusterLayout(dataDir, { storage: 'sqlite', etcdMembers: 0 });
         const start = o.layout === 'up' ? `skiff up --data-dir ${dataDir}` : `skiff server --data-dir ${dataDir}`;
         console.log(`restored into ${serverDir} (${files} key and certificate files); resourceVersions continue from ${revision}; start it with ${start}`);
@@ -91,9 +91,17 @@ function restoreCommand(): Command {
       const members = upEtcdMembers(dataDir, o.etcdMembers);
       mkdirSync(join(dataDir, 'etcd'), { recursive: true, mode: 0o700 });
       await restoreEtcdMembers(etcdctl, file, members.map((m) => ({ name: m.name, peerUrl: `http://${m.host}:${m.peerPort}`, dataDir: m.dataDir })), LOCAL_ETCD_CLUSTER_TOKEN);
+      // The restored members, started once where up will run them, to raise and compact the revision.
+      const etcd = await startEtcd({ members: o.etcdMembers, dir: join(dataDir, 'etcd'), addresses: members, startTimeoutMs: 30_000 });
+      let revision: number;
+      try {
+        ({ revision } = await bumpEtcdRevision(etcd.endpoints, o.bumpRevision ?? 10_000));
+      } finally {
+        await etcd.stop();
+      }
       writeFileSync(join(dataDir, 'token'), `${o.token}\n`, { mode: 0o600 });
       writeClusterLayout(dataDir, { storage: 'etcd', etcdMembers: o.etcdMembers });
-      console.log(`restored ${o.etcdMembers} etcd member${o.etcdMembers === 1 ? '' : 's'} into ${join(dataDir, 'etcd')}; start it with skiff up --storage etcd${o.etcdMembers === 3 ? ' --servers 3' : ''} --data-dir ${dataDir}`);
+      console.log(`restored ${o.etcdMembers} etcd member${o.etcdMembers === 1 ? '' : 's'} into ${join(dataDir, 'etcd')}; resourceVersions continue from ${revision}; start it with skiff up --storage etcd${o.etcdMembers === 3 ? ' --servers 3' : ''} --data-dir ${dataDir}`);
     });
 }
 

@@ -6,9 +6,10 @@
 // Stopping the unit is the role's graceful exit (an agent drains and removes its Node, N6); a
 // failure restarts it; a configuration the agent refuses (retired node, name taken, token refused)
 // exits 78 and is not restarted. To restart on a new binary without leaving — an upgrade —
-// `systemctl kill -s SIGUSR2 skiff-agent`: the agent exits 75 keeping its pods and Node, and
-// systemd starts the new one, which adopts them.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// `systemctl kill --kill-whom=main -s SIGUSR2 skiff-agent`: the agent exits 75 keeping its pods
+// and Node, and systemd starts the new one, which adopts them.
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileAtomic } from '../pki/cluster-pki.js';
 import { execFileSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,8 +90,10 @@ export function renderUnit(role: Role, paths: InstallPaths, root: string, node =
     'Type=simple',
     `EnvironmentFile=-${inRoot(paths.env)}`,
     `ExecStart=${node} ${bin} ${role} --config ${inRoot(paths.config)}`,
-    // SIGTERM to skiff alone: it stops its pods itself, within their grace periods, then exits.
-    'KillMode=mixed',
+    // Signals go to skiff alone, and its containers (in this unit's cgroup) are never killed by
+    // systemd: on stop it ends them itself within their grace periods, and after a crash or a
+    // restart in place the next agent adopts them (as k3s runs its agent).
+    'KillMode=process',
     'TimeoutStopSec=120s',
     'Restart=on-failure',
     'RestartSec=5s',
@@ -150,7 +153,8 @@ function installCommand(): Command {
       }
       for (const [path, text, mode] of files) {
         mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, text, { mode });
+        // A new file each time (temp + rename): an older one's looser mode never carries over.
+        writeFileAtomic(path, text, mode);
         console.log(`wrote ${path}`);
       }
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });

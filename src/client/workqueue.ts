@@ -115,9 +115,15 @@ export class WorkQueue<K = string> {
       this.takenAt.delete(key);
       this.metrics?.finished(this.clock.now() - taken);
     }
-    if (this.dirty.has(key)) {
-      this.dirty.delete(key);
-      this.add(key);
+    // Added again while it was being worked on: back in the queue now (counted and timed as an add then).
+    if (this.dirty.has(key) && !this.shuttingDown) {
+      const w = this.waiters.shift();
+      if (w) {
+        this.take(key);
+        w(key);
+      } else {
+        this.queue.push(key);
+      }
     }
   }
 

@@ -50,3 +50,26 @@ export async function restoreEtcdMembers(etcdctl: string, snapshot: string, memb
     );
   }
 }
+
+/**
+ * Raises a restored etcd's revision by `by` writes (etcd 3.4's etcdctl cannot bump it as 3.5's
+ * etcdutl --bump-revision does) and compacts at the new revision, so resourceVersions after the
+ * restore are above those clients saw before it, and their old watches are told to relist.
+ */
+export async function bumpEtcdRevision(endpoints: string[], by: number): Promise<{ revision: number }> {
+  const client = new Etcd3({ hosts: endpoints, dialTimeout: 5000 });
+  const key = '/skiff/restore-revision-bump';
+  try {
+    let left = by;
+    const writer = async () => {
+      while (left-- > 0) await client.put(key).value('');
+    };
+    await Promise.all(Array.from({ length: 64 }, writer));
+    await client.delete().key(key);
+    const revision = Number((await client.get(key).exec()).header.revision);
+    await client.kv.compact({ revision, physical: true });
+    return { revision };
+  } finally {
+    client.close();
+  }
+}

@@ -4,7 +4,8 @@
 // anything seen before, and old watches told to relist.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SKIFF_BIN, TEST_JOIN_TOKEN, TestServer, eventually, runSkiff } from '../support/cluster.js';
@@ -45,6 +46,7 @@ describe('backup and restore on SQLite', () => {
     writing = false;
     await writer;
     assert.equal(b.code, 0, b.stderr);
+    assert.equal(statSync(file).mode & 0o777, 0o600, 'the backup holds keys and Secrets: private');
     const backedUp = Number(/backup of revision (\d+)/.exec(b.stdout)?.[1]);
     assert.ok(backedUp > 0, b.stdout);
     const after = await c.create<KubeObject>(CM, cm('after-backup'));
@@ -55,6 +57,13 @@ describe('backup and restore on SQLite', () => {
     const r = await runSkiff(['restore', file, '--layout', 'server', '--data-dir', restored.dataDir]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(readFileSync(join(restored.dataDir, 'tls', 'ca.crt'), 'utf8'), readFileSync(join(original.dataDir, 'tls', 'ca.crt'), 'utf8'), 'the same cluster CA');
+    // The history before the restore is gone for good: only the current value of each key is kept.
+    const db = new Database(join(restored.dataDir, 'db', 'state.db'), { readonly: true });
+    try {
+      assert.equal(db.prepare('SELECT count(*) FROM log').pluck().get(), db.prepare('SELECT count(*) FROM current').pluck().get());
+    } finally {
+      db.close();
+    }
     await restored.start();
     // The original admin credentials still work: the keys came back with the data.
     const old = ApiClient.fromKubeconfig(original.kubeconfig, { timeoutMs: 10_000, servers: [`https://127.0.0.1:${restored.port}`] });
@@ -107,6 +116,10 @@ describe('backup and restore on etcd', () => {
     const b = await runSkiff(['backup', file, '--etcd-endpoints', etcd.endpoints.join(',')]);
     assert.equal(b.code, 0, b.stderr);
     assert.match(b.stdout, /etcd snapshot of revision \d+ written/);
+    const c2 = source.client();
+    let seen = 0;
+    for (let i = 0; i < 5; i++) seen = Number((await c2.create<KubeObject>(CM, cm(`etcd-after-${i}`))).metadata.resourceVersion);
+    c2.close();
     await source.stop();
     await etcd.destroy();
     etcd = undefined;
@@ -125,6 +138,16 @@ describe('backup and restore on etcd', () => {
     try {
       const names = (await restoredClient.get<KubeList>(CM)).items.map((i) => i.metadata.name);
       for (let i = 0; i < 5; i++) assert.ok(names.includes(`etcd-kept-${i}`), `etcd-kept-${i}`);
+      assert.ok(!names.includes('etcd-after-0'), 'a write after the snapshot is not in it');
+      const fresh = await restoredClient.create<KubeObject>(CM, cm('etcd-after-restore'));
+      assert.ok(Number(fresh.metadata.resourceVersion) > seen, `resourceVersion ${fresh.metadata.resourceVersion} is above every one seen before (${seen})`);
+      await assert.rejects(
+        (async () => {
+          for await (const ev of restoredClient.watch(CM, { resourceVersion: String(seen) }, AbortSignal.timeout(5000))) void ev;
+        })(),
+        (e: unknown) => isStatusError(e) && e.code === 410,
+        'a watch resumed from before the restore must relist',
+      );
     } finally {
       restoredClient.close();
     }

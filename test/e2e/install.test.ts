@@ -71,7 +71,7 @@ describe('skiff install and uninstall', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /systemd is not running here: start it with systemctl daemon-reload && systemctl enable --now skiff-server/);
     const unit = readFileSync(join(serverRoot, 'etc/systemd/system/skiff-server.service'), 'utf8');
-    for (const line of ['Restart=on-failure', 'RestartPreventExitStatus=78', 'KillMode=mixed', 'StandardError=journal', 'SyslogIdentifier=skiff-server', 'WantedBy=multi-user.target', 'EnvironmentFile=-/etc/skiff/skiff-server.env']) {
+    for (const line of ['Restart=on-failure', 'RestartPreventExitStatus=78', 'KillMode=process', 'StandardError=journal', 'SyslogIdentifier=skiff-server', 'WantedBy=multi-user.target', 'EnvironmentFile=-/etc/skiff/skiff-server.env']) {
       assert.ok(unit.split('\n').includes(line), line);
     }
     assert.equal(statSync(join(serverRoot, 'etc/skiff/skiff-server.env')).mode & 0o777, 0o600, 'the token file is private');
