@@ -75,10 +75,16 @@ describe('skiff up --servers 3 --storage etcd', () => {
       const table = await kubectl(kubeconfig, ['get', 'nodes']);
       for (const i of [1, 2, 3]) assert.match(table, new RegExp(`^control-plane-${i}\\s+Ready\\s+control-plane\\s`, 'm'));
       for (const i of [1, 2, 3]) assert.match(table, new RegExp(`^node-${i}\\s+Ready\\s+<none>\\s`, 'm'));
-      // Agents spread over the members by their names instead of all preferring the first.
+      // Agents spread over the members by their names instead of all preferring the first: each
+      // renews its Lease (PUT) through the member it prefers, as its own metrics tell.
       for (const n of ['node-1', 'node-2', 'node-3']) {
         await eventually(() => persistedServers(n).length === 3, 15_000, `${n} knows every member`);
-        assert.equal(persistedServers(n)[0], preferenceOrder(memberUrls, n)[0], `${n} prefers its own member`);
+        const preferred = new URL(preferenceOrder(memberUrls, n)[0]!).host;
+        assert.equal(new URL(persistedServers(n)[0]!).host, preferred);
+        const metrics = await kubectl(kubeconfig, ['get', '--raw', `/api/v1/nodes/${n}/proxy/metrics`]);
+        const puts = [...metrics.matchAll(/^rest_client_requests_total\{code="200",method="PUT",host="([^"]+)"\} (\d+)$/gm)].map((m) => ({ host: m[1]!, n: Number(m[2]) }));
+        const busiest = puts.sort((a, b) => b.n - a.n)[0];
+        assert.equal(busiest?.host, preferred, `${n} renews through ${preferred}: ${JSON.stringify(puts)}`);
       }
 
       // SIGKILL member 1, the one a single-address kubeconfig would have named.
