@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { ApiClient } from '../../src/client/rest.js';
-import { SKIFF_BIN, eventually, processesMentioning } from '../support/cluster.js';
+import { SKIFF_BIN, eventually, processesMentioning, runSkiff } from '../support/cluster.js';
 import { freePorts, requireEtcdBinary } from '../support/etcd.js';
 import type { KubeList, KubeObject } from '../../src/api/types.js';
 import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
@@ -35,6 +35,12 @@ describe('skiff up --servers 3 --storage etcd', () => {
     }
     assert.equal(err?.status, 2);
     assert.match(String(err?.stderr), /needs --storage etcd/);
+  });
+
+  it('refuses a control-plane endpoint it cannot run without HAProxy, saying how to get it', async () => {
+    const r = await runSkiff(['up', '--servers', '3', '--storage', 'etcd', '--control-plane-endpoint', '127.0.0.1:7443', '--data-dir', join(dataDir, 'no-haproxy')], { env: { SKIFF_HAPROXY_BIN: '/nonexistent/haproxy' } });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^skiff up: --control-plane-endpoint runs HAProxy there, and HAProxy is not installed \(Debian: apt-get install haproxy/m);
   });
 
   it('starts etcd, 3 servers behind HAProxy and 3 agents; kubectl survives the loss of any member; stops everything', async () => {
