@@ -3,7 +3,7 @@
 // same here: the node's name, running pods and containers by state, how long a pod sync takes;
 // and client-go's rest_client_* for its API requests.
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { ClientMetrics } from '../client/metrics.js';
+import { ClientMetrics, metricsText } from '../client/metrics.js';
 import type { PodWorker } from './pod-worker.js';
 
 function containerState(state: { waiting?: unknown; running?: unknown; terminated?: unknown }): 'created' | 'running' | 'exited' | 'unknown' {
@@ -58,6 +58,6 @@ export class AgentMetrics {
   }
 
   async text(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    return { contentType: this.registry.contentType, body: await metricsText(this.registry) };
   }
 }

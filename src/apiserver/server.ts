@@ -17,6 +17,7 @@ import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.j
 import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { ApiListener } from './http/listener.js';
 import { ApiMetrics, CONNECT_SUBRESOURCES } from './metrics.js';
+import { metricsText } from '../client/metrics.js';
 import { ObjectStore, type Admit, type NamespaceLookup } from './object-store.js';
 import { ResourceHandler, type PodLogStreamer, type ResourceHandlerDeps } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
@@ -435,7 +436,7 @@ export class ApiServer {
       case '/readyz':
         return this.readyz(res, url);
       case '/metrics': {
-        const text = await this.metrics.registry.metrics();
+        const text = await metricsText(this.metrics.registry);
         res.writeHead(200, { 'Content-Type': this.metrics.registry.contentType });
         return void res.end(text);
       }

@@ -7,12 +7,27 @@ import { JoinError } from '../agent/join.js';
 import { addConfigFile, listenErrorMessage, logFormatOption, boolArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { PidLock } from '../util/pid-lock.js';
+import { parseToken } from '../auth/bootstrap-token.js';
 import { EXIT_CONFIG, EXIT_RESTART } from './exit-codes.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-function repeatable(value: string, previous: string[] = []): string[] {
+/** A repeatable --server: each an https URL (a bare host would only fail, over and over, at the first request). */
+function serverArg(value: string, previous: string[] = []): string[] {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`${JSON.stringify(value)} is not a URL: use https://HOST:PORT`);
+  }
+  if (url.protocol !== 'https:') throw new InvalidArgumentError(`${JSON.stringify(value)}: API servers speak https: use https://HOST:PORT`);
   return [...previous, value];
+}
+
+function tokenArg(value: string): string {
+  // An empty $SKIFF_TOKEN is no token.
+  if (value !== '' && !parseToken(value)) throw new InvalidArgumentError('a bootstrap token looks like abcdef.0123456789abcdef ([a-z0-9]{6}.[a-z0-9]{16}); `skiff token create` makes one');
+  return value;
 }
 
 function hashArg(value: string): string {
@@ -23,8 +38,8 @@ function hashArg(value: string): string {
 export function agentCommand(): Command {
   const cmd = new Command('agent')
     .description('run a node agent: registers a Node and its Lease, keeps the Node alive in the API, runs its pods')
-    .option('--server <url>', 'API server URL (repeatable; the agent fails over among them)', repeatable, [])
-    .addOption(new Option('--token <token>', 'bootstrap token to join with, needed once while the data dir has no node credential').env('SKIFF_TOKEN'))
+    .option('--server <url>', 'API server URL (repeatable; the agent fails over among them)', serverArg, [])
+    .addOption(new Option('--token <token>', 'bootstrap token to join with, needed once while the data dir has no node credential').env('SKIFF_TOKEN').argParser(tokenArg))
     .option('--ca-file <path>', 'cluster CA certificate to trust when joining')
     .option('--ca-cert-hash <sha256:hex>', 'sha256 of the cluster CA certificate (DER) to verify it when joining', hashArg)
     .option('--insecure-skip-ca-verification', 'join without verifying the cluster CA (unsafe)', false)

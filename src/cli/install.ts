@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFileAtomic } from '../pki/cluster-pki.js';
 import { execFileSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, type Option } from 'commander';
 import { yaml } from '../util/lazy-yaml.js';
@@ -93,6 +94,7 @@ export function renderUnit(role: Role, paths: InstallPaths, root: string, node =
     // Signals go to skiff alone, and its containers (in this unit's cgroup) are never killed by
     // systemd: on stop it ends them itself within their grace periods, and after a crash or a
     // restart in place the next agent adopts them (as k3s runs its agent).
+    '# skiff stops its own containers (or leaves them to the next agent on a restart in place): systemd signals skiff alone.',
     'KillMode=process',
     'TimeoutStopSec=120s',
     'Restart=on-failure',
@@ -136,6 +138,12 @@ function installCommand(): Command {
       const paths = installPaths(root, role);
       const token = (typeof flags.token === 'string' ? flags.token : undefined) ?? process.env.SKIFF_TOKEN;
       delete flags.token;
+      // What the agent would refuse at its first start is refused now.
+      if (role === 'agent' && !flags.kubeconfig) {
+        if (!flags.server) throw new Error('an agent needs --server https://HOST:PORT (an API server, or the control-plane endpoint)');
+        if (!token) throw new Error('an agent joins with --token (or $SKIFF_TOKEN): `skiff token create` on the server makes one');
+        if (!flags['ca-file'] && !flags['ca-cert-hash'] && !flags['insecure-skip-ca-verification']) throw new Error('an agent verifies the cluster CA when it joins: pass --ca-file FILE or --ca-cert-hash sha256:HEX');
+      }
       flags['data-dir'] ??= `/var/lib/skiff/${role}`;
       // The journal is read by people: text lines (it adds its own time and unit).
       flags['log-format'] ??= 'text';
@@ -151,6 +159,10 @@ function installCommand(): Command {
         process.stdout.write(`--- ${dataDir}/ (directory, mode 700)\n`);
         return;
       }
+      // The unit runs this very checkout: it must stay where it is.
+      const where = dirname(dirname(SKIFF_BIN));
+      if (where.startsWith(tmpdir())) console.warn(`warning: the unit runs skiff from ${where}, a temporary directory; install skiff where it stays (npm install -g ${where}) and run its skiff install`);
+      else console.log(`the unit runs skiff from ${where}: keep it there (an upgrade replaces it, then restarts the unit)`);
       for (const [path, text, mode] of files) {
         mkdirSync(dirname(path), { recursive: true });
         // A new file each time (temp + rename): an older one's looser mode never carries over.

@@ -1,19 +1,19 @@
 // `skiff kubectl ARGS...`: kubectl with the local cluster's admin kubeconfig.
 import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { Command } from 'commander';
+import { adminKubeconfig } from './admin-client.js';
 
 export function kubectlCommand(): Command {
   return new Command('kubectl')
-    .description("run kubectl against the local cluster (uses <data-dir>/kubeconfig)")
-    .option('--data-dir <dir>', 'the cluster data directory', '.skiff')
+    .description('run kubectl against the local cluster (<data-dir>/kubeconfig, else $KUBECONFIG, else .skiff/kubeconfig)')
+    .option('--data-dir <dir>', 'the cluster data directory')
     .allowUnknownOption(true)
     .helpOption(false)
     .argument('[args...]', 'kubectl arguments')
-    .action((args: string[], o: { dataDir: string }) => {
+    .action((args: string[], o: { dataDir?: string }) => {
       const child = spawn('kubectl', args, {
         stdio: 'inherit',
-        env: { ...process.env, KUBECONFIG: process.env.SKIFF_KUBECONFIG ?? resolve(join(o.dataDir, 'kubeconfig')) },
+        env: { ...process.env, KUBECONFIG: adminKubeconfig(o) },
       });
       child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
       child.on('error', (e) => {

@@ -3,6 +3,13 @@
 // unchanged: the REST client's requests, work queues, and leader election.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
+/** A registry's exposition text, its metrics in name order as Prometheus' Go client writes them. */
+export async function metricsText(registry: Registry): Promise<string> {
+  const names = registry.getMetricsAsArray().map((m) => m.name).sort();
+  const parts = await Promise.all(names.map((n) => registry.getSingleMetricAsString(n)));
+  return `${parts.join('\n\n')}\n`;
+}
+
 /** What a work queue reports (client-go's workqueue MetricsProvider, by queue name). */
 export interface QueueMetrics {
   added(): void;

@@ -53,7 +53,8 @@ describe('skiff install and uninstall', () => {
   });
 
   it('--dry-run writes nothing and shows every file; a bad flag is refused before anything is written', async () => {
-    const dry = await skiffNoToken(['install', 'agent', '--dry-run', '--root', join(dir, 'dry'), '--server', 'https://10.0.0.1:6443', '--token', TEST_JOIN_TOKEN]);
+    const hash = `sha256:${'0'.repeat(64)}`;
+    const dry = await skiffNoToken(['install', 'agent', '--dry-run', '--root', join(dir, 'dry'), '--server', 'https://10.0.0.1:6443', '--token', TEST_JOIN_TOKEN, '--ca-cert-hash', hash]);
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(dry.stdout, /--- .*dry\/etc\/systemd\/system\/skiff-agent\.service/);
     assert.match(dry.stdout, /^ExecStart=.* agent --config \/etc\/skiff\/agent\.yaml$/m);
@@ -64,6 +65,18 @@ describe('skiff install and uninstall', () => {
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /^skiff install: .*--node-lease-duration-seconds/m);
     assert.equal(existsSync(join(dir, 'bad')), false);
+    // What the agent would refuse at its first boot is refused at install.
+    for (const [args, why] of [
+      [['--server', '10.0.0.1', '--token', TEST_JOIN_TOKEN, '--ca-cert-hash', hash], /"10\.0\.0\.1" is not a URL: use https:\/\/HOST:PORT/],
+      [['--server', 'https://10.0.0.1:6443', '--token', 'badtoken', '--ca-cert-hash', hash], /a bootstrap token looks like abcdef\.0123456789abcdef/],
+      [['--server', 'https://10.0.0.1:6443', '--token', TEST_JOIN_TOKEN], /verifies the cluster CA when it joins: pass --ca-file FILE or --ca-cert-hash/],
+      [['--server', 'https://10.0.0.1:6443', '--ca-cert-hash', hash], /an agent joins with --token/],
+    ] as const) {
+      const r = await skiffNoToken(['install', 'agent', '--root', join(dir, 'bad'), ...args]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, why);
+      assert.equal(existsSync(join(dir, 'bad')), false);
+    }
   });
 
   it('installs a server whose unit starts it', async () => {
