@@ -25,6 +25,8 @@ describe('rolling upgrade from the previous release', () => {
     previous = buildPreviousRelease();
   });
   after(async () => {
+    // Gracefully first: the process runtime's containers go with their agent's graceful exit, not with a SIGKILL.
+    await Promise.all(agents.map((a) => a.stop().catch(() => {})));
     await ha?.destroy();
     if ('dir' in previous) rmSync(previous.dir, { recursive: true, force: true });
   });
