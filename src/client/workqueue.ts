@@ -58,6 +58,11 @@ export class WorkQueue<K = string> {
       this.addedAt.set(key, this.clock.now());
     }
     if (this.processing.has(key)) return;
+    this.enqueue(key);
+  }
+
+  /** To a waiting worker if one waits, else to the back of the queue. */
+  private enqueue(key: K): void {
     const w = this.waiters.shift();
     if (w) {
       this.take(key);
@@ -116,15 +121,7 @@ export class WorkQueue<K = string> {
       this.metrics?.finished(this.clock.now() - taken);
     }
     // Added again while it was being worked on: back in the queue now (counted and timed as an add then).
-    if (this.dirty.has(key) && !this.shuttingDown) {
-      const w = this.waiters.shift();
-      if (w) {
-        this.take(key);
-        w(key);
-      } else {
-        this.queue.push(key);
-      }
-    }
+    if (this.dirty.has(key) && !this.shuttingDown) this.enqueue(key);
   }
 
   shutdown(): void {
