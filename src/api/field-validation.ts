@@ -2,7 +2,8 @@
 // Go structs, so a field the struct lacks is reported (fieldValidation=Strict: an error; Warn: a
 // warning) and never stored. Paths are spelled as upstream spells them: `spec.containers[0].comand`.
 import type { ResourceType } from './resource.js';
-import { KNOWN_FIELDS, type FieldTree } from './known-fields.js';
+import { knownFieldsFor, type FieldTree } from './schema/known-fields.js';
+import { apiVersionOf } from './types.js';
 
 export interface UnknownFieldsOptions {
   /** Delete the unknown fields from the object as they are found. */
@@ -46,9 +47,9 @@ function walk(value: unknown, tree: FieldTree, path: string, out: string[], prun
   value.forEach((item, i) => walk(item, tree.list, `${path}[${i}]`, out, prune));
 }
 
-/** The kind's tree (every served kind has one: test/api/field-validation.test.ts checks). */
+/** The kind's tree, from its messages (every served kind has them: test/api/field-validation.test.ts checks). */
 export function knownFieldsOf(rt: ResourceType): FieldTree {
-  const tree = KNOWN_FIELDS[`${rt.group}/${rt.kind}`];
-  if (!tree) throw new Error(`no known-fields tree for ${rt.group}/${rt.kind}: add one to src/api/known-fields.ts`);
+  const tree = knownFieldsFor(apiVersionOf(rt.group, rt.version), rt.kind);
+  if (!tree) throw new Error(`no messages describe ${rt.group}/${rt.kind}: add them to src/api/schema/messages.ts`);
   return tree;
 }

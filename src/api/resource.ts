@@ -36,8 +36,6 @@ export interface ResourceType {
   table: TableConvertor;
   /** Spec changes bump metadata.generation (upstream: every kind with a spec except pods? no: pods too). */
   hasGeneration: boolean;
-  /** A status subresource exists: main-resource writes keep the old status, status writes keep the rest. */
-  hasStatus: boolean;
   /** Fills upstream defaults in place (on create and on update). */
   defaults(obj: KubeObject): void;
   /** Validation as upstream for supported fields; old is set on update. Empty array: valid. */
@@ -58,10 +56,9 @@ export interface ResourceType {
   defaultPropagationPolicy?: 'Orphan';
   /** Why an object may not be deleted at all (Namespace: the ones the system lives in), or undefined. */
   refuseDelete?(obj: KubeObject): string | undefined;
-  /**
-   * Top-level fields of the kind besides apiVersion/kind/metadata (e.g. ["spec","status"],
-   * ["data","binaryData","immutable"] for ConfigMap, ["type","reason",...] for Event). Used for
-   * strict field validation (unknown top-level fields).
-   */
-  topLevelFields: string[];
+}
+
+/** A status subresource exists: main-resource writes keep the old status, status writes keep the rest. */
+export function hasStatusSubresource(rt: Pick<ResourceType, 'subresources'>): boolean {
+  return rt.subresources.includes('status');
 }

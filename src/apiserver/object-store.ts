@@ -3,7 +3,7 @@
 // and finalizers. The HTTP layer decodes requests into these calls; controllers never see it.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { ResourceType } from '../api/resource.js';
+import { hasStatusSubresource, type ResourceType } from '../api/resource.js';
 import type { KubeList, KubeObject, ObjectMeta, Status } from '../api/types.js';
 import { apiVersionOf } from '../api/types.js';
 import {
@@ -305,7 +305,7 @@ export class ObjectStore {
     if (this.rt.hasGeneration) meta.generation = 1;
     else delete meta.generation;
     // Nodes may set status on create (kubelets register with it); other kinds start with none.
-    if (this.rt.hasStatus && this.rt.kind !== 'Node') delete obj.status;
+    if (hasStatusSubresource(this.rt) && this.rt.kind !== 'Node') delete obj.status;
     const restricted = nodeRestriction(ctx.user, this.rt.resource, obj);
     if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, meta.name);
     this.rt.defaults(obj);
@@ -425,7 +425,7 @@ export class ObjectStore {
       next = input;
     } else {
       next = input;
-      if (this.rt.hasStatus) {
+      if (hasStatusSubresource(this.rt)) {
         if (old.status === undefined) delete next.status;
         else next.status = old.status;
       }

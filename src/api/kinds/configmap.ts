@@ -87,8 +87,6 @@ export const configMapResource: ResourceType = {
     ],
   },
   hasGeneration: false,
-  hasStatus: false,
   defaults: () => {},
   validate: validateConfigMap,
-  topLevelFields: ['data', 'binaryData', 'immutable'],
 };

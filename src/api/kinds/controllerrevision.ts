@@ -56,11 +56,9 @@ export const controllerRevisionResource: ResourceType = {
     cells: (o, now) => [o.metadata?.name ?? '', controllerName(o), (o as ControllerRevision).revision ?? 0, age(o, now)],
   },
   hasGeneration: false,
-  hasStatus: false,
   defaults: (o) => {
     const cr = o as ControllerRevision;
     if (cr.revision === undefined) cr.revision = 0;
   },
   validate: validateControllerRevision,
-  topLevelFields: ['data', 'revision'],
 };

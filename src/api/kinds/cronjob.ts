@@ -139,11 +139,9 @@ export const cronJobResource: ResourceType = {
     },
   },
   hasGeneration: true,
-  hasStatus: true,
   defaults: defaultCronJob,
   prepareForCreate: (o) => {
     o.status = {};
   },
   validate: validateCronJob,
-  topLevelFields: ['spec', 'status'],
 };

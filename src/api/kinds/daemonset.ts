@@ -187,10 +187,8 @@ export const daemonSetResource: ResourceType = {
     },
   },
   hasGeneration: true,
-  hasStatus: true,
   defaults: defaultDaemonSet,
   validate: validateDaemonSet,
   prepareForCreate,
   prepareForUpdate,
-  topLevelFields: ['spec', 'status'],
 };

@@ -179,11 +179,9 @@ export const deploymentResource: ResourceType = {
     },
   },
   hasGeneration: true,
-  hasStatus: true,
   defaults: defaultDeployment,
   validate: validateDeployment,
   prepareForCreate: (o) => {
     o.status = {};
   },
-  topLevelFields: ['spec', 'status'],
 };

@@ -146,9 +146,7 @@ export const endpointsResource: ResourceType = {
     cells: (o, now) => [o.metadata?.name ?? '', formatEndpoints(o), age(o, now)],
   },
   hasGeneration: false,
-  hasStatus: false,
   defaults: defaultEndpoints,
   validate: validateEndpoints,
-  topLevelFields: ['subsets'],
 };
 

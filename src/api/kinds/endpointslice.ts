@@ -136,8 +136,6 @@ export const endpointSliceResource: ResourceType = {
     },
   },
   hasGeneration: true,
-  hasStatus: false,
   defaults: defaultEndpointSlice,
   validate: validateEndpointSlice,
-  topLevelFields: ['addressType', 'endpoints', 'ports'],
 };

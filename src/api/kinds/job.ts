@@ -197,9 +197,7 @@ export const jobResource: ResourceType = {
     },
   },
   hasGeneration: true,
-  hasStatus: true,
   defaults: defaultJob,
   prepareForCreate: prepareJobForCreate,
   validate: validateJob,
-  topLevelFields: ['spec', 'status'],
 };

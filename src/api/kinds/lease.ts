@@ -52,8 +52,6 @@ export const leaseResource: ResourceType = {
     cells: (o, now) => [o.metadata?.name ?? '', str(obj(o.spec).holderIdentity), age(o, now)],
   },
   hasGeneration: false,
-  hasStatus: false,
   defaults: () => {},
   validate: validateLease,
-  topLevelFields: ['spec'],
 };

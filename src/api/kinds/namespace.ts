@@ -103,11 +103,9 @@ export const namespaceResource: ResourceType = {
     cells: (o, now) => [o.metadata?.name ?? '', str(obj(o.status).phase), age(o, now)],
   },
   hasGeneration: false,
-  hasStatus: true,
   defaults: defaultNamespace,
   validate: validateNamespace,
   prepareForCreate,
   prepareForUpdate,
   refuseDelete,
-  topLevelFields: ['spec', 'status'],
 };

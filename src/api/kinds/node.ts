@@ -229,9 +229,7 @@ export const nodeResource: ResourceType = {
     },
   },
   hasGeneration: false,
-  hasStatus: true,
   defaults: defaultNode,
   validate: validateNode,
-  topLevelFields: ['spec', 'status'],
 };
 

@@ -999,9 +999,7 @@ export const podResource: ResourceType = {
     },
   },
   hasGeneration: false,
-  hasStatus: true,
   defaults: defaultPod,
   validate: validatePod,
   prepareForCreate,
-  topLevelFields: ['spec', 'status'],
 };

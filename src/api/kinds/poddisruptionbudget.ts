@@ -88,11 +88,9 @@ export const podDisruptionBudgetResource: ResourceType = {
     },
   },
   hasGeneration: true,
-  hasStatus: true,
   defaults: () => {},
   validate: validatePDB,
   prepareForCreate: (o) => {
     o.status = { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
   },
-  topLevelFields: ['spec', 'status'],
 };

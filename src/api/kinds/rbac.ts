@@ -143,7 +143,7 @@ const bindingTable: ResourceType['table'] = {
   cells: (o, now) => [o.metadata?.name ?? '', roleCell(o), age(o, now), subjectsOf(o, 'User'), subjectsOf(o, 'Group'), subjectsOf(o, 'ServiceAccount')],
 };
 
-function rbacType(resource: string, kind: string, namespaced: boolean, table: ResourceType['table'], validate: ResourceType['validate'], defaults: ResourceType['defaults'], topLevelFields: string[]): ResourceType {
+function rbacType(resource: string, kind: string, namespaced: boolean, table: ResourceType['table'], validate: ResourceType['validate'], defaults: ResourceType['defaults']): ResourceType {
   return {
     group: RBAC_GROUP,
     version: 'v1',
@@ -158,16 +158,14 @@ function rbacType(resource: string, kind: string, namespaced: boolean, table: Re
     fieldSelectors: {},
     table,
     hasGeneration: false,
-    hasStatus: false,
     defaults,
     validate,
-    topLevelFields,
   };
 }
 
 const noDefaults = () => {};
 
-export const roleResource = rbacType('roles', 'Role', true, roleTable, (o, old) => [...validateMeta(o, old, true, pathSegmentName), ...validateRules(o, true)], noDefaults, ['rules']);
+export const roleResource = rbacType('roles', 'Role', true, roleTable, (o, old) => [...validateMeta(o, old, true, pathSegmentName), ...validateRules(o, true)], noDefaults);
 export const clusterRoleResource = rbacType(
   'clusterroles',
   'ClusterRole',
@@ -175,7 +173,6 @@ export const clusterRoleResource = rbacType(
   roleTable,
   (o, old) => [...validateMeta(o, old, false, pathSegmentName), ...validateRules(o, false)],
   noDefaults,
-  ['rules', 'aggregationRule'],
 );
 export const roleBindingResource = rbacType(
   'rolebindings',
@@ -184,7 +181,6 @@ export const roleBindingResource = rbacType(
   bindingTable,
   (o, old) => [...validateMeta(o, old, true, pathSegmentName), ...validateBinding(o, old, false)],
   defaultSubjects,
-  ['subjects', 'roleRef'],
 );
 export const clusterRoleBindingResource = rbacType(
   'clusterrolebindings',
@@ -193,5 +189,4 @@ export const clusterRoleBindingResource = rbacType(
   bindingTable,
   (o, old) => [...validateMeta(o, old, false, pathSegmentName), ...validateBinding(o, old, true)],
   defaultSubjects,
-  ['subjects', 'roleRef'],
 );

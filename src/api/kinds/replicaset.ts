@@ -142,11 +142,9 @@ export const replicaSetResource: ResourceType = {
   fieldSelectors: REPLICAS_FIELD_SELECTORS,
   table: replicasTable((spec) => formatLabelSelector(spec.selector)),
   hasGeneration: true,
-  hasStatus: true,
   defaults: defaultReplicaSet,
   validate: validateReplicaSet,
   prepareForCreate: (o) => {
     o.status = { replicas: 0 };
   },
-  topLevelFields: ['spec', 'status'],
 };

@@ -63,7 +63,6 @@ export const replicationControllerResource: ResourceType = {
   fieldSelectors: REPLICAS_FIELD_SELECTORS,
   table: replicasTable((spec) => formatLabels(spec.selector)),
   hasGeneration: true,
-  hasStatus: true,
   defaults: defaultReplicationController,
   validate: validateReplicationController,
   prepareForCreate: (o) => {
@@ -72,5 +71,4 @@ export const replicationControllerResource: ResourceType = {
   // core/v1 keeps the pods of an RC deleted without a policy, for compatibility with clients
   // older than garbage collection (upstream's DefaultGarbageCollectionPolicy for v1).
   defaultPropagationPolicy: 'Orphan',
-  topLevelFields: ['spec', 'status'],
 };

@@ -119,8 +119,6 @@ export const secretResource: ResourceType = {
     cells: (o, now) => [o.metadata?.name ?? '', str(o.type), isObject(o.data) ? Object.keys(o.data).length : 0, age(o, now)],
   },
   hasGeneration: false,
-  hasStatus: false,
   defaults: defaultSecret,
   validate: validateSecret,
-  topLevelFields: ['data', 'stringData', 'type', 'immutable'],
 };

@@ -290,10 +290,8 @@ export const serviceResource: ResourceType = {
     },
   },
   hasGeneration: false,
-  hasStatus: true,
   defaults: defaultService,
   validate: validateService,
   prepareForCreate,
   prepareForUpdate,
-  topLevelFields: ['spec', 'status'],
 };

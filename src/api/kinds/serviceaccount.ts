@@ -34,8 +34,6 @@ export const serviceAccountResource: ResourceType = {
     cells: (o, now) => [o.metadata?.name ?? '', arr((o as ServiceAccount).secrets).length, age(o, now)],
   },
   hasGeneration: false,
-  hasStatus: false,
   defaults: () => {},
   validate: validateServiceAccount,
-  topLevelFields: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
 };

@@ -152,11 +152,9 @@ export const statefulSetResource: ResourceType = {
     },
   },
   hasGeneration: true,
-  hasStatus: true,
   defaults: defaultStatefulSet,
   validate: validateStatefulSet,
   prepareForCreate: (o) => {
     o.status = { replicas: 0, availableReplicas: 0 };
   },
-  topLevelFields: ['spec', 'status'],
 };

@@ -131,7 +131,7 @@ const WITHOUT_STATUS: FieldFilter = { exclude: FieldSet.fromPaths([[fieldElement
 const WITHOUT_SPEC: FieldFilter = { exclude: FieldSet.fromPaths([[fieldElement('spec')]]) };
 const ONLY_REPLICAS: FieldFilter = { only: FieldSet.fromPaths([[fieldElement('spec'), fieldElement('replicas')]]) };
 
-export function fieldFilter(gvk: Pick<GroupVersionKind, 'group' | 'kind'>, subresource: string | undefined): FieldFilter {
+export function fieldFilter(gvk: Pick<GroupVersionKind, 'group' | 'version' | 'kind'>, subresource: string | undefined): FieldFilter {
   if (subresource === undefined || subresource === '') return hasStatusSubresource(gvk) ? WITHOUT_STATUS : NO_FILTER;
   if (subresource === 'status') return WITHOUT_SPEC;
   if (subresource === 'scale') return ONLY_REPLICAS;

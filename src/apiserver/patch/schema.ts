@@ -5,6 +5,8 @@
 // Strategic merge and server-side apply read the same tree but not always the same keys: container
 // ports merge by containerPort in a strategic patch, yet apply keys them by (containerPort, protocol).
 import type { GroupVersionKind } from '../../api/types.js';
+import { resourceTypeForKind } from '../../api/registry.js';
+import { hasStatusSubresource as statusSubresource } from '../../api/resource.js';
 
 export type Schema = StructSchema | MapSchema | ListSchema | AtomicSchema;
 
@@ -183,11 +185,10 @@ export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): Struct
   return KINDS[`${gvk.group}/${gvk.kind}`] ?? OTHER_KIND;
 }
 
-/** Kinds whose status is written through the status subresource, so main-resource writes drop it. */
-const STATUS_SUBRESOURCE = new Set(['/Pod', '/Node', '/Namespace', '/Service', '/ReplicationController', 'apps/Deployment', 'apps/ReplicaSet', 'apps/DaemonSet', 'apps/StatefulSet', 'policy/PodDisruptionBudget', 'batch/Job', 'batch/CronJob']);
-
-export function hasStatusSubresource(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): boolean {
-  return STATUS_SUBRESOURCE.has(`${gvk.group}/${gvk.kind}`);
+/** Kinds whose status is written through the status subresource, so main-resource writes drop it: as the kind says. */
+export function hasStatusSubresource(gvk: Pick<GroupVersionKind, 'group' | 'version' | 'kind'>): boolean {
+  const rt = resourceTypeForKind(gvk.group, gvk.version, gvk.kind);
+  return rt !== undefined && statusSubresource(rt);
 }
 
 /** The schema of `key` inside a value described by `s` (undefined: no rule, use the defaults). */

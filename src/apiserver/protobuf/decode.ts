@@ -2,7 +2,7 @@
 // the JSON object a JSON client would have sent for the same request.
 //
 // Wire format: the 4 magic bytes "k8s\0", then a runtime.Unknown whose typeMeta names the kind and
-// whose raw bytes hold the kind's message from k8s.io/api. Messages come from ./schema.ts.
+// whose raw bytes hold the kind's message from k8s.io/api. Messages come from src/api/schema/.
 //
 // Zero-value rule. gogo-protobuf writes every non-pointer Go field, zero or not (stdin: false,
 // generation: 0, resources: {limits: {}, requests: {}}), and writes pointer fields only when non-nil.
@@ -17,10 +17,12 @@
 // Known difference from Go's JSON: non-pointer structs Go would print as {} (strategy: {}, status: {})
 // and zero scalars without omitempty that carry no meaning (containerPort: 0) are left out.
 import protobuf from 'protobufjs';
-import type { Message, Root, Type, Field } from 'protobufjs';
+import type { Message, Type, Field } from 'protobufjs';
 import { StatusError, badRequest } from '../../api/errors.js';
 import type { KubeObject, ObjectMeta } from '../../api/types.js';
-import { META_V1_PACKAGE, PROTO_SOURCES, SUPPORTED_KINDS } from './schema.js';
+import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
+
+export { protobufSchema };
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 /** "k8s\0": every Kubernetes protobuf payload starts with it. */
@@ -37,26 +39,8 @@ interface UnknownEnvelope {
   contentType?: string;
 }
 
-let cachedRoot: Root | undefined;
-
-/** The parsed schema. Parsed on first use so servers that never see protobuf don't pay for it. */
-export function protobufSchema(): Root {
-  if (!cachedRoot) {
-    const root = new protobuf.Root();
-    for (const source of PROTO_SOURCES) protobuf.parse(source, root, { keepCase: true });
-    root.resolveAll();
-    cachedRoot = root;
-  }
-  return cachedRoot;
-}
-
 /** The message type for a kind, or undefined when skiff does not decode that kind from protobuf. */
-export function protobufTypeFor(apiVersion: string, kind: string): Type | undefined {
-  if (kind === 'DeleteOptions') return protobufSchema().lookupType(`${META_V1_PACKAGE}.DeleteOptions`);
-  const entry = SUPPORTED_KINDS[apiVersion];
-  if (!entry || !entry.kinds.includes(kind)) return undefined;
-  return protobufSchema().lookupType(`${entry.pkg}.${kind}`);
-}
+export const protobufTypeFor = messageFor;
 
 /**
  * Decodes a protobuf request body into the JSON object a JSON client would send, with apiVersion
@@ -106,15 +90,6 @@ export function decodeProtobufObject(body: Uint8Array): KubeObject {
 }
 
 // ---- conversion ----
-
-/** Messages whose JSON form is not their fields (a string, a number or raw JSON), by full name. */
-export const TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.Time';
-export const MICRO_TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime';
-export const DURATION = '.k8s.io.apimachinery.pkg.apis.meta.v1.Duration';
-export const FIELDS_V1 = '.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1';
-export const QUANTITY = '.k8s.io.apimachinery.pkg.api.resource.Quantity';
-export const INT_OR_STRING = '.k8s.io.apimachinery.pkg.util.intstr.IntOrString';
-export const RAW_EXTENSION = '.k8s.io.apimachinery.pkg.runtime.RawExtension';
 
 const INT64_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
 

@@ -2,12 +2,11 @@
 // so `replicas: "3"`, `replicas: 2.5` or `command: "sleep 100"` are refused with "json: cannot
 // unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32" instead of being
 // stored (where they would break every typed client that reads them) or replaced by a default.
-// The types come from the protobuf messages in ./schema.ts, which mirror the Go structs field by
+// The types come from the protobuf messages in src/api/schema/, which mirror the Go structs field by
 // field; a field they do not list is not checked here (unknown fields are field validation's).
 import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
-import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, protobufSchema } from './decode.js';
-import { SUPPORTED_KINDS } from './schema.js';
+import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor } from '../../api/schema/root.js';
 import { base64Error } from '../../api/kinds/configmap.js';
 import { quantityErrors } from '../../api/quantity.js';
 
@@ -197,8 +196,7 @@ function typeOf(apiVersion: string, kind: string): Type | null {
   const key = `${apiVersion}/${kind}`;
   let type = kindTypes.get(key);
   if (type === undefined) {
-    const entry = SUPPORTED_KINDS[apiVersion];
-    type = entry && entry.kinds.includes(kind) ? protobufSchema().lookupType(`${entry.pkg}.${kind}`) : null;
+    type = messageFor(apiVersion, kind) ?? null;
     kindTypes.set(key, type);
   }
   return type;

@@ -1,8 +1,9 @@
-// Protobuf message definitions for the kinds skiff accepts as application/vnd.kubernetes.protobuf
-// request bodies (kubectl >= 1.32 typed clients). They are written for skiff from the upstream
-// API definitions (k8s.io/api and k8s.io/apimachinery generated.proto, types.go): field numbers and
-// wire types are the contract and must match upstream exactly; field names are the JSON names.
-// Only what we decode is listed, so a field missing here is silently dropped by the decoder.
+// The one description of every kind skiff serves: its protobuf messages, written for skiff from the
+// upstream API definitions (k8s.io/api and k8s.io/apimachinery generated.proto, types.go). Field
+// numbers and wire types are the contract and must match upstream exactly; field names are the
+// JSON names. Protobuf decoding (kubectl >= 1.32 typed clients), Go's JSON type checks and field
+// validation's known fields are read off them (./root.ts), so a field missing here is unknown to
+// all three: dropped, or refused with fieldValidation=Strict.
 //
 // The .proto language cannot say how a field serialises to JSON, so three custom field options
 // carry that knowledge (taken from the Go types; protobufjs keeps them in field.options):
@@ -337,7 +338,6 @@ message NodeRuntimeHandlerFeatures {
 }
 message NodeFeatures {
   optional bool supplementalGroupsPolicy = 1 [(ptr) = true];
-  optional bool containerUlimits = 2 [(ptr) = true];
 }
 
 message PersistentVolumeClaim {
@@ -786,10 +786,8 @@ message SecurityContext {
   optional WindowsSecurityContextOptions windowsOptions = 10 [(ptr) = true];
   optional SeccompProfile seccompProfile = 11 [(ptr) = true];
   optional AppArmorProfile appArmorProfile = 12 [(ptr) = true];
-  repeated Ulimit ulimits = 13;
 }
 message Capabilities { repeated string add = 1; repeated string drop = 2; }
-message Ulimit { optional string name = 1; optional int64 hard = 2 [(keep) = true]; optional int64 soft = 3 [(keep) = true]; }
 
 // ---- volumes ----
 message Volume {
@@ -1314,6 +1312,7 @@ package k8s.io.api.batch.v1;
 message Job {
   optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
   optional JobSpec spec = 2;
+  optional JobStatus status = 3;
 }
 message JobSpec {
   optional int32 parallelism = 1 [(ptr) = true];
@@ -1326,9 +1325,52 @@ message JobSpec {
   optional int32 ttlSecondsAfterFinished = 8 [(ptr) = true];
   optional string completionMode = 9 [(ptr) = true];
   optional bool suspend = 10 [(ptr) = true];
+  optional PodFailurePolicy podFailurePolicy = 11 [(ptr) = true];
+  optional int32 backoffLimitPerIndex = 12 [(ptr) = true];
+  optional int32 maxFailedIndexes = 13 [(ptr) = true];
   optional string podReplacementPolicy = 14 [(ptr) = true];
   optional string managedBy = 15 [(ptr) = true];
+  optional SuccessPolicy successPolicy = 16 [(ptr) = true];
 }
+message PodFailurePolicy { repeated PodFailurePolicyRule rules = 1; }
+message PodFailurePolicyRule {
+  optional string action = 1;
+  optional PodFailurePolicyOnExitCodesRequirement onExitCodes = 2 [(ptr) = true];
+  repeated PodFailurePolicyOnPodConditionsPattern onPodConditions = 3;
+}
+message PodFailurePolicyOnExitCodesRequirement {
+  optional string containerName = 1 [(ptr) = true];
+  optional string operator = 2;
+  repeated int32 values = 3;
+}
+message PodFailurePolicyOnPodConditionsPattern { optional string type = 1; optional string status = 2; }
+message SuccessPolicy { repeated SuccessPolicyRule rules = 1; }
+message SuccessPolicyRule {
+  optional string succeededIndexes = 1 [(ptr) = true];
+  optional int32 succeededCount = 2 [(ptr) = true];
+}
+message JobStatus {
+  repeated JobCondition conditions = 1;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time startTime = 2 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time completionTime = 3 [(ptr) = true];
+  optional int32 active = 4;
+  optional int32 succeeded = 5;
+  optional int32 failed = 6;
+  optional string completedIndexes = 7;
+  optional UncountedTerminatedPods uncountedTerminatedPods = 8 [(ptr) = true];
+  optional int32 ready = 9 [(ptr) = true];
+  optional string failedIndexes = 10 [(ptr) = true];
+  optional int32 terminating = 11 [(ptr) = true];
+}
+message JobCondition {
+  optional string type = 1;
+  optional string status = 2;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastProbeTime = 3;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 4;
+  optional string reason = 5;
+  optional string message = 6;
+}
+message UncountedTerminatedPods { repeated string succeeded = 1; repeated string failed = 2; }
 message JobTemplateSpec {
   optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
   optional JobSpec spec = 2;
@@ -1336,6 +1378,7 @@ message JobTemplateSpec {
 message CronJob {
   optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
   optional CronJobSpec spec = 2;
+  optional CronJobStatus status = 3;
 }
 message CronJobSpec {
   optional string schedule = 1;
@@ -1346,6 +1389,46 @@ message CronJobSpec {
   optional int32 successfulJobsHistoryLimit = 6 [(ptr) = true];
   optional int32 failedJobsHistoryLimit = 7 [(ptr) = true];
   optional string timeZone = 8 [(ptr) = true];
+}
+message CronJobStatus {
+  repeated .k8s.io.api.core.v1.ObjectReference active = 1;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastScheduleTime = 4 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastSuccessfulTime = 5 [(ptr) = true];
+}
+`;
+
+export const DISCOVERY_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.discovery.v1;
+message EndpointSlice {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated Endpoint endpoints = 2;
+  repeated EndpointPort ports = 3;
+  optional string addressType = 4;
+}
+message Endpoint {
+  repeated string addresses = 1;
+  optional EndpointConditions conditions = 2;
+  optional string hostname = 3 [(ptr) = true];
+  optional .k8s.io.api.core.v1.ObjectReference targetRef = 4 [(ptr) = true];
+  map<string, string> deprecatedTopology = 5;
+  optional string nodeName = 6 [(ptr) = true];
+  optional string zone = 7 [(ptr) = true];
+  optional EndpointHints hints = 8 [(ptr) = true];
+}
+message EndpointConditions {
+  optional bool ready = 1 [(ptr) = true];
+  optional bool serving = 2 [(ptr) = true];
+  optional bool terminating = 3 [(ptr) = true];
+}
+message EndpointHints { repeated ForZone forZones = 1; repeated ForNode forNodes = 2; }
+message ForZone { optional string name = 1; }
+message ForNode { optional string name = 1; }
+message EndpointPort {
+  optional string name = 1 [(ptr) = true];
+  optional string protocol = 2 [(ptr) = true];
+  optional int32 port = 3 [(ptr) = true];
+  optional string appProtocol = 4 [(ptr) = true];
 }
 `;
 
@@ -1484,6 +1567,7 @@ export const PROTO_SOURCES: readonly string[] = [
   COORDINATION_V1_PROTO,
   AUTOSCALING_V1_PROTO,
   BATCH_V1_PROTO,
+  DISCOVERY_V1_PROTO,
   RBAC_V1_PROTO,
   AUTHORIZATION_V1_PROTO,
   AUTHENTICATION_V1_PROTO,
@@ -1507,6 +1591,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'coordination.k8s.io/v1': { pkg: 'k8s.io.api.coordination.v1', kinds: ['Lease'] },
   'autoscaling/v1': { pkg: 'k8s.io.api.autoscaling.v1', kinds: ['Scale'] },
   'batch/v1': { pkg: 'k8s.io.api.batch.v1', kinds: ['Job', 'CronJob'] },
+  'discovery.k8s.io/v1': { pkg: 'k8s.io.api.discovery.v1', kinds: ['EndpointSlice'] },
   'rbac.authorization.k8s.io/v1': { pkg: 'k8s.io.api.rbac.v1', kinds: ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'] },
   'authorization.k8s.io/v1': { pkg: 'k8s.io.api.authorization.v1', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
   'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview', 'TokenRequest'] },
