@@ -18,6 +18,8 @@
 // labels pods as `controller-revision-hash`, and the server-kept
 // `deprecated.daemonset.template.generation` annotation as `pod-template-generation`; either marks
 // a pod as up to date.
+import { tolerates } from '../api/tolerations.js';
+import { compileTerms, type NodeSelectorTerm } from '../api/node-selector.js';
 import { isStatusError } from '../api/errors.js';
 import { semanticEqual, deepClone, isObject, obj, arr, str } from '../api/kinds/json.js';
 import { TEMPLATE_GENERATION_ANNOTATION, type DaemonSet, type DaemonSetStatus } from '../api/kinds/daemonset.js';
@@ -86,56 +88,9 @@ function withDaemonTolerations(existing: Toleration[] | undefined, hostNetwork: 
   return out;
 }
 
-export function toleratesTaint(t: Toleration, taint: Taint): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  const op = t.operator ?? 'Equal';
-  if (op === 'Exists') return true;
-  if (op === 'Equal') return (t.value ?? '') === (taint.value ?? '');
-  return false;
-}
 
 function untolerated(taints: Taint[], tolerations: Toleration[], effects: string[]): Taint | undefined {
-  return taints.find((taint) => effects.includes(taint.effect) && !tolerations.some((t) => toleratesTaint(t, taint)));
-}
-
-function requirementMatches(req: unknown, value: string | undefined): boolean {
-  const r = obj(req);
-  const values = arr(r.values).map(str);
-  switch (str(r.operator)) {
-    case 'In':
-      return value !== undefined && values.includes(value);
-    case 'NotIn':
-      return value === undefined || !values.includes(value);
-    case 'Exists':
-      return value !== undefined;
-    case 'DoesNotExist':
-      return value === undefined;
-    case 'Gt':
-    case 'Lt': {
-      const a = Number(value);
-      const b = Number(values[0]);
-      if (value === undefined || !Number.isInteger(a) || !Number.isInteger(b)) return false;
-      return str(r.operator) === 'Gt' ? a > b : a < b;
-    }
-    default:
-      return false;
-  }
-}
-
-/** A required node affinity term: all its expressions (labels) and fields (metadata.name) match; an empty term matches nothing. */
-function termMatches(term: unknown, node: Node): boolean {
-  const t = obj(term);
-  const exprs = arr(t.matchExpressions);
-  const fields = arr(t.matchFields);
-  if (exprs.length === 0 && fields.length === 0) return false;
-  const labels = node.metadata.labels ?? {};
-  for (const e of exprs) if (!requirementMatches(e, labels[str(obj(e).key)])) return false;
-  for (const f of fields) {
-    if (str(obj(f).key) !== 'metadata.name') return false;
-    if (!requirementMatches(f, node.metadata.name)) return false;
-  }
-  return true;
+  return taints.find((taint) => effects.includes(taint.effect) && !tolerates(tolerations, taint));
 }
 
 export function fitsNodeAffinity(spec: Pod['spec'], node: Node): boolean {
@@ -143,7 +98,7 @@ export function fitsNodeAffinity(spec: Pod['spec'], node: Node): boolean {
   for (const [k, v] of Object.entries(spec?.nodeSelector ?? {})) if (labels[k] !== v) return false;
   const required = obj(obj(obj(spec?.affinity).nodeAffinity).requiredDuringSchedulingIgnoredDuringExecution);
   if (!isObject(obj(spec?.affinity).nodeAffinity) || Object.keys(required).length === 0) return true;
-  return arr(required.nodeSelectorTerms).some((term) => termMatches(term, node));
+  return compileTerms(required.nodeSelectorTerms as NodeSelectorTerm[] | undefined)(labels, node.metadata.name ?? '');
 }
 
 /**

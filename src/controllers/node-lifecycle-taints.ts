@@ -2,7 +2,6 @@
 // the one way controllers change a Node's taints: read live, change, write with the read's
 // resourceVersion, retry on conflict — so the agent's and an admin's taints are never lost.
 import type { Node, Taint, TaintEffect } from '../api/kinds/node.js';
-import type { Toleration } from '../api/kinds/pod.js';
 import { isStatusError } from '../api/errors.js';
 import type { ApiClient } from '../client/rest.js';
 import type { Clock } from '../util/clock.js';
@@ -48,14 +47,6 @@ export function noExecuteTaints(node: Node | undefined): Taint[] {
   return taintsOf(node).filter((t) => t.effect === 'NoExecute');
 }
 
-/** Upstream Toleration.ToleratesTaint. */
-export function toleratesTaint(tol: Toleration, taint: Taint): boolean {
-  if (tol.effect && tol.effect !== taint.effect) return false;
-  if (tol.key && tol.key !== taint.key) return false;
-  // An empty key with Exists matches every taint; Equal is the default operator.
-  if (tol.operator === 'Exists') return true;
-  return (tol.value ?? '') === (taint.value ?? '');
-}
 
 
 /**

@@ -15,7 +15,8 @@ import type { EventRecorder } from './events.js';
 import { PATHS } from './informers.js';
 import type { Controller, ControllerContext } from './manager.js';
 import { PodsByNode, conditionDiffers, disruptionTarget, patchPodStatus, podPath } from './node-lifecycle-pods.js';
-import { noExecuteTaints, toleratesTaint } from './node-lifecycle-taints.js';
+import { noExecuteTaints } from './node-lifecycle-taints.js';
+import { toleratesTaint } from '../api/tolerations.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
 
 /** When a pod must go: a time (ms, possibly already past), or never. */

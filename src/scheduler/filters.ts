@@ -2,8 +2,8 @@
 // order and with upstream's reason strings (users read them in `kubectl describe pod`):
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit. The first
 // failing filter decides a node's reasons, as upstream stops at the first failing plugin.
+import { tolerates } from '../api/tolerations.js';
 import type { Taint } from '../api/kinds/node.js';
-import type { Toleration } from '../api/kinds/pod.js';
 import { TAINT_UNSCHEDULABLE, type NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
 
@@ -36,18 +36,6 @@ const AFFINITY: FilterFailure = { reasons: [REASON_NODE_AFFINITY], unresolvable:
 const PORTS: FilterFailure = { reasons: [REASON_NODE_PORTS], unresolvable: false };
 const TOO_MANY_PODS: FilterFailure = { reasons: [REASON_TOO_MANY_PODS], unresolvable: false };
 
-/** Upstream Toleration.ToleratesTaint. */
-export function toleratesTaint(tol: Toleration, taint: Taint): boolean {
-  if (tol.effect && tol.effect !== taint.effect) return false;
-  if (tol.key && tol.key !== taint.key) return false;
-  if (tol.operator === 'Exists') return true;
-  return (tol.value ?? '') === (taint.value ?? '');
-}
-
-export function tolerates(tolerations: readonly Toleration[], taint: Taint): boolean {
-  for (const t of tolerations) if (toleratesTaint(t, taint)) return true;
-  return false;
-}
 
 const UNSCHEDULABLE_TAINT: Taint = { key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' };
 

@@ -1,7 +1,7 @@
 // Everything the scheduler needs to know about a pod, computed once per pod version: requests as
 // numbers, compiled node affinity, host ports, and the group it spreads with.
 import type { Pod, Toleration } from '../api/kinds/pod.js';
-import { compileTerm, compileTerms, type NodeAffinity, type NodeMatcher } from './node-selector.js';
+import { compileTerm, compileTerms, type NodeAffinity, type NodeMatcher } from '../api/node-selector.js';
 import { isZero, podNonZeroRequests, podRequests, type Resources } from './resources.js';
 
 export interface HostPort {

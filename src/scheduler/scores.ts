@@ -6,7 +6,7 @@
 import type { Toleration } from '../api/kinds/pod.js';
 import type { NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
-import { toleratesTaint } from './filters.js';
+import { toleratesTaint } from '../api/tolerations.js';
 
 export const MAX_NODE_SCORE = 100;
 

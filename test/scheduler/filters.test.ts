@@ -8,8 +8,8 @@ import {
   REASON_NODE_UNSCHEDULABLE,
   REASON_TOO_MANY_PODS,
   runFilters,
-  toleratesTaint,
 } from '../../src/scheduler/filters.js';
+import { toleratesTaint } from '../../src/api/tolerations.js';
 import { affinityPod, makeNode, makePod, type NodeSpecOptions } from './fixtures.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
 
@@ -34,6 +34,8 @@ describe('scheduler filters', () => {
     assert.equal(toleratesTaint({ key: 'dedicated', value: 'cpu' }, taint), false);
     assert.equal(toleratesTaint({ key: 'dedicated', operator: 'Exists', effect: 'NoExecute' }, taint), false);
     assert.equal(toleratesTaint({ key: 'other', operator: 'Exists' }, taint), false);
+    // An operator upstream does not know tolerates nothing, even with a matching value.
+    assert.equal(toleratesTaint({ key: 'dedicated', operator: 'Equals' as never, value: 'gpu' }, taint), false);
   });
 
   it('rejects untolerated NoSchedule and NoExecute taints, ignores PreferNoSchedule', () => {

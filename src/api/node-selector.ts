@@ -1,6 +1,6 @@
 // Node selector terms (pod.spec.affinity.nodeAffinity), compiled once per pod into plain
 // predicates so matching a thousand nodes costs a few string comparisons each.
-import type { Labels } from '../api/types.js';
+import type { Labels } from './types.js';
 
 export type NodeSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
 
