@@ -12,7 +12,7 @@ import type { Node } from '../src/api/kinds/node.js';
 import type { Pod } from '../src/api/kinds/pod.js';
 import type { KubeList } from '../src/api/types.js';
 import type { ApiClient } from '../src/client/rest.js';
-import { DEFAULT_CONTROLLER_OPTIONS, controllerContext } from '../src/controllers/manager.js';
+import { DEFAULT_CONTROLLER_OPTIONS, controllerContext } from '../src/controller-kit/manager.js';
 import { SchedulerController, type SchedulerOptions } from '../src/scheduler/scheduler.js';
 import { systemClock } from '../src/util/clock.js';
 import { silentLogger } from '../src/util/log.js';

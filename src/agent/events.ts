@@ -3,7 +3,7 @@
 // recorder the controllers use: repeats aggregate into one Event's count, and a pod whose probe
 // fails every second cannot flood the API.
 import type { KubeObject } from '../api/types.js';
-import { EventRecorder as SharedRecorder } from '../controllers/events.js';
+import { EventRecorder as SharedRecorder } from '../controller-kit/events.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { type AgentApi, errorText } from './api.js';

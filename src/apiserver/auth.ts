@@ -1,5 +1,6 @@
 // Authentication and authorization pass through this one seam, so node credentials, bootstrap
 // tokens and roles plug in here without touching the handlers.
+import type { TokenAuthenticator } from '../auth/user.js';
 import { CA_PATH } from '../api/join-paths.js';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -7,10 +8,7 @@ import type { UserInfo } from './request-context.js';
 import { authorizationScope, type RequestInfo } from './http/request-info.js';
 import { tlsSocketOf } from './http/listener.js';
 
-export interface TokenAuthenticator {
-  /** The user a bearer token stands for, or undefined when it is not valid. */
-  authenticate(token: string): Promise<UserInfo | undefined>;
-}
+export type { TokenAuthenticator };
 
 /** The refusal when no authorizer has a rule for the request (upstream RBAC gives no reason then). */
 export const NO_RULE = 'no rule allows it';

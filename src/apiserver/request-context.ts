@@ -1,8 +1,7 @@
 // Who is asking and how: passed from the HTTP layer into object storage.
-export interface UserInfo {
-  name: string;
-  groups: string[];
-}
+import type { UserInfo } from '../auth/user.js';
+
+export type { UserInfo };
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 

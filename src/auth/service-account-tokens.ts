@@ -6,8 +6,7 @@
 import { createHash, createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import { SignJWT, decodeJwt, importPKCS8, importSPKI, jwtVerify } from 'jose';
 import type { KubeObject } from '../api/types.js';
-import type { TokenAuthenticator } from '../apiserver/auth.js';
-import type { UserInfo } from '../apiserver/request-context.js';
+import type { TokenAuthenticator, UserInfo } from './user.js';
 import { serviceAccountUsername } from '../api/rbac-rules.js';
 import { isObject, obj, str } from '../api/kinds/json.js';
 import type { Clock } from '../util/clock.js';

@@ -4,8 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
-import type { UserInfo } from '../apiserver/request-context.js';
-import type { TokenAuthenticator } from '../apiserver/auth.js';
+import type { TokenAuthenticator, UserInfo } from './user.js';
 
 /**
  * Tokens are kept by their SHA-256, so looking one up takes the same time however much of a

@@ -8,8 +8,8 @@ import { arr, isObject, obj, objArr } from '../api/kinds/json.js';
 import type { RoleLike } from '../api/kinds/rbac.js';
 import { matchLabelSelectorObject } from '../api/labels.js';
 import type { Informer } from '../client/informer.js';
-import type { Controller, ControllerContext } from './manager.js';
-import { ReconcileLoop, type Reconciler } from './reconciler.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
+import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
 
 const PATH = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
 

@@ -15,11 +15,11 @@ import { deepClone, semanticEqual } from '../api/kinds/json.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { rfc3339 } from '../util/time.js';
-import type { EventRecorder } from './events.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { conflictsRequeue, controllerOf, controllerRefTo, objectPath, OwnerIndex } from './pod-control.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
 const BATCH = '/apis/batch/v1';

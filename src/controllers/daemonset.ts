@@ -28,9 +28,9 @@ import { isPodReady, type Pod, type PodTemplateSpec, type Toleration } from '../
 import { workloadSelector } from '../api/kinds/replicaset.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
-import type { EventRecorder } from './events.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { scaledValue } from './deployment-rollout.js';
 import {
   allowManyRequests,
@@ -50,7 +50,7 @@ import {
   templateHash as hashTemplate,
   watchOwnedPods,
 } from './pod-control.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 import { CONTROLLER_REVISION_HASH_LABEL, RevisionHistory } from './revision-history.js';
 import type { ControllerRevision } from '../api/kinds/controllerrevision.js';
 

@@ -14,11 +14,11 @@ import type { Pod } from '../api/kinds/pod.js';
 import { type ReplicaSet, workloadSelector } from '../api/kinds/replicaset.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
-import type { EventRecorder } from './events.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { allowManyRequests, claimObjects, conflictsRequeue, controllerOf, controllerRefTo, isControlledBy, objectPath, OwnerIndex, ownerStillThere, templateHash } from './pod-control.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 import {
   activeOnly,
   calculateStatus,

@@ -11,9 +11,9 @@ import { isStatusError } from '../api/errors.js';
 import type { Informer } from '../client/informer.js';
 import { rfc3339 } from '../util/time.js';
 import { setCondition } from './deployment-rollout.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
-import { ReconcileLoop, type ReconcileResult, type Reconciler } from './reconciler.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
+import { ReconcileLoop, type ReconcileResult, type Reconciler } from '../controller-kit/reconciler.js';
 
 export class DisruptionController implements Controller {
   readonly name = 'disruption';

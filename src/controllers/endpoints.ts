@@ -16,10 +16,10 @@ import type { Service, ServicePort } from '../api/kinds/service.js';
 import { selectorFromSet, type LabelSelector } from '../api/labels.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { conflictsRequeue, objectPath } from './pod-control.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 
 export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 /** Set on every write, as upstream does; it also marks the Endpoints this controller manages. */

@@ -13,10 +13,10 @@ import type { OwnerReference } from '../api/types.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { HEADLESS_LABEL, hasSelector, listable, selectorOf, targetPortOn, watchSelectedPods } from './endpoints.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { conflictsRequeue, objectPath } from './pod-control.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';

@@ -16,9 +16,9 @@ import { isStatusError } from '../api/errors.js';
 import { allResourceTypes, resourceTypeForKind } from '../api/registry.js';
 import type { Informer } from '../client/informer.js';
 import type { Logger } from '../util/log.js';
-import type { EventRecorder } from './events.js';
-import type { Controller, ControllerContext } from './manager.js';
-import { ReconcileLoop, type Reconciler } from './reconciler.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
+import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
 
 export const FINALIZER_ORPHAN = 'orphan';
 export const FINALIZER_FOREGROUND = 'foregroundDeletion';

@@ -1,5 +1,5 @@
 // Every controller `skiff server` runs (while it leads), in start order.
-import type { Controller } from './manager.js';
+import type { Controller } from '../controller-kit/manager.js';
 import { NamespaceController } from './namespace.js';
 import { REPLICATION_CONTROLLERS, ReplicaSetController } from './replicaset.js';
 import { DeploymentController } from './deployment.js';

@@ -18,9 +18,9 @@ import { workloadSelector } from '../api/kinds/replicaset.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { rfc3339 } from '../util/time.js';
-import type { EventRecorder } from './events.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import {
   allowManyRequests,
   claimObjects,
@@ -34,7 +34,7 @@ import {
   slowStartBatch,
   watchOwnedPods,
 } from './pod-control.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 import { setCondition } from './deployment-rollout.js';
 
 const BACKOFF_BASE_MS = 10_000;

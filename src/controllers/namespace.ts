@@ -5,9 +5,9 @@ import type { KubeList, KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import { allResourceTypes } from '../api/registry.js';
 import { apiVersionOf } from '../api/types.js';
-import type { Controller, ControllerContext } from './manager.js';
-import { PATHS } from './informers.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
+import { PATHS } from '../controller-kit/informers.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 import { rfc3339 } from '../util/time.js';
 
 const NAMESPACED = allResourceTypes.filter((rt) => rt.namespaced);

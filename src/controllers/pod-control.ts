@@ -14,7 +14,7 @@ import { objectKeyOf } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import type { EventRecorder } from './events.js';
+import type { EventRecorder } from '../controller-kit/events.js';
 
 /** Upstream's cap on creates/deletes per sync, so one huge resize cannot monopolise the API. */
 export const BURST_REPLICAS = 500;

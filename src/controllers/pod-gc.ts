@@ -11,12 +11,12 @@ import { isStatusError } from '../api/errors.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import type { Logger } from '../util/log.js';
-import type { EventRecorder } from './events.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { conditionDiffers, disruptionTarget, patchPodStatus, podPath } from './node-lifecycle-pods.js';
 import { TAINT_OUT_OF_SERVICE, taintsOf } from './node-lifecycle-taints.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 
 /** Upstream gcCheckPeriod. */
 export const POD_GC_CHECK_PERIOD_MS = 20_000;

@@ -12,8 +12,8 @@ import { type ReplicaSet, type ReplicaSetStatus, workloadSelector } from '../api
 import type { ReplicationController } from '../api/kinds/replicationcontroller.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import {
   allowManyRequests,
   BURST_REPLICAS,
@@ -33,8 +33,8 @@ import {
   slowStartBatch,
   watchOwnedPods,
 } from './pod-control.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
-import type { EventRecorder } from './events.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
+import type { EventRecorder } from '../controller-kit/events.js';
 
 type Replicated = ReplicaSet | ReplicationController;
 

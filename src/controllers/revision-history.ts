@@ -16,7 +16,7 @@ import { semanticEqual, deepClone } from '../api/kinds/json.js';
 import type { LabelSelector } from '../api/labels.js';
 import type { Pod } from '../api/kinds/pod.js';
 import type { Informer } from '../client/informer.js';
-import type { ControllerContext } from './manager.js';
+import type { ControllerContext } from '../controller-kit/manager.js';
 import { claimObjects, controllerRefTo, objectPath, OwnerIndex, templateHash } from './pod-control.js';
 
 export const CONTROLLER_REVISION_HASH_LABEL = 'controller-revision-hash';

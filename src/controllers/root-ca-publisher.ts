@@ -5,10 +5,10 @@ import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import type { Informer } from '../client/informer.js';
-import type { Controller, ControllerContext } from './manager.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { isNamespaceTerminating, objectPath } from './pod-control.js';
-import { ReconcileLoop, type Reconciler } from './reconciler.js';
-import { PATHS } from './informers.js';
+import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
+import { PATHS } from '../controller-kit/informers.js';
 import { isNamespaceActive } from '../api/kinds/namespace.js';
 
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';

@@ -10,10 +10,10 @@ import { obj, str } from '../api/kinds/json.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { signLegacyToken } from '../auth/service-account-tokens.js';
-import type { Controller, ControllerContext } from './manager.js';
-import { PATHS } from './informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
+import { PATHS } from '../controller-kit/informers.js';
 import { objectPath } from './pod-control.js';
-import { ReconcileLoop, type Reconciler } from './reconciler.js';
+import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
 
 export const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
 const NAME_ANNOTATION = 'kubernetes.io/service-account.name';

@@ -5,10 +5,10 @@ import { isStatusError } from '../api/errors.js';
 import type { ServiceAccount } from '../api/kinds/serviceaccount.js';
 import type { KubeObject } from '../api/types.js';
 import type { Informer } from '../client/informer.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { isNamespaceTerminating, objectPath } from './pod-control.js';
-import { ReconcileLoop, type Reconciler } from './reconciler.js';
+import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
 import { isNamespaceActive } from '../api/kinds/namespace.js';
 
 export const DEFAULT_SERVICE_ACCOUNT = 'default';

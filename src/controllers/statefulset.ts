@@ -16,9 +16,9 @@ import { withClaimVolumes, type StatefulSet, type StatefulSetStatus } from '../a
 import type { ControllerRevision } from '../api/kinds/controllerrevision.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
-import type { EventRecorder } from './events.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import {
   allowManyRequests,
   claimObjects,
@@ -33,7 +33,7 @@ import {
   PodControl,
   watchOwnedPods,
 } from './pod-control.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 import { CONTROLLER_REVISION_HASH_LABEL, RevisionHistory } from './revision-history.js';
 
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';

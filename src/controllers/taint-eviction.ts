@@ -11,13 +11,13 @@ import { isStatusError } from '../api/errors.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import type { Logger } from '../util/log.js';
-import type { EventRecorder } from './events.js';
-import { PATHS } from './informers.js';
-import type { Controller, ControllerContext } from './manager.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import { PATHS } from '../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { PodsByNode, conditionDiffers, disruptionTarget, patchPodStatus, podPath } from './node-lifecycle-pods.js';
 import { noExecuteTaints } from './node-lifecycle-taints.js';
 import { toleratesTaint } from '../api/tolerations.js';
-import { ReconcileLoop, type Reconciler, type ReconcileResult } from './reconciler.js';
+import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 
 /** When a pod must go: a time (ms, possibly already past), or never. */
 export type EvictionDeadline = number | 'never';

@@ -13,7 +13,7 @@ import type { CertificateAuthority } from '../pki/certificates.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../util/log.js';
 import { ApiClient } from '../client/rest.js';
-import { ControllerManager, type ControllerOptions, type LeaderElectionTimings } from '../controllers/manager.js';
+import { ControllerManager, type ControllerOptions, type LeaderElectionTimings } from '../controller-kit/manager.js';
 import { allControllers } from '../controllers/index.js';
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';

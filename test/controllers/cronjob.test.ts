@@ -5,7 +5,7 @@ import type { CronJob } from '../../src/api/kinds/cronjob.js';
 import type { Job } from '../../src/api/kinds/job.js';
 import { isStatusError } from '../../src/api/errors.js';
 import { CronJobController } from '../../src/controllers/cronjob.js';
-import { DEFAULT_CONTROLLER_OPTIONS, controllerContext } from '../../src/controllers/manager.js';
+import { DEFAULT_CONTROLLER_OPTIONS, controllerContext } from '../../src/controller-kit/manager.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/log.js';
 import { eventually, events, nsPath, startHarness, type Harness } from './workload-harness.js';

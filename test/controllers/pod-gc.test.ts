@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../../src/api/types.js';
 import { Informer } from '../../src/client/informer.js';
 import type { ApiClient } from '../../src/client/rest.js';
-import { PATHS, SharedInformers } from '../../src/controllers/informers.js';
+import { PATHS, SharedInformers } from '../../src/controller-kit/informers.js';
 import { PodGCController } from '../../src/controllers/pod-gc.js';
 import { systemClock, type Clock } from '../../src/util/clock.js';
 import type { Logger } from '../../src/util/log.js';

@@ -2,7 +2,7 @@
 // each object gets 25 writes at once, then one more per 5 minutes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventRecorder, type EventWriter } from '../../src/controllers/events.js';
+import { EventRecorder, type EventWriter } from '../../src/controller-kit/events.js';
 import { EventRecorder as AgentEventRecorder } from '../../src/agent/events.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { FakeClock } from '../../src/util/clock.js';
