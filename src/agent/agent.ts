@@ -1,6 +1,7 @@
 // `skiff agent`: one node. Wires the pieces — credentials, runtime, pod sync (recovering what an
 // earlier agent left), log server, registration, node keeper (self-heal), Lease renewer, status
 // reporter, informers — and owns the two ways of leaving: graceful exit (N6) and retirement (N5).
+import { userAgent } from '../version.js';
 import { hostname } from 'node:os';
 import type { Node } from '../api/kinds/node.js';
 import type { Pod } from '../api/kinds/pod.js';
@@ -166,7 +167,7 @@ export class Agent {
         ...(kc.clientKeyPem ? { clientKeyPem: kc.clientKeyPem } : {}),
         ...(kc.token ? { token: kc.token } : {}),
         timeoutMs: this.cfg.requestTimeoutMs,
-        userAgent: `skiff-agent/0.1.0 (${this.nodeName})`,
+        userAgent: userAgent('skiff-agent', this.nodeName),
         metrics: this.metrics.client,
       });
       return { client, caPem: kc.caPem };
@@ -192,7 +193,7 @@ export class Agent {
       clientCertPem: cred.certPem,
       clientKeyPem: cred.keyPem,
       timeoutMs: this.cfg.requestTimeoutMs,
-      userAgent: `skiff-agent/0.1.0 (${this.nodeName})`,
+      userAgent: userAgent('skiff-agent', this.nodeName),
       metrics: this.metrics.client,
     });
     return { client, caPem: cred.caPem };

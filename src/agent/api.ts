@@ -42,7 +42,3 @@ export function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** RFC 3339 with microseconds, as metav1.MicroTime (Lease renewTime) is written. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}

@@ -2,6 +2,7 @@
 // against --ca-file or --ca-cert-hash (sha256 of the CA certificate's DER), then POST a CSR for
 // CN=system:node:<name>, O=system:nodes to /skiff/v1/join and keep the issued credential in the
 // data dir. Later starts reuse the credential and need no token.
+import { userAgent } from '../version.js';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
@@ -29,7 +30,7 @@ export class JoinError extends Error {
 
 function request(url: string, method: string, opts: { ca?: string; token?: string; body?: string; verify: boolean; timeoutMs: number }): Promise<{ code: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'skiff-agent/0.1.0' };
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': userAgent('skiff-agent') };
     if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
     if (opts.body !== undefined) {
       headers['Content-Type'] = 'application/json';

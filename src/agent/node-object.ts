@@ -1,5 +1,6 @@
 // What the agent says about its machine: the Node it registers (labels, taints, machine id) and the
 // status it reports (capacity, addresses, nodeInfo, conditions). Pure functions over a NodeConfig.
+import { NODE_VERSION, SKIFF_VERSION } from '../version.js';
 import { readFileSync, statfsSync } from 'node:fs';
 import { arch, availableParallelism, platform, release, totalmem } from 'node:os';
 import type { Node, NodeCondition, NodeStatus, Taint, TaintEffect } from '../api/kinds/node.js';
@@ -7,7 +8,7 @@ import { MACHINE_ID_ANNOTATION, RETIRE_ANNOTATION } from './api.js';
 import { rfc3339 } from '../util/time.js';
 import type { ObservedNode } from './state-dir.js';
 
-export const AGENT_VERSION = 'v1.32.0-skiff.0.1.0';
+export const AGENT_VERSION = NODE_VERSION;
 
 export interface NodeConfig {
   nodeName: string;
@@ -215,7 +216,7 @@ export function nodeStatus(cfg: NodeConfig, conditions: NodeCondition[]): NodeSt
       bootID: bootId(),
       kernelVersion: release(),
       osImage: osImage(),
-      containerRuntimeVersion: `skiff-${cfg.runtime}://0.1.0`,
+      containerRuntimeVersion: `skiff-${cfg.runtime}://${SKIFF_VERSION}`,
       kubeletVersion: AGENT_VERSION,
       kubeProxyVersion: '',
       operatingSystem: platform(),

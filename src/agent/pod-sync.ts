@@ -2,6 +2,7 @@
 // (the pod in the API, from a watch with fieldSelector spec.nodeName=<node>) with actual state
 // (the pod's worker and its container instances). Nothing is killed before the first list has
 // arrived, nor for lack of the API (N11): a stale cache keeps its pods running.
+import { rfc3339 } from '../util/time.js';
 import type { Container, Pod } from '../api/kinds/pod.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -291,7 +292,7 @@ export class PodSync {
   }
 
   private async reject(pod: Pod): Promise<void> {
-    const t = new Date(this.o.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const t = rfc3339(this.o.clock.now());
     try {
       await this.o.api.patch(
         `${podPath(pod.metadata.namespace ?? 'default', pod.metadata.name!)}/status`,

@@ -1,10 +1,11 @@
 // Discovery documents (legacy and aggregated) and the minimal OpenAPI v3 that kubectl's
 // apply/create/replace need to turn on server-side field validation.
+import { KUBERNETES_VERSION } from '../version.js';
 import { createHash } from 'node:crypto';
 import type { ResourceType, Subresource } from '../api/resource.js';
 import { apiVersionOf } from '../api/types.js';
 
-export const SERVED_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-skiff' };
+export const SERVED_VERSION = KUBERNETES_VERSION;
 
 interface SubresourceInfo {
   group: string;

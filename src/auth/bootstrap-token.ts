@@ -1,5 +1,6 @@
 // Bootstrap tokens as upstream stores them: Secrets named bootstrap-token-<id> in kube-system,
 // type bootstrap.kubernetes.io/token. A token is "<id>.<secret>" ([a-z0-9]{6}.[a-z0-9]{16}).
+import { rfc3339 } from '../util/time.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KubeObject } from '../api/types.js';
 
@@ -45,7 +46,7 @@ export function tokenSecret(token: ParsedToken, opts: { ttlMs?: number; descript
     'usage-bootstrap-authentication': 'true',
     'auth-extra-groups': 'system:bootstrappers:skiff:default-node-token',
   };
-  if (opts.ttlMs && opts.ttlMs > 0) data.expiration = new Date(opts.now + opts.ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (opts.ttlMs && opts.ttlMs > 0) data.expiration = rfc3339(opts.now + opts.ttlMs);
   if (opts.description) data.description = opts.description;
   const b64: Record<string, string> = {};
   for (const [k, v] of Object.entries(data)) b64[k] = Buffer.from(v).toString('base64');

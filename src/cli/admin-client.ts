@@ -1,5 +1,6 @@
 // The admin kubeconfig the operator commands (token, node, haproxy-config, kubectl) use, and the
 // client made from it.
+import { userAgent } from '../version.js';
 import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -26,5 +27,5 @@ export function adminKubeconfig(o: { kubeconfig?: string; dataDir?: string }): s
 }
 
 export function adminClient(o: { kubeconfig?: string; dataDir?: string }): ApiClient {
-  return ApiClient.fromKubeconfig(adminKubeconfig(o), { timeoutMs: 15_000, userAgent: 'skiff-cli/0.1.0' });
+  return ApiClient.fromKubeconfig(adminKubeconfig(o), { timeoutMs: 15_000, userAgent: userAgent('skiff-cli') });
 }

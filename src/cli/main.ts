@@ -1,4 +1,5 @@
 // The `skiff` command line.
+import { SKIFF_VERSION } from '../version.js';
 import { Command } from 'commander';
 import { StatusError } from '../api/errors.js';
 
@@ -24,7 +25,7 @@ export async function main(argv: string[]): Promise<void> {
 async function run(argv: string[]): Promise<void> {
   const program = new Command('skiff')
     .description('A small Kubernetes-API-compatible cluster: API server, controllers, scheduler and self-healing node agents')
-    .version('0.1.0');
+    .version(SKIFF_VERSION);
   // `skiff agent` runs on every node, where memory counts: it loads only its own code, not the API
   // server's (SQLite, protobuf, …). Every other command line loads every command.
   if (argv[2] === 'agent') {

@@ -2,6 +2,7 @@
 // Lease only after it has seen the holder's record unchanged for a whole lease duration on its
 // own clock (never trusting the holder's timestamps), and a leader that cannot renew within the
 // renew deadline steps down.
+import { microTime } from '../util/time.js';
 import type { KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
@@ -34,9 +35,6 @@ interface LeaseSpec {
 
 type Lease = KubeObject & { spec?: LeaseSpec };
 
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 export class LeaderElector {
   private observedRecord = '';

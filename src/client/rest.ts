@@ -3,6 +3,7 @@
 // `healthCheck` set it also polls every server's /readyz in the background and switches away from
 // a failed (or hung) current server within about interval + timeout, aborting the requests and
 // watch streams still open to it so informers re-watch on the new one (policy: server-health.ts).
+import { userAgent } from '../version.js';
 import https from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -107,7 +108,7 @@ export class ApiClient {
       this.health = new ServerHealthChecker({
         ...opts.healthCheck,
         agentOptions,
-        userAgent: opts.userAgent ?? 'skiff/0.1.0',
+        userAgent: opts.userAgent ?? userAgent('skiff'),
         onChange: (server, state) => this.healthChanged(server, state),
       });
       this.health.setServers(this.servers);
@@ -226,7 +227,7 @@ export class ApiClient {
   private send(server: string, method: string, path: string, o: RequestOptions, body: string | Buffer | undefined): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const url = new URL(path, server);
-      const headers: Record<string, string> = { Accept: o.accept ?? 'application/json', 'User-Agent': this.opts.userAgent ?? 'skiff/0.1.0' };
+      const headers: Record<string, string> = { Accept: o.accept ?? 'application/json', 'User-Agent': this.opts.userAgent ?? userAgent('skiff') };
       if (this.opts.token) headers.Authorization = `Bearer ${this.opts.token}`;
       if (body !== undefined) {
         headers['Content-Type'] = o.contentType ?? 'application/json';

@@ -7,6 +7,7 @@
 // `parallelBinds` in flight), so the decision loop never waits for the API. A pod that fits nowhere
 // gets PodScheduled=False with upstream's message and a FailedScheduling event, and is parked until
 // the cluster changes in a way that may let it fit.
+import { rfc3339 } from '../util/time.js';
 import type { Node } from '../api/kinds/node.js';
 import type { Pod, PodCondition } from '../api/kinds/pod.js';
 import { isStatusError } from '../api/errors.js';
@@ -397,6 +398,3 @@ function showsCondition(pod: Pod, reason: string, message: string): boolean {
   return c?.status === 'False' && c.reason === reason && c.message === message;
 }
 
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}

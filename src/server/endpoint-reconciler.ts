@@ -6,7 +6,7 @@ import { isIP } from 'node:net';
 import type { KubeList, KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import type { ApiClient } from '../client/rest.js';
-import { microTime } from '../client/leader-election.js';
+import { microTime } from '../util/time.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { SERVICE_NAME_LABEL } from '../controllers/endpointslices.js';

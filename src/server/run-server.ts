@@ -1,4 +1,5 @@
 // Runs one `skiff server`: store, certificates, API server, compaction, admin kubeconfig.
+import { userAgent } from '../version.js';
 import { StaticTokens } from '../auth/static-tokens.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -121,7 +122,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     clientCertPem: pki.admin.certPem,
     clientKeyPem: pki.admin.keyPem,
     timeoutMs: 30_000,
-    userAgent: 'skiff-controller-manager/0.1.0',
+    userAgent: userAgent('skiff-controller-manager'),
     metrics: api.metrics.client,
   });
   const manager = new ControllerManager(controllerClient, allControllers(), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);

@@ -1,4 +1,5 @@
-// Times as Kubernetes writes them (metav1.Time): RFC 3339, whole seconds, UTC.
+// Times as Kubernetes writes them: metav1.Time (RFC 3339, whole seconds, UTC) and metav1.MicroTime
+// (the same with microseconds, as Leases and events.k8s.io write it).
 
 let last: { second: number; text: string } | undefined;
 
@@ -8,4 +9,9 @@ export function rfc3339(ms: number): string {
   const second = Math.floor(ms / 1000);
   if (last?.second !== second) last = { second, text: new Date(second * 1000).toISOString().replace('.000Z', 'Z') };
   return last.text;
+}
+
+/** `ms` as metav1.MicroTime is written, e.g. 2026-11-30T04:00:00.123000Z. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
