@@ -1,5 +1,6 @@
 // The slice of ApiClient the agent's loops use. Narrow on purpose: unit tests hand the loops an
 // in-memory fake with the same five methods and drive them with a FakeClock.
+import { errorText } from '../util/error-text.js';
 import { isStatusError } from '../api/errors.js';
 import type { ApiClient } from '../client/rest.js';
 
@@ -38,7 +39,5 @@ export function isAlreadyExists(e: unknown): boolean {
   return isStatusError(e) && e.code === 409 && e.reason === 'AlreadyExists';
 }
 
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
+export { errorText };
 

@@ -2,6 +2,7 @@
 // `kubectl logs` to: GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=
 // &limitBytes=&sinceSeconds=; and /metrics and /healthz. Clients must present a certificate signed
 // by the cluster CA (the API server's kubelet client, or an admin's).
+import { errorText } from '../util/error-text.js';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -121,7 +122,7 @@ export class LogServer {
           res.writeHead(200, { 'Content-Type': m.contentType, 'Content-Length': Buffer.byteLength(m.body) });
           res.end(m.body);
         },
-        (e: unknown) => send(res, 500, `metrics: ${e instanceof Error ? e.message : String(e)}`),
+        (e: unknown) => send(res, 500, `metrics: ${errorText(e)}`),
       );
       return;
     }

@@ -2,6 +2,7 @@
 // container's own processes run (its env and working directory, on the host); httpGet and
 // tcpSocket go to the pod's address, which for host processes is the node's. Results and failure
 // texts follow the kubelet's, so `kubectl describe pod` reads the same.
+import { errorText } from '../util/error-text.js';
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -50,7 +51,7 @@ async function execProbe(ctx: ProbeContext, argv: string[], timeoutMs: number): 
   } catch (e) {
     // The env comes from the API (ConfigMaps, Secrets) for containers adopted after an agent
     // restart: while it cannot be read the probe did not run, which is not the container failing.
-    throw new ProbeNotRun(`cannot resolve the container's environment: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ProbeNotRun(`cannot resolve the container's environment: ${errorText(e)}`);
   }
   const env = { ...containerEnv, [AGENT_TAG_ENV]: ctx.agentTag };
   return new Promise<ProbeOutcome>((resolve) => {

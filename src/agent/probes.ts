@@ -9,6 +9,7 @@
 //    one without is ready once started);
 //  - a startup or liveness failure kills the container, which then restarts as its pod's
 //    restartPolicy says.
+import { errorText } from '../util/error-text.js';
 import type { Container, Probe } from '../api/kinds/pod.js';
 import type { Clock, Timer } from '../util/clock.js';
 
@@ -123,7 +124,7 @@ export class ContainerProbes {
         this.schedule(w, this.periodMs(w));
         return;
       }
-      outcome = { ok: false, output: e instanceof Error ? e.message : String(e) };
+      outcome = { ok: false, output: errorText(e) };
     }
     if (this.stopped) return;
     if (!outcome.ok) this.h.failed(w.kind, `${LABEL[w.kind]} probe failed: ${outcome.output ?? ''}`.trimEnd());

@@ -1,6 +1,7 @@
 // Runs as a short-lived child process (`node x509-worker.js '<request JSON>'`, answer as JSON on
 // stdout): makes the agent's key material with @peculiar/x509. The ASN.1 library and everything it
 // allocates go away with the process, so a long-running agent never carries them (~15 MB).
+import { errorText } from '../util/error-text.js';
 import { webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
 import 'reflect-metadata';
@@ -60,7 +61,7 @@ if (request) {
   make(JSON.parse(request) as X509Request).then(
     (r) => process.stdout.write(JSON.stringify({ ok: true, result: r })),
     (e: unknown) => {
-      process.stdout.write(JSON.stringify({ ok: false, error: e instanceof Error ? e.message : String(e) }));
+      process.stdout.write(JSON.stringify({ ok: false, error: errorText(e) }));
       process.exitCode = 1;
     },
   );

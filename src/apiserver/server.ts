@@ -1,5 +1,6 @@
 // The API server: HTTPS, authentication, discovery, health, metrics and the resource handler,
 // over one Store with a watch cache per resource.
+import { errorText } from '../util/error-text.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
@@ -343,7 +344,7 @@ export class ApiServer {
     const tick = (): void => {
       if (this.stopping) return;
       this.ensureDefaultNamespaces()
-        .catch((e: unknown) => this.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'could not ensure the system namespaces'))
+        .catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not ensure the system namespaces'))
         .finally(() => {
           if (!this.stopping) this.systemNamespacesTimer = this.clock.setTimeout(tick, 60_000);
         });
@@ -413,7 +414,7 @@ export class ApiServer {
     }
     this.log.error({ err: e instanceof Error ? e.stack : String(e), method: req.method, url: req.url }, 'request failed');
     if (res.headersSent) return void res.end();
-    sendStatus(res, internalError(e instanceof Error ? e.message : String(e)).status);
+    sendStatus(res, internalError(errorText(e)).status);
   }
 
   private async nonResource(req: IncomingMessage, res: ServerResponse, path: string, url: URL, user?: UserInfo): Promise<void> {

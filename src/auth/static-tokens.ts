@@ -1,6 +1,7 @@
 // Static bearer tokens from a CSV file, as kube-apiserver's --token-auth-file reads it: one
 // `token,user,uid[,"group1,group2"]` record per line. Meant for scripts, CI and load generators that
 // cannot present a client certificate; the tokens never expire and change only with a restart.
+import { errorText } from '../util/error-text.js';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
@@ -30,7 +31,7 @@ export class StaticTokens implements TokenAuthenticator {
     try {
       records = parse(text, { relax_column_count: true, skip_empty_lines: true, trim: true, info: true }) as unknown as typeof records;
     } catch (e) {
-      throw new Error(`${source}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new Error(`${source}: ${errorText(e)}`);
     }
     const users = new Map<string, UserInfo>();
     for (const { record: r, info } of records) {

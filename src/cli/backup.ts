@@ -1,6 +1,7 @@
 // `skiff backup FILE` and `skiff restore FILE`: a consistent online backup of a cluster (the SQLite
 // database and the cluster's keys, or an etcd snapshot) and its restore into a fresh data
 // directory, resourceVersions continuing above anything clients saw before.
+import { errorText } from '../util/error-text.js';
 import { existsSync, mkdirSync, openSync, readSync, closeSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
@@ -50,7 +51,7 @@ function backupCommand(): Command {
             lastError = e;
           }
         }
-        throw new Error(`no etcd member gave a snapshot: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+        throw new Error(`no etcd member gave a snapshot: ${errorText(lastError)}`);
       }
       const serverDir = serverDirIn(dataDir);
       if (!serverDir) throw new Error(`${dataDir} holds no cluster (no SQLite database, no etcd): pass --data-dir, or --etcd-endpoints`);

@@ -1,5 +1,6 @@
 // `skiff haproxy-config`: prints an HAProxy configuration for the cluster's API servers, read from
 // the cluster (or given with --member).
+import { errorText } from '../util/error-text.js';
 import { Command } from 'commander';
 import type { KubeList, KubeObject } from '../api/types.js';
 import { renderHaproxyConfig } from '../server/haproxy.js';
@@ -44,7 +45,7 @@ export function haproxyConfigCommand(): Command {
         try {
           members = await knownMembers(client);
         } catch (e) {
-          throw new Error(`${e instanceof Error ? e.message : String(e)}; to list the API servers without asking one, pass --member HOST:PORT for each`);
+          throw new Error(`${errorText(e)}; to list the API servers without asking one, pass --member HOST:PORT for each`);
         } finally {
           client.close();
         }

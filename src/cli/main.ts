@@ -1,4 +1,5 @@
 // The `skiff` command line.
+import { errorText } from '../util/error-text.js';
 import { SKIFF_VERSION } from '../version.js';
 import { Command } from 'commander';
 import { StatusError } from '../api/errors.js';
@@ -8,7 +9,7 @@ import { StatusError } from '../api/errors.js';
  * as kubectl does; SKIFF_DEBUG=1 adds the stack for bug reports.
  */
 function fail(e: unknown, command: string | undefined): never {
-  const message = e instanceof StatusError ? e.status.message : e instanceof Error ? e.message : String(e);
+  const message = e instanceof StatusError ? e.status.message : errorText(e);
   console.error(`skiff${command && !command.startsWith('-') ? ` ${command}` : ''}: ${message}`);
   if (process.env.SKIFF_DEBUG && e instanceof Error) console.error(e.stack);
   process.exit(1);

@@ -3,6 +3,7 @@
 // `healthCheck` set it also polls every server's /readyz in the background and switches away from
 // a failed (or hung) current server within about interval + timeout, aborting the requests and
 // watch streams still open to it so informers re-watch on the new one (policy: server-health.ts).
+import { errorText } from '../util/error-text.js';
 import { userAgent } from '../version.js';
 import https from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
@@ -43,7 +44,7 @@ export interface RequestOptions {
 /** The server could not be reached (as opposed to answering with an error). */
 export class ConnectionError extends Error {
   constructor(readonly server: string, cause: unknown) {
-    super(`cannot reach ${server}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(`cannot reach ${server}: ${errorText(cause)}`);
   }
 }
 
@@ -277,7 +278,7 @@ export class ApiClient {
         // checks running, whether it is down is theirs to decide. Marking it down here would cut
         // every other request and watch on it. (A server already known to be down is left at once.)
         if (e instanceof RequestTimeoutError && this.health && this.health.state(server)?.healthy !== false) throw lastError;
-        this.failover(idx, e instanceof Error ? e.message : String(e));
+        this.failover(idx, errorText(e));
         // A write that may have reached the server must not be sent again elsewhere (it could
         // apply twice); only a refused connection proves nothing was sent.
         if (!IDEMPOTENT.has(method) && !neverSent(e)) throw lastError;

@@ -11,6 +11,7 @@
 //     server-preference.ts, so a fleet spreads over them). A server listed before the current one is returned to once it has passed
 //     its checks continuously for failbackAfterMs (default 30 s), so a member that restarts or flaps
 //     does not bounce every client back and forth.
+import { errorText } from '../util/error-text.js';
 import https from 'node:https';
 
 export interface HealthCheckOptions {
@@ -154,7 +155,7 @@ export class ServerHealthChecker {
           res.on('error', (e) => finish(e.message));
         });
       } catch (e) {
-        return resolve(e instanceof Error ? e.message : String(e));
+        return resolve(errorText(e));
       }
       // A whole-check deadline (not a socket idle timeout): a hung member must fail in timeoutMs.
       const timer = setTimeout(() => {

@@ -7,6 +7,7 @@
 //  - status.active, lastScheduleTime and lastSuccessfulTime kept, and finished Jobs beyond
 //    successfulJobsHistoryLimit / failedJobsHistoryLimit deleted oldest first;
 //  - the next run woken by a timer on the injected clock.
+import { errorText } from '../util/error-text.js';
 import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../api/errors.js';
 import { parseSchedule, type CronJob } from '../api/kinds/cronjob.js';
@@ -84,7 +85,7 @@ class CronJobReconciler implements Reconciler {
       try {
         times = parseSchedule(spec.schedule, spec.timeZone, now + 1);
       } catch (e) {
-        this.recorder.event(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: ${JSON.stringify(spec.schedule)} : ${e instanceof Error ? e.message : String(e)}`);
+        this.recorder.event(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: ${JSON.stringify(spec.schedule)} : ${errorText(e)}`);
         return;
       }
       const latest = times.prev().getTime();
@@ -145,7 +146,7 @@ class CronJobReconciler implements Reconciler {
       return made;
     } catch (e) {
       if (isStatusError(e, 'AlreadyExists')) return undefined;
-      this.recorder.event(cj, 'Warning', 'FailedCreate', `Error creating job: ${e instanceof Error ? e.message : String(e)}`);
+      this.recorder.event(cj, 'Warning', 'FailedCreate', `Error creating job: ${errorText(e)}`);
       throw e;
     }
   }

@@ -6,6 +6,7 @@
 //
 // Every write is guarded by the resourceVersion the decision was based on, so acting on a stale
 // cache fails with a conflict and is simply retried when the cache catches up.
+import { errorText } from '../util/error-text.js';
 import { isStatusError } from '../api/errors.js';
 import type { KubeObject } from '../api/types.js';
 import { deepClone, semanticEqual } from '../api/kinds/json.js';
@@ -272,7 +273,7 @@ class DeploymentReconciler implements Reconciler {
           throw e;
         }
       } else {
-        const msg = `Failed to create new replica set "${rs.metadata.name}": ${e instanceof Error ? e.message : String(e)}`;
+        const msg = `Failed to create new replica set "${rs.metadata.name}": ${errorText(e)}`;
         if (hasProgressDeadline(d) && !run.signal.aborted) {
           setCondition((d.status ??= {}), newCondition('Progressing', 'False', REASON.rsCreateError, msg, this.ctx.clock.now()));
           await this.writeDeployment(run).catch(() => {});

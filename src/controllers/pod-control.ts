@@ -3,6 +3,7 @@
 // controller from acting twice while its watch lags behind its own writes, claiming (adopting and
 // releasing) objects by selector, and the stable template hash that names ReplicaSets and labels
 // DaemonSet pods.
+import { errorText } from '../util/error-text.js';
 import { setMaxListeners } from 'node:events';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
@@ -155,9 +156,6 @@ export async function slowStartBatch(count: number, initialBatchSize: number, fn
 // ---------------------------------------------------------------------------------------------
 // Creating and deleting pods.
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 /**
  * Runs a reconcile; a Conflict means we acted on a cache that was behind our own or someone

@@ -4,6 +4,7 @@
 // The same controller keeps core/v1 ReplicationControllers, as upstream's replication manager is
 // the ReplicaSet controller behind an adapter: only the kind, its API path and its selector's
 // shape (a plain label map) differ.
+import { errorText } from '../util/error-text.js';
 import { rfc3339 } from '../util/time.js';
 import { isStatusError } from '../api/errors.js';
 import { selectorFromSet, type LabelSelector } from '../api/labels.js';
@@ -277,7 +278,7 @@ class ReplicaSetReconciler implements Reconciler {
         type: 'ReplicaFailure',
         status: 'True',
         reason,
-        message: manageError instanceof Error ? manageError.message : String(manageError),
+        message: errorText(manageError),
         lastTransitionTime: rfc3339(now),
       });
     } else if (manageError && failure) {

@@ -8,6 +8,7 @@
 // (revision-history.ts): pods carry its name as `controller-revision-hash`, pods below the
 // partition are made from the current revision, the others from the update revision, and status
 // reports both (what `kubectl rollout status|history|undo statefulset` read).
+import { errorText } from '../util/error-text.js';
 import { isStatusError } from '../api/errors.js';
 import { semanticEqual, isObject, obj } from '../api/kinds/json.js';
 import { isPodReady, type Pod, type PodTemplateSpec } from '../api/kinds/pod.js';
@@ -224,7 +225,7 @@ class StatefulSetReconciler implements Reconciler {
     } catch (e) {
       // The cache has not seen our last create yet; the pod is there.
       if (isStatusError(e, 'AlreadyExists') || isNamespaceTerminating(e)) return;
-      this.recorder.event(set, 'Warning', 'FailedCreate', `create ${what} failed error: ${e instanceof Error ? e.message : String(e)}`);
+      this.recorder.event(set, 'Warning', 'FailedCreate', `create ${what} failed error: ${errorText(e)}`);
       throw e;
     }
   }
@@ -237,7 +238,7 @@ class StatefulSetReconciler implements Reconciler {
       this.recorder.event(set, 'Normal', 'SuccessfulDelete', `delete ${what} successful`);
     } catch (e) {
       if (isStatusError(e, 'NotFound') || isStatusError(e, 'Conflict')) return;
-      this.recorder.event(set, 'Warning', 'FailedDelete', `delete ${what} failed error: ${e instanceof Error ? e.message : String(e)}`);
+      this.recorder.event(set, 'Warning', 'FailedDelete', `delete ${what} failed error: ${errorText(e)}`);
       throw e;
     }
   }

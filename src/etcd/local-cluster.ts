@@ -13,6 +13,7 @@
 // PATH (Debian/Ubuntu package: etcd-server).
 // requireEtcdBinary() throws a clear error when there is none, so tests fail instead of skipping.
 
+import { errorText } from '../util/error-text.js';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { freePorts } from '../util/ports.js';
 import { tmpdir } from 'node:os';
@@ -315,7 +316,7 @@ export class LocalEtcdCluster {
       }, `etcd members ${which.map((m) => m.name).join(', ')} to be healthy`, timeoutMs);
     } catch (e) {
       const logs = which.map((m) => `--- ${m.name} (${m.logFile}):\n${m.logs(2_000)}`).join('\n');
-      throw new Error(`${e instanceof Error ? e.message : String(e)}\n${logs}`);
+      throw new Error(`${errorText(e)}\n${logs}`);
     }
   }
 

@@ -3,6 +3,7 @@
 // node-role.kubernetes.io/control-plane label (kubectl's ROLES column) and the NoSchedule taint
 // that keeps workloads off it unless they tolerate it. The node credential is issued here, by the
 // member's own CA, so no join token is needed; the agent prefers its own API server.
+import { errorText } from '../util/error-text.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, RetiredError, type AgentNodeConfig } from '../agent/agent.js';
@@ -67,7 +68,7 @@ export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise
     // A retired control-plane node stays out, and one that cannot register (its name taken by
     // another machine) says why: either way the member itself keeps serving.
     if (e instanceof RetiredError) o.log.warn({ node: nodeName, err: e.message }, 'control-plane node not registered');
-    else o.log.error({ node: nodeName, err: e instanceof Error ? e.message : String(e) }, 'control-plane node failed to start');
+    else o.log.error({ node: nodeName, err: errorText(e) }, 'control-plane node failed to start');
     await agent.shutdown('failed to start').catch(() => {});
     lock.release();
     return undefined;

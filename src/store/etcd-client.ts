@@ -21,6 +21,7 @@
 // The gRPC channels reconnect on their own with a backoff capped at one second, and keepalive
 // pings notice a frozen member under an open watch stream.
 
+import { errorText } from '../util/error-text.js';
 import {
   castGrpcError,
   Etcd3,
@@ -97,7 +98,7 @@ export function isFutureRevisionError(e: unknown): boolean {
 
 /** A short, operator-facing account of a failure, without the endpoint. */
 export function failureReason(e: unknown, timeoutMs?: number): string {
-  if (!(e instanceof EtcdRpcError)) return e instanceof Error ? e.message : String(e);
+  if (!(e instanceof EtcdRpcError)) return errorText(e);
   const d = e.details
     .replace(/^\d+ [A-Z_]+: /, '')
     .replace(/\s*Resolution note:.*$/s, '')

@@ -19,6 +19,7 @@
 // still buffered on the server, so it is never asked for and progress relies on the periodic
 // notifications alone.
 
+import { errorText } from '../util/error-text.js';
 import type { IEvent, IKeyValue, IWatchResponse } from 'etcd3';
 import { describeFailure, rpcError, type EtcdCluster, type EtcdEndpoint, type WatchStream } from './etcd-client.js';
 import { StoreError, type KeyValue, type StoreEvent } from './store.js';
@@ -181,7 +182,7 @@ export class EtcdWatch {
           if (this.onResponse(res, finish)) delivered = true;
         } catch (e) {
           // A response we cannot make sense of: start over from the last good position.
-          finish(`bad watch response: ${e instanceof Error ? e.message : String(e)}`);
+          finish(`bad watch response: ${errorText(e)}`);
         }
       });
       stream.on('error', (e) => finish(describeFailure(rpcError(e, ep.url))));

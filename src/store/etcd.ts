@@ -30,6 +30,7 @@
 // likely lost quorum (http://...)"); health() answers within healthTimeoutMs with the same
 // reason; watches keep reconnecting on their own and resume without a gap when etcd is back.
 
+import { errorText } from '../util/error-text.js';
 import type { IRangeRequest, IRangeResponse, ITxnRequest, ITxnResponse } from 'etcd3';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -120,7 +121,7 @@ export class EtcdStore implements Store {
           timeoutMs: dialTimeoutMs,
         })
         .catch((e: unknown) => {
-          throw new StoreError('unavailable', `cannot use etcd at ${cluster.endpointUrls.join(', ')}: ${e instanceof Error ? e.message : String(e)}`);
+          throw new StoreError('unavailable', `cannot use etcd at ${cluster.endpointUrls.join(', ')}: ${errorText(e)}`);
         });
       const version = await cluster
         .call('status', (ep, deadline) => ep.maintenance.status({ deadline }), { idempotent: true, timeoutMs: dialTimeoutMs })
@@ -407,7 +408,7 @@ export class EtcdStore implements Store {
       return { ok: true };
     } catch (e) {
       if (e instanceof StoreError && e.code === 'closed') return { ok: false, reason: 'store closed' };
-      const msg = e instanceof Error ? e.message : String(e);
+      const msg = errorText(e);
       return { ok: false, reason: msg.startsWith('etcd') ? msg : `etcd: ${msg}` };
     }
   }

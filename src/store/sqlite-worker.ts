@@ -5,6 +5,7 @@
 // Only this thread writes. It owns the schema, assigns revisions and checks every write
 // individually inside the batch, so one failed compare-and-swap never fails its neighbours.
 
+import { errorText } from '../util/error-text.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -207,7 +208,7 @@ class LogWriter {
     } catch (e) {
       if (this.db.inTransaction) this.rollbackTx.run();
       this.rev = start;
-      const message = `write failed: ${e instanceof Error ? e.message : String(e)}`;
+      const message = `write failed: ${errorText(e)}`;
       return ops.map(() => ({ ok: false, code: 'unavailable', message }));
     }
   }
@@ -291,7 +292,7 @@ function runWorker(): void {
   try {
     writer = new LogWriter(config);
   } catch (e) {
-    post({ type: 'fatal', message: e instanceof Error ? e.message : String(e) });
+    post({ type: 'fatal', message: errorText(e) });
     return;
   }
   post({ type: 'ready', revision: writer.revision, compactRevision: writer.compactRevision });
@@ -336,7 +337,7 @@ function runWorker(): void {
         }
         compactWaiters = unsettled;
       } catch (e) {
-        const message = `compaction failed: ${e instanceof Error ? e.message : String(e)}`;
+        const message = `compaction failed: ${errorText(e)}`;
         for (const w of compactWaiters) post({ type: 'failed', id: w.id, message });
         compactWaiters = [];
       }
@@ -347,7 +348,7 @@ function runWorker(): void {
         try {
           post({ type: 'done', id: c.id, checkpoint: writer.checkpoint(c.mode) });
         } catch (e) {
-          post({ type: 'failed', id: c.id, message: e instanceof Error ? e.message : String(e) });
+          post({ type: 'failed', id: c.id, message: errorText(e) });
         }
       } else {
         closed = true;

@@ -9,6 +9,7 @@
 // behind by more than its buffer drops its queue and catches up from the log, like an unsynced
 // etcd watcher, so memory stays bounded and the consumer still sees every event exactly once.
 
+import { errorText } from '../util/error-text.js';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
@@ -179,7 +180,7 @@ export class SqliteStore implements Store {
       return new SqliteStore(opts, worker, ready.revision);
     } catch (e) {
       await worker.terminate();
-      throw new StoreError('unavailable', `cannot open ${opts.path}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new StoreError('unavailable', `cannot open ${opts.path}: ${errorText(e)}`);
     }
   }
 
@@ -565,7 +566,7 @@ export class SqliteStore implements Store {
       this.revisionStmt.get();
       return { ok: true };
     } catch (e) {
-      return { ok: false, reason: `read failed: ${e instanceof Error ? e.message : String(e)}` };
+      return { ok: false, reason: `read failed: ${errorText(e)}` };
     }
   }
 

@@ -1,5 +1,6 @@
 // batch/v1 CronJob: Jobs from a template on a cron schedule (cron-parser reads the schedule, in
 // spec.timeZone or UTC).
+import { errorText } from '../../util/error-text.js';
 import { CronExpressionParser } from 'cron-parser';
 import { field } from '../errors.js';
 import type { ResourceType } from '../resource.js';
@@ -73,7 +74,7 @@ function validateCronJob(o: KubeObject, old: KubeObject | undefined): StatusCaus
     try {
       parseSchedule(schedule, undefined, Date.now());
     } catch (e) {
-      out.push(field.invalid('spec.schedule', schedule, e instanceof Error ? e.message : String(e)));
+      out.push(field.invalid('spec.schedule', schedule, errorText(e)));
     }
   }
   if (timeZone !== undefined && !validTimeZone(timeZone)) out.push(field.invalid('spec.timeZone', timeZone, 'unknown time zone'));

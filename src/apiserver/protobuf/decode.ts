@@ -16,6 +16,7 @@
 //   - list elements                            -> always kept, even {} or "", so indexes stay aligned.
 // Known difference from Go's JSON: non-pointer structs Go would print as {} (strategy: {}, status: {})
 // and zero scalars without omitempty that carry no meaning (containerPort: 0) are left out.
+import { errorText } from '../../util/error-text.js';
 import protobuf from 'protobufjs';
 import type { Message, Type, Field } from 'protobufjs';
 import { StatusError, badRequest } from '../../api/errors.js';
@@ -270,6 +271,3 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
