@@ -54,6 +54,17 @@ export interface ResourceType {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** The propagation policy of a delete that names none (upstream DefaultGarbageCollectionPolicy); Background when unset. */
   defaultPropagationPolicy?: 'Orphan';
+  /** Status a create may set (Node: agents register with theirs); every other kind's new objects start without one. */
+  keepsStatusOnCreate?: boolean;
+  /**
+   * Upstream CheckGracefulDelete: how many seconds a deletion waits before the object goes
+   * (a bound, running pod waits for its node to stop it); 0 when unset.
+   */
+  deletionGracePeriod?(obj: KubeObject, requestedSeconds: number | undefined): number;
+  /** What a deletion that has to wait changes besides its timestamps (Namespace: phase Terminating). */
+  prepareForDeletion?(obj: KubeObject): void;
+  /** Finalizers beyond metadata.finalizers that hold a deleted object (Namespace: spec.finalizers). */
+  extraFinalizers?(obj: KubeObject): readonly string[];
   /** Why an object may not be deleted at all (Namespace: the ones the system lives in), or undefined. */
   refuseDelete?(obj: KubeObject): string | undefined;
 }

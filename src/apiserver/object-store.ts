@@ -304,8 +304,7 @@ export class ObjectStore {
     delete meta.deletionGracePeriodSeconds;
     if (this.rt.hasGeneration) meta.generation = 1;
     else delete meta.generation;
-    // Nodes may set status on create (kubelets register with it); other kinds start with none.
-    if (hasStatusSubresource(this.rt) && this.rt.kind !== 'Node') delete obj.status;
+    if (hasStatusSubresource(this.rt) && !this.rt.keepsStatusOnCreate) delete obj.status;
     const restricted = nodeRestriction(ctx.user, this.rt.resource, obj);
     if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, meta.name);
     this.rt.defaults(obj);
@@ -383,7 +382,7 @@ export class ObjectStore {
       if (isDeepStrictEqual(withoutVolatile(prepared), withoutVolatile(current))) return current;
       if (ctx.dryRun) return prepared;
       try {
-        if (shouldDeleteDuringUpdate(prepared)) {
+        if (shouldDeleteDuringUpdate(prepared, this.rt)) {
           const deleted = await this.store.delete(key, kv.modRevision);
           prepared.metadata.resourceVersion = String(deleted.modRevision);
           return prepared;
@@ -548,34 +547,26 @@ export class ObjectStore {
         const next = structuredClone(current);
         next.metadata.deletionGracePeriodSeconds = grace;
         next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);
-        if (grace === 0 && !blocksDeletion(next)) return { kind: 'now' };
+        if (grace === 0 && !blocksDeletion(next, this.rt)) return { kind: 'now' };
         return { kind: 'mark', object: next };
       }
-      return blocksDeletion(current) || currentGrace > 0 ? { kind: 'unchanged' } : { kind: 'now' };
+      return blocksDeletion(current, this.rt) || currentGrace > 0 ? { kind: 'unchanged' } : { kind: 'now' };
     }
     const finalizerList = [...finalizers];
-    if (grace === 0 && finalizers.size === 0 && !blocksDeletion(current)) return { kind: 'now' };
+    if (grace === 0 && finalizers.size === 0 && !blocksDeletion(current, this.rt)) return { kind: 'now' };
     const next = structuredClone(current);
     next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);
     next.metadata.deletionGracePeriodSeconds = grace;
     if (finalizerList.length > 0) next.metadata.finalizers = finalizerList;
     if (this.rt.hasGeneration) next.metadata.generation = (meta.generation ?? 1) + 1;
-    if (this.rt.resource === 'namespaces') {
-      next.status = { ...((next.status as Record<string, unknown>) ?? {}), phase: 'Terminating' };
-    }
+    this.rt.prepareForDeletion?.(next);
     return { kind: 'mark', object: next };
   }
 
   private gracePeriod(obj: KubeObject, opts: DeleteOptions): number {
-    if (this.rt.resource !== 'pods') return 0;
-    const spec = (obj.spec ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
-    const phase = ((obj.status ?? {}) as { phase?: string }).phase;
-    // An unscheduled or finished pod has no kubelet to wait for.
-    if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
-    const requested = opts.gracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
-    // Upstream turns a requested 0 into 1 for bound pods unless forced; the agent then stops it quickly.
-    return Math.max(0, requested);
+    return this.rt.deletionGracePeriod?.(obj, opts.gracePeriodSeconds) ?? 0;
   }
+
 }
 
 function restore(meta: ObjectMeta, old: ObjectMeta, field: 'deletionTimestamp' | 'deletionGracePeriodSeconds'): void {
@@ -585,14 +576,13 @@ function restore(meta: ObjectMeta, old: ObjectMeta, field: 'deletionTimestamp' |
 
 
 /** An update that removed the last finalizer of an object whose grace period is over deletes it. */
-function shouldDeleteDuringUpdate(obj: KubeObject): boolean {
+function shouldDeleteDuringUpdate(obj: KubeObject, rt: ResourceType): boolean {
   const m = obj.metadata;
-  return !!m.deletionTimestamp && !blocksDeletion(obj) && (m.deletionGracePeriodSeconds ?? 0) === 0;
+  return !!m.deletionTimestamp && !blocksDeletion(obj, rt) && (m.deletionGracePeriodSeconds ?? 0) === 0;
 }
 
-/** Finalizers hold an object in the API after deletion; namespaces also wait for spec.finalizers. */
-function blocksDeletion(obj: KubeObject): boolean {
+/** Finalizers hold an object in the API after deletion; some kinds have more of their own (a namespace's spec.finalizers). */
+function blocksDeletion(obj: KubeObject, rt: ResourceType): boolean {
   if ((obj.metadata.finalizers ?? []).length > 0) return true;
-  const specFinalizers = obj.kind === 'Namespace' ? ((obj.spec ?? {}) as { finalizers?: string[] }).finalizers : undefined;
-  return (specFinalizers ?? []).length > 0;
+  return (rt.extraFinalizers?.(obj) ?? []).length > 0;
 }

@@ -108,4 +108,9 @@ export const namespaceResource: ResourceType = {
   prepareForCreate,
   prepareForUpdate,
   refuseDelete,
+  // A deleted namespace waits, Terminating, until its content is gone and its finalizers cleared.
+  prepareForDeletion: (o) => {
+    o.status = { ...obj(o.status), phase: 'Terminating' };
+  },
+  extraFinalizers: (o) => arr(obj(o.spec).finalizers).map(str),
 };

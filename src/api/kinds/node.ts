@@ -195,6 +195,8 @@ export const nodeResource: ResourceType = {
   shortNames: ['no'],
   categories: [],
   subresources: ['status'],
+  // Agents register their Node with its status, as kubelets do.
+  keepsStatusOnCreate: true,
   fieldSelectors: {
     'spec.unschedulable': (o) => String(obj(o.spec).unschedulable === true),
   },

@@ -938,6 +938,19 @@ export function podIP(o: KubeObject): string {
   return first ? str(first.ip) : str(status.podIP);
 }
 
+/**
+ * A bound, unfinished pod waits for its node to stop it (the request's grace period, else the
+ * pod's terminationGracePeriodSeconds, else 30 s); an unscheduled or finished one has no kubelet
+ * to wait for and goes at once.
+ */
+function podDeletionGracePeriod(o: KubeObject, requested: number | undefined): number {
+  const spec = obj(o.spec);
+  const phase = str(obj(o.status).phase);
+  if (!str(spec.nodeName) || phase === 'Succeeded' || phase === 'Failed') return 0;
+  // Upstream turns a requested 0 into 1 for bound pods unless forced; the agent then stops it quickly.
+  return Math.max(0, requested ?? optNum(spec.terminationGracePeriodSeconds) ?? 30);
+}
+
 export const podResource: ResourceType = {
   group: '',
   version: 'v1',
@@ -949,6 +962,7 @@ export const podResource: ResourceType = {
   shortNames: ['po'],
   categories: ['all'],
   subresources: ['status', 'binding', 'eviction', 'log'],
+  deletionGracePeriod: podDeletionGracePeriod,
   fieldSelectors: {
     'spec.nodeName': (o) => str(obj(o.spec).nodeName),
     'spec.restartPolicy': (o) => str(obj(o.spec).restartPolicy),
