@@ -54,6 +54,8 @@ export interface ResourceType {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** The propagation policy of a delete that names none (upstream DefaultGarbageCollectionPolicy); Background when unset. */
   defaultPropagationPolicy?: 'Orphan';
+  /** A delete answers with the deleted object instead of a Status (upstream ReturnDeletedObject). */
+  returnsDeletedObject?: boolean;
   /** Status a create may set (Node: agents register with theirs); every other kind's new objects start without one. */
   keepsStatusOnCreate?: boolean;
   /**

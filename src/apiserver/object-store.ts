@@ -58,8 +58,6 @@ export type Admit = (op: 'create' | 'update', obj: KubeObject, old: KubeObject |
 
 // Unconditional writes retry until they win, as upstream's GuaranteedUpdate: each round one contender succeeds.
 const MAX_RETRIES = 1000;
-/** Kinds whose DELETE returns the object rather than a Status, as upstream's registries do. */
-const RETURNS_DELETED_OBJECT = new Set(['pods', 'services', 'namespaces', 'nodes']);
 
 /** The clock's time as upstream's metav1.Time writes it: RFC 3339, whole seconds. */
 export function nowRfc3339(clock: Clock): string {
@@ -521,7 +519,7 @@ export class ObjectStore {
   }
 
   private deletedBody(obj: KubeObject): KubeObject | Status {
-    if (RETURNS_DELETED_OBJECT.has(this.rt.resource)) return obj;
+    if (this.rt.returnsDeletedObject) return obj;
     const details: Status['details'] = { name: obj.metadata.name!, kind: this.rt.resource, uid: obj.metadata.uid! };
     if (this.rt.group) details.group = this.rt.group;
     return successStatus(200, details);

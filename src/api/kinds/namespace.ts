@@ -108,6 +108,7 @@ export const namespaceResource: ResourceType = {
   prepareForCreate,
   prepareForUpdate,
   refuseDelete,
+  returnsDeletedObject: true,
   // A deleted namespace waits, Terminating, until its content is gone and its finalizers cleared.
   prepareForDeletion: (o) => {
     o.status = { ...obj(o.status), phase: 'Terminating' };

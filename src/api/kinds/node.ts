@@ -197,6 +197,7 @@ export const nodeResource: ResourceType = {
   subresources: ['status'],
   // Agents register their Node with its status, as kubelets do.
   keepsStatusOnCreate: true,
+  returnsDeletedObject: true,
   fieldSelectors: {
     'spec.unschedulable': (o) => String(obj(o.spec).unschedulable === true),
   },

@@ -963,6 +963,7 @@ export const podResource: ResourceType = {
   categories: ['all'],
   subresources: ['status', 'binding', 'eviction', 'log'],
   deletionGracePeriod: podDeletionGracePeriod,
+  returnsDeletedObject: true,
   fieldSelectors: {
     'spec.nodeName': (o) => str(obj(o.spec).nodeName),
     'spec.restartPolicy': (o) => str(obj(o.spec).restartPolicy),

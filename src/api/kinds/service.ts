@@ -260,6 +260,7 @@ export const serviceResource: ResourceType = {
   shortNames: ['svc'],
   categories: ['all'],
   subresources: ['status'],
+  returnsDeletedObject: true,
   fieldSelectors: {
     'spec.clusterIP': (o) => str(obj(o.spec).clusterIP),
     'spec.type': (o) => str(obj(o.spec).type),
