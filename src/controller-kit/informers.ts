@@ -1,4 +1,5 @@
 // One informer per resource per process, shared by every controller that reads it.
+import { resourcePath } from '../api/paths.js';
 import type { KubeObject } from '../api/types.js';
 import { Informer, type ListWatchSource } from '../client/informer.js';
 import type { Clock } from '../util/clock.js';
@@ -40,24 +41,26 @@ export class SharedInformers {
   }
 }
 
+/** The collections controllers inform on, from the registry. */
 export const PATHS = {
-  pods: '/api/v1/pods',
-  nodes: '/api/v1/nodes',
-  namespaces: '/api/v1/namespaces',
-  leases: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
-  replicasets: '/apis/apps/v1/replicasets',
-  replicationcontrollers: '/api/v1/replicationcontrollers',
-  deployments: '/apis/apps/v1/deployments',
-  daemonsets: '/apis/apps/v1/daemonsets',
-  statefulsets: '/apis/apps/v1/statefulsets',
-  controllerrevisions: '/apis/apps/v1/controllerrevisions',
-  jobs: '/apis/batch/v1/jobs',
-  cronjobs: '/apis/batch/v1/cronjobs',
-  services: '/api/v1/services',
-  endpoints: '/api/v1/endpoints',
-  serviceaccounts: '/api/v1/serviceaccounts',
-  configmaps: '/api/v1/configmaps',
-  secrets: '/api/v1/secrets',
-  endpointslices: '/apis/discovery.k8s.io/v1/endpointslices',
-  pdbs: '/apis/policy/v1/poddisruptionbudgets',
+  pods: resourcePath('', 'pods'),
+  nodes: resourcePath('', 'nodes'),
+  namespaces: resourcePath('', 'namespaces'),
+  // Node heartbeats live in one namespace; the node lifecycle controller reads only those.
+  leases: resourcePath('coordination.k8s.io', 'leases', 'kube-node-lease'),
+  replicasets: resourcePath('apps', 'replicasets'),
+  replicationcontrollers: resourcePath('', 'replicationcontrollers'),
+  deployments: resourcePath('apps', 'deployments'),
+  daemonsets: resourcePath('apps', 'daemonsets'),
+  statefulsets: resourcePath('apps', 'statefulsets'),
+  controllerrevisions: resourcePath('apps', 'controllerrevisions'),
+  jobs: resourcePath('batch', 'jobs'),
+  cronjobs: resourcePath('batch', 'cronjobs'),
+  services: resourcePath('', 'services'),
+  endpoints: resourcePath('', 'endpoints'),
+  serviceaccounts: resourcePath('', 'serviceaccounts'),
+  configmaps: resourcePath('', 'configmaps'),
+  secrets: resourcePath('', 'secrets'),
+  endpointslices: resourcePath('discovery.k8s.io', 'endpointslices'),
+  pdbs: resourcePath('policy', 'poddisruptionbudgets'),
 } as const;
