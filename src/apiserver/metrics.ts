@@ -49,7 +49,7 @@ export function requestLabels(info: RequestInfo, method: string, contentType: st
 }
 
 /** Watches and streams are long-running: counted apart, not as in-flight requests. */
-function isLongRunning(labels: RequestLabels | undefined): boolean {
+function isLongRunning(labels: RequestLabels | undefined): labels is RequestLabels {
   return labels?.verb === 'WATCH' || labels?.verb === 'CONNECT';
 }
 
@@ -120,19 +120,31 @@ export class ApiMetrics {
     const started = performance.now();
     const method = (req.method ?? 'GET').toUpperCase();
     const labels = requestLabels(info, method, req.headers['content-type'], query, this.served);
-    const longRunning = isLongRunning(labels);
-    const { dry_run: _dryRun, ...longLabels } = labels ?? ({} as RequestLabels);
+    if (isLongRunning(labels)) {
+      const { dry_run: _dryRun, ...longLabels } = labels;
+      this.longRunning.inc(longLabels);
+      return {
+        longRunning: true,
+        done: (code) => {
+          this.longRunning.dec(longLabels);
+          this.answered(labels, code, started);
+        },
+      };
+    }
     const kind = method === 'GET' || method === 'HEAD' ? this.inflight.readOnly : this.inflight.mutating;
-    if (longRunning) this.longRunning.inc(longLabels);
-    else kind.enter();
-    const done = (code: number): void => {
-      if (longRunning) this.longRunning.dec(longLabels);
-      else kind.leave();
-      if (!labels) return;
-      this.requests.inc({ ...labels, code: String(code) });
-      this.duration.observe(labels, (performance.now() - started) / 1000);
+    kind.enter();
+    return {
+      longRunning: false,
+      done: (code) => {
+        kind.leave();
+        if (labels) this.answered(labels, code, started);
+      },
     };
-    return { longRunning, done };
+  }
+
+  private answered(labels: RequestLabels, code: number, started: number): void {
+    this.requests.inc({ ...labels, code: String(code) });
+    this.duration.observe(labels, (performance.now() - started) / 1000);
   }
 
   /**

@@ -521,9 +521,12 @@ function groupResource(group: string, resource: string): string {
 
 const GROUP_RESOURCE_BY_PREFIX = new Map(allResourceTypes.map((rt) => [rt.resource, groupResource(rt.group, rt.resource)]));
 
-/** The group resource a storage key belongs to (/registry/<resource>/...). */
+const REGISTRY_PREFIX = '/registry/';
+
+/** The group resource a storage key belongs to (/registry/<resource>/...): asked on every store request, so no split. */
 function groupResourceOfKey(key: string): string {
-  const resource = key.split('/')[2] ?? '';
+  const end = key.indexOf('/', REGISTRY_PREFIX.length);
+  const resource = key.startsWith(REGISTRY_PREFIX) ? key.slice(REGISTRY_PREFIX.length, end < 0 ? undefined : end) : '';
   return GROUP_RESOURCE_BY_PREFIX.get(resource) ?? resource;
 }
 
