@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import type { Logger } from '../util/log.js';
 import type { AgentStateDir, NodeCredential } from './state-dir.js';
-import { CA_PATH } from '../api/join-paths.js';
+import { CA_PATH, JOIN_PATH } from '../api/join-paths.js';
 import { certificateCommonName, certificateHash, nodeKeyAndCsr } from './tls.js';
 
 export interface JoinOptions {
@@ -58,45 +58,53 @@ function message(body: string): string {
   return body.slice(0, 300);
 }
 
+type TrustOptions = Pick<JoinOptions, 'caFile' | 'caCertHash' | 'insecureSkipCaVerification'>;
+
+/**
+ * Which trusted CA `caPem` is not: the one in --ca-file, or the one whose hash --ca-cert-hash
+ * gives; undefined when it is that CA, or when neither flag names one. (An unreadable --ca-file throws.)
+ */
+function untrusted(caPem: string, o: TrustOptions): 'file' | 'hash' | undefined {
+  if (o.caFile) return sameCertificate(readFileSync(o.caFile, 'utf8'), caPem) ? undefined : 'file';
+  if (o.caCertHash) return certificateHash(caPem).toLowerCase() === o.caCertHash.toLowerCase() ? undefined : 'hash';
+  return undefined;
+}
+
 /** Checks the fetched CA against what the operator trusts; throws a clear JoinError otherwise. */
-export function verifyCa(caPem: string, o: Pick<JoinOptions, 'caFile' | 'caCertHash' | 'insecureSkipCaVerification'>): void {
-  if (o.caFile) {
-    const want = new X509Certificate(readFileSync(o.caFile, 'utf8')).raw;
-    if (!new X509Certificate(caPem).raw.equals(want)) throw new JoinError(`the cluster CA served by the API server does not match ${o.caFile}; refusing to join`);
-    return;
-  }
-  if (o.caCertHash) {
-    const got = certificateHash(caPem);
-    if (got.toLowerCase() !== o.caCertHash.toLowerCase()) throw new JoinError(`the cluster CA's hash is ${got}, not the expected ${o.caCertHash}; refusing to join`);
-    return;
-  }
-  if (!o.insecureSkipCaVerification) {
+export function verifyCa(caPem: string, o: TrustOptions): void {
+  const why = untrusted(caPem, o);
+  if (why === 'file') throw new JoinError(`the cluster CA served by the API server does not match ${o.caFile}; refusing to join`);
+  if (why === 'hash') throw new JoinError(`the cluster CA's hash is ${certificateHash(caPem)}, not the expected ${o.caCertHash}; refusing to join`);
+  if (!o.caFile && !o.caCertHash && !o.insecureSkipCaVerification) {
     throw new JoinError('cannot verify the cluster CA: pass --ca-file PATH or --ca-cert-hash sha256:HEX (or, unsafely, --insecure-skip-ca-verification)');
   }
 }
 
-/** The cluster CA the servers present now, fetched unverified (compared, never trusted), or undefined when none answers. */
-async function servedCa(servers: string[], timeoutMs: number): Promise<string | undefined> {
-  for (const server of servers) {
-    try {
-      const r = await request(new URL(CA_PATH, server).href, 'GET', { verify: false, timeoutMs });
-      if (r.code === 200) return (JSON.parse(r.body) as { caPem?: string }).caPem;
-    } catch {
-      // next
-    }
-  }
-  return undefined;
+/** GET /skiff/v1/ca from `server`, unverified: what it presents is compared with what is trusted, never trusted itself. */
+async function fetchCa(server: string, timeoutMs: number): Promise<string> {
+  const r = await request(new URL(CA_PATH, server).href, 'GET', { verify: false, timeoutMs });
+  if (r.code !== 200) throw new JoinError(`GET ${CA_PATH} answered ${r.code}: ${message(r.body)}`);
+  return (JSON.parse(r.body) as { caPem?: string }).caPem ?? '';
 }
 
 /**
  * Without a CA to trust, what the servers present is only a hint: say once, clearly, that it is
- * another cluster's (every request will then fail verification), and go on as before.
+ * another cluster's (every request will then fail verification). It runs beside the start, which
+ * it never holds up (a server that does not answer takes its whole timeout).
  */
 async function warnIfServedCaDiffers(cred: NodeCredential, o: JoinOptions, log: Logger): Promise<void> {
-  if (o.caFile || o.caCertHash) return;
-  const served = await servedCa(o.servers, Math.min(o.timeoutMs ?? 10_000, 3000));
-  if (served === undefined || sameCertificate(served, cred.caPem)) return;
-  log.error({ node: o.nodeName }, "the API server presents another cluster's CA than the one that issued this node's credential; to join that cluster, pass --token with --ca-file or --ca-cert-hash of its CA");
+  for (const server of o.servers) {
+    let served: string;
+    try {
+      served = await fetchCa(server, Math.min(o.timeoutMs ?? 10_000, 3000));
+    } catch {
+      continue;
+    }
+    if (!sameCertificate(served, cred.caPem)) {
+      log.error({ node: o.nodeName, server }, "the API server presents another cluster's CA than the one that issued this node's credential; to join that cluster, pass --token with --ca-file or --ca-cert-hash of its CA");
+    }
+    return;
+  }
 }
 
 function sameCertificate(a: string, b: string): boolean {
@@ -113,18 +121,14 @@ function sameCertificate(a: string, b: string): boolean {
  * --ca-cert-hash); undefined when it belongs to this one or nothing trusted can say.
  */
 function otherClusterCredential(cred: NodeCredential, o: JoinOptions): string | undefined {
-  if (o.caFile) {
-    let trusted: string;
-    try {
-      trusted = readFileSync(o.caFile, 'utf8');
-    } catch {
-      return undefined;
-    }
-    return sameCertificate(trusted, cred.caPem) ? undefined : `the node credential in the data dir was issued by another cluster's CA than ${o.caFile}'s (the cluster was made anew?)`;
+  let why: 'file' | 'hash' | undefined;
+  try {
+    why = untrusted(cred.caPem, o);
+  } catch {
+    return undefined;
   }
-  if (o.caCertHash) {
-    return certificateHash(cred.caPem).toLowerCase() === o.caCertHash.toLowerCase() ? undefined : `the node credential in the data dir was issued by a CA whose hash is not ${o.caCertHash} (the cluster was made anew?)`;
-  }
+  if (why === 'file') return `the node credential in the data dir was issued by another cluster's CA than ${o.caFile}'s (the cluster was made anew?)`;
+  if (why === 'hash') return `the node credential in the data dir was issued by a CA whose hash is not ${o.caCertHash} (the cluster was made anew?)`;
   return undefined;
 }
 
@@ -135,7 +139,7 @@ export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions,
   if (existing && certificateCommonName(existing.certPem) === `system:node:${o.nodeName}`) {
     const other = otherClusterCredential(existing, o);
     if (!other) {
-      await warnIfServedCaDiffers(existing, o, log);
+      if (!o.caFile && !o.caCertHash) void warnIfServedCaDiffers(existing, o, log);
       return existing;
     }
     if (!o.token) throw new JoinError(`${other}: pass --token to join this cluster (the stored credential is replaced), or use this cluster's --data-dir`);
@@ -152,13 +156,11 @@ export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions,
         caPem = readFileSync(o.caFile, 'utf8');
       } else {
         // The CA is fetched without verification and then checked by hash (as kubeadm's discovery).
-        const r = await request(new URL(CA_PATH, server).href, 'GET', { verify: false, timeoutMs });
-        if (r.code !== 200) throw new JoinError(`GET /skiff/v1/ca answered ${r.code}: ${message(r.body)}`);
-        caPem = (JSON.parse(r.body) as { caPem?: string }).caPem ?? '';
+        caPem = await fetchCa(server, timeoutMs);
         verifyCa(caPem, o);
       }
       const { keyPem, csrPem } = await nodeKeyAndCsr(o.nodeName);
-      const r = await request(new URL('/skiff/v1/join', server).href, 'POST', {
+      const r = await request(new URL(JOIN_PATH, server).href, 'POST', {
         ca: caPem,
         verify: true,
         token: o.token,
