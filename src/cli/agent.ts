@@ -105,7 +105,7 @@ export function agentCommand(): Command {
       if (signals > 0) {
         process.exit((await agent.ended) === 'restarting' ? EXIT_RESTART : 0);
       }
-      const listenError = listenErrorMessage(e, "the node's log server", '--kubelet-port N (0: any free port)');
+      const listenError = listenErrorMessage(e, "the node's log server", 'choose another with --kubelet-port N (0: any free port)');
       log.error({ err: listenError ?? (known ? (e as Error).message : (e as Error).stack) }, 'agent failed to start');
       console.error(`skiff agent: ${listenError ?? (e as Error).message}`);
       // A refusal a restart cannot cure is not retried by systemd (RestartPreventExitStatus).

@@ -74,19 +74,19 @@ export function logFormatOption(): Option {
 }
 
 /**
- * A listen error in the words of the flag that changes it ("127.0.0.1:6443 is already in use;
- * choose another address with --listen HOST:PORT"), or undefined for any other error.
+ * A listen error in one line that says what to do ("127.0.0.1:6443 (the API server) is already in
+ * use by another process; choose another with --listen HOST:PORT"), or undefined for any other error.
  */
-export function listenErrorMessage(e: unknown, what: string, flag: string): string | undefined {
+export function listenErrorMessage(e: unknown, what: string, remedy: string): string | undefined {
   const err = e as { code?: string; address?: string; port?: number };
   const at = err.address !== undefined ? `${err.address.includes(':') ? `[${err.address}]` : err.address}:${err.port}` : what;
   switch (err.code) {
     case 'EADDRINUSE':
-      return `${at} (${what}) is already in use by another process; choose another with ${flag}`;
+      return `${at} (${what}) is already in use by another process; ${remedy}`;
     case 'EACCES':
-      return `${at} (${what}) needs privileges this process lacks (ports below 1024 need root); choose another with ${flag}`;
+      return `${at} (${what}) needs privileges this process lacks (ports below 1024 need root); ${remedy}`;
     case 'EADDRNOTAVAIL':
-      return `${at} (${what}) is not an address of this machine; choose another with ${flag}`;
+      return `${at} (${what}) is not an address of this machine; ${remedy}`;
     default:
       return undefined;
   }

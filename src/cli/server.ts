@@ -85,7 +85,7 @@ export function serverCommand(): Command {
         log,
       );
     } catch (e) {
-      const listenError = listenErrorMessage(e, 'the API server', '--listen HOST:PORT');
+      const listenError = listenErrorMessage(e, 'the API server', 'choose another with --listen HOST:PORT');
       if (!listenError) throw e;
       log.error({ err: listenError }, 'cannot listen');
       console.error(`skiff server: ${listenError}`);

@@ -8,7 +8,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { startProcess, type ManagedProcess } from '../util/processes.js';
-import { addConfigFile, hostPortArg, intArg } from './options.js';
+import { addConfigFile, hostPortArg, intArg, listenErrorMessage } from './options.js';
+import { errorText } from '../util/error-text.js';
 import { waitForReady } from '../client/wait.js';
 import { ApiClient } from '../client/rest.js';
 import { parseKubeconfig, renderKubeconfig } from '../pki/kubeconfig.js';
@@ -170,16 +171,17 @@ export function upCommand(): Command {
     process.on('SIGTERM', () => void stopAll(0));
 
     // Ports first, so a clash is one line naming the flag that moves it, before anything starts.
-    const wanted: [string, number, string][] = [
-      ...servers.map((s): [string, number, string] => [s.host, port, o.servers === 1 ? 'the API server; choose another with --port N' : 'the API servers; choose another with --port N']),
-      ...(endpoint ? [[endpoint.host, endpoint.port, 'the control-plane endpoint; choose another with --control-plane-endpoint HOST:PORT'] as [string, number, string]] : []),
-      ...(o.storage === 'etcd' ? Array.from({ length: layout.etcdMembers }, (_, i) => [`127.0.0.${i + 1}`, 2379, "etcd's client port (another etcd runs here?)"] as [string, number, string]) : []),
+    const etcdMembers = upEtcdMembers(dataDir, layout.etcdMembers);
+    const wanted: { host: string; port: number; what: string; remedy: string }[] = [
+      ...servers.map((s) => ({ host: s.host, port, what: o.servers === 1 ? 'the API server' : 'the API servers', remedy: 'choose another with --port N' })),
+      ...(endpoint ? [{ ...endpoint, what: 'the control-plane endpoint', remedy: 'choose another with --control-plane-endpoint HOST:PORT' }] : []),
+      // up runs etcd on its usual ports; another etcd there (another up?) must be stopped first.
+      ...etcdMembers.flatMap((m) => [m.clientPort, m.peerPort].map((p) => ({ host: m.host, port: p, what: "etcd's, at its usual port", remedy: 'stop the etcd (or the other skiff up) that holds it' }))),
     ];
-    for (const [host, p, what] of wanted) {
-      const err = await listenError(host, p);
+    for (const w of wanted) {
+      const err = await listenError(w.host, w.port);
       if (!err) continue;
-      const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'needs privileges (ports below 1024 need root)' : `cannot be used (${err.code ?? err.message})`;
-      console.error(`skiff up: ${host}:${p} ${why}: it is ${what}`);
+      console.error(`skiff up: ${listenErrorMessage(err, w.what, w.remedy) ?? `${w.host}:${w.port} (${w.what}) cannot be used: ${errorText(err)}`}`);
       process.exit(2);
     }
     writeClusterLayout(dataDir, layout);
@@ -192,13 +194,13 @@ export function upCommand(): Command {
     else writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
     const etcdArgs: string[] = [];
     if (o.storage === 'etcd') {
-      const members = o.servers === 1 ? 1 : 3;
+      const members = etcdMembers.length;
       try {
         console.log(`starting etcd (${members} member${members > 1 ? 's' : ''}; data: ${join(dataDir, 'etcd')})`);
         etcd = await startEtcd({
           members,
           dir: join(dataDir, 'etcd'),
-          addresses: upEtcdMembers(dataDir, members),
+          addresses: etcdMembers,
           progressNotifyIntervalMs: 1000,
           startTimeoutMs: 30_000,
         });

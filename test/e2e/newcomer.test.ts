@@ -84,7 +84,7 @@ describe('skiff up and skiff server on a directory or port that is taken', () =>
     await block('127.0.0.1', port!);
     const up = await runSkiff(['up', '--data-dir', join(dir, 'up'), '--port', String(port)]);
     assert.equal(up.code, 2);
-    assert.equal(up.stderr.trim(), `skiff up: 127.0.0.1:${port} is already in use: it is the API server; choose another with --port N`);
+    assert.equal(up.stderr.trim(), `skiff up: 127.0.0.1:${port} (the API server) is already in use by another process; choose another with --port N`);
     assert.doesNotMatch(up.stdout, /agents drain/);
     const server = await runSkiff(['server', '--data-dir', join(dir, 'server'), '--listen', `127.0.0.1:${port}`]);
     assert.equal(server.code, 1);
