@@ -7,9 +7,8 @@ import { renderHaproxyConfig } from '../server/haproxy.js';
 import { addAdminFlags, adminClient } from './admin-client.js';
 import { hostPortArg } from './options.js';
 import type { ApiClient } from '../client/rest.js';
-import { APISERVER_LEASE_LABEL } from '../server/endpoint-reconciler.js';
-
-type Member = { host: string; port: number };
+import { APISERVER_LEASE_LABEL, APISERVER_LEASES_PATH, leaseMember, type Member } from '../server/endpoint-reconciler.js';
+import { KUBERNETES_ENDPOINTS_PATH, serversFromEndpoints } from '../client/endpoint-discovery.js';
 
 /**
  * Every member: those in default/kubernetes (alive now), and those whose endpoint Lease is still
@@ -19,16 +18,13 @@ type Member = { host: string; port: number };
  */
 async function knownMembers(client: ApiClient): Promise<Member[]> {
   const out = new Map<string, Member>();
-  const add = (host: string, port: number) => out.set(`${host}:${port}`, { host, port });
-  const ep = await client.get<KubeObject>('/api/v1/namespaces/default/endpoints/kubernetes');
-  for (const s of (ep.subsets ?? []) as { addresses?: { ip: string }[]; ports?: { port: number }[] }[]) {
-    for (const a of s.addresses ?? []) for (const p of s.ports ?? []) add(a.ip, p.port);
+  const ep = await client.get<KubeObject>(KUBERNETES_ENDPOINTS_PATH);
+  for (const url of serversFromEndpoints(ep)) {
+    const u = new URL(url);
+    out.set(u.host, { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) });
   }
-  const leases = await client.get<KubeList>('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', { query: { labelSelector: `${APISERVER_LEASE_LABEL}=true` } });
-  for (const l of leases.items) {
-    const m = /^\[?(.+?)\]?:(\d+)$/.exec(String((l.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? ''));
-    if (m) add(m[1]!, Number(m[2]));
-  }
+  const leases = await client.get<KubeList>(APISERVER_LEASES_PATH, { query: { labelSelector: `${APISERVER_LEASE_LABEL}=true` } });
+  for (const m of leases.items.map(leaseMember)) if (m) out.set(`${m.host.includes(':') ? `[${m.host}]` : m.host}:${m.port}`, m);
   return [...out.values()].sort((a, b) => `${a.host}:${a.port}`.localeCompare(`${b.host}:${b.port}`, 'en', { numeric: true }));
 }
 

@@ -29,9 +29,17 @@ export interface EndpointReconcilerOptions {
   ttlMs?: number;
 }
 
-interface Member {
+export interface Member {
   host: string;
   port: number;
+}
+
+export const APISERVER_LEASES_PATH = LEASES;
+
+/** The member an API server's endpoint Lease stands for (its holder, `host:port`), whether live or expired. */
+export function leaseMember(lease: KubeObject): Member | undefined {
+  const m = /^\[?(.+?)\]?:(\d+)$/.exec(String(((lease.spec ?? {}) as { holderIdentity?: string }).holderIdentity ?? ''));
+  return m ? { host: m[1]!, port: Number(m[2]) } : undefined;
 }
 
 export class EndpointReconciler {
@@ -94,11 +102,11 @@ export class EndpointReconciler {
     const now = this.o.clock.now();
     const members: Member[] = [];
     for (const l of leases.items) {
-      const spec = (l.spec ?? {}) as { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
+      const spec = (l.spec ?? {}) as { renewTime?: string; leaseDurationSeconds?: number };
       const renewed = Date.parse(spec.renewTime ?? '');
-      if (!spec.holderIdentity || !(renewed + (spec.leaseDurationSeconds ?? 15) * 1000 > now)) continue;
-      const m = /^\[?(.+?)\]?:(\d+)$/.exec(spec.holderIdentity);
-      if (m) members.push({ host: m[1]!, port: Number(m[2]) });
+      if (!(renewed + (spec.leaseDurationSeconds ?? 15) * 1000 > now)) continue;
+      const member = leaseMember(l);
+      if (member) members.push(member);
     }
     return members.sort((a, b) => `${a.host}:${a.port}`.localeCompare(`${b.host}:${b.port}`));
   }

@@ -6,7 +6,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
@@ -103,6 +103,14 @@ describe('skiff up --servers 3 --storage etcd', () => {
       // haproxy-config still answers, and still names the dead member (it will be back).
       const cfg = await skiff(['haproxy-config', '--data-dir', dataDir, '--control-plane-endpoint', '127.0.0.1:7443']);
       for (const h of members) assert.match(cfg, new RegExp(`server member-\\d ${h.replace(/\./g, '\\.')}:${port}$`, 'm'));
+      // Without the endpoint too: a kubeconfig naming the dead member still reaches the others it lists.
+      const viaDead = join(dataDir, 'kubeconfig-dead-first');
+      writeFileSync(viaDead, readFileSync(kubeconfig, 'utf8').replace(`server: ${endpointUrl}`, `server: ${memberUrls[0]}`));
+      assert.equal(parseKubeconfig(readFileSync(viaDead, 'utf8'), (p) => readFileSync(p, 'utf8')).server, memberUrls[0]);
+      assert.match(await skiff(['haproxy-config', '--kubeconfig', viaDead, '--control-plane-endpoint', '127.0.0.1:7443']), /server member-3 127\.0\.0\.3:/);
+      // And kubectl users have a context per member.
+      assert.match(await kubectl(kubeconfig, ['config', 'get-contexts', '-o', 'name']), /^admin@skiff-server-2$/m);
+      assert.match(await kubectl(kubeconfig, ['--context', 'admin@skiff-server-2', 'get', 'nodes']), /^node-1\s+Ready/m);
       const nodes = await client.get<KubeList>('/api/v1/nodes');
       for (const n of ['node-1', 'node-2', 'node-3']) {
         const node = nodes.items.find((x) => x.metadata.name === n);
