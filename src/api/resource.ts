@@ -2,7 +2,7 @@
 // defined in src/api/kinds/<kind>.ts and collected in src/api/registry.ts.
 import type { KubeObject, StatusCause } from './types.js';
 
-export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'token';
+export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'token' | 'finalize';
 
 export interface TableColumn {
   name: string;

@@ -21,7 +21,7 @@ export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resou
   verbs?: string[];
 };
 
-function subresourceInfo(rt: DiscoveredResource, sub: Subresource | 'finalize'): SubresourceInfo {
+function subresourceInfo(rt: DiscoveredResource, sub: Subresource): SubresourceInfo {
   switch (sub) {
     case 'status':
       return { group: rt.group, version: rt.version, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
@@ -38,10 +38,6 @@ function subresourceInfo(rt: DiscoveredResource, sub: Subresource | 'finalize'):
     case 'finalize':
       return { group: '', version: 'v1', kind: 'Namespace', verbs: ['update'] };
   }
-}
-
-function subresourcesOf(rt: DiscoveredResource): (Subresource | 'finalize')[] {
-  return rt.resource === 'namespaces' ? [...rt.subresources, 'finalize'] : rt.subresources;
 }
 
 function hash(text: string): string {
@@ -113,7 +109,7 @@ export class Discovery {
       if (rt.shortNames.length > 0) entry.shortNames = rt.shortNames;
       if (rt.categories.length > 0) entry.categories = rt.categories;
       resources.push(entry);
-      for (const sub of subresourcesOf(rt)) {
+      for (const sub of rt.subresources) {
         const info = subresourceInfo(rt, sub);
         const e: Record<string, unknown> = { name: `${rt.resource}/${sub}`, singularName: '', namespaced: rt.namespaced, kind: info.kind, verbs: info.verbs };
         if (info.group !== rt.group || info.version !== rt.version) {
@@ -149,7 +145,7 @@ export class Discovery {
               };
               if (rt.shortNames.length > 0) r.shortNames = rt.shortNames;
               if (rt.categories.length > 0) r.categories = rt.categories;
-              const subs = subresourcesOf(rt).map((sub) => {
+              const subs = rt.subresources.map((sub) => {
                 const info = subresourceInfo(rt, sub);
                 return { subresource: sub, responseKind: { group: info.group, version: info.version, kind: info.kind }, verbs: info.verbs };
               });

@@ -315,7 +315,7 @@ export class ResourceHandler {
   private async subresource(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams, ctx: WriteContext): Promise<void> {
     const sub = info.subresource!;
     if (rt.group === '' && rt.resource === 'nodes' && sub === 'proxy' && info.name && this.deps.nodeProxy) return this.proxyToNode(req, res, store, info, query);
-    const supported = rt.subresources.includes(sub as never) || (rt.resource === 'namespaces' && sub === 'finalize');
+    const supported = rt.subresources.includes(sub as never);
     const unserved = info.name ? NOT_SERVED_YET[`${rt.group}/${rt.resource}/${sub}`] : undefined;
     if (unserved) throw methodNotAllowed(`${rt.resource}/${sub} is not served by skiff yet: ${unserved}`);
     if (!supported || !info.name) throw NOT_FOUND_PATH();

@@ -511,7 +511,7 @@ export class ApiServer {
 function isServed(group: string, version: string, resource: string, subresource: string | undefined): boolean {
   const rt = resourceTypeFor(group, version, resource);
   if (!rt) return subresource === undefined && REVIEW_TYPES.some((t) => t.group === group && t.version === version && t.resource === resource);
-  return subresource === undefined || (rt.subresources as string[]).includes(subresource) || CONNECT_SUBRESOURCES.has(subresource) || (resource === 'namespaces' && subresource === 'finalize');
+  return subresource === undefined || (rt.subresources as string[]).includes(subresource) || CONNECT_SUBRESOURCES.has(subresource);
 }
 
 /** Upstream's GroupResource string: "pods", "deployments.apps". */

@@ -94,7 +94,8 @@ export const namespaceResource: ResourceType = {
   namespaced: false,
   shortNames: ['ns'],
   categories: [],
-  subresources: ['status'],
+  // finalize: the namespace controller clears spec.finalizers through it once the content is gone.
+  subresources: ['status', 'finalize'],
   fieldSelectors: {
     'status.phase': (o) => str(obj(o.status).phase),
   },
