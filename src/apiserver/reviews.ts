@@ -34,9 +34,14 @@ export const REVIEW_TYPES: readonly ReviewType[] = [
   { group: 'authorization.k8s.io', version: 'v1', resource: 'localsubjectaccessreviews', kind: 'LocalSubjectAccessReview', namespaced: true },
 ];
 
+/** The review served at /apis/<group>/<version>/<resource>, if one is. */
+export function reviewTypeFor(group: string, version: string, resource: string): ReviewType | undefined {
+  return REVIEW_TYPES.find((t) => t.group === group && t.version === version && t.resource === resource);
+}
+
 export function reviewType(info: RequestInfo): ReviewType | undefined {
   if (info.kind !== 'resource' || info.subresource !== undefined) return undefined;
-  const type = REVIEW_TYPES.find((t) => t.group === info.group && t.version === info.version && t.resource === info.resource);
+  const type = reviewTypeFor(info.group, info.version, info.resource);
   return type && (type.namespaced === true) === (info.namespace !== undefined) ? type : undefined;
 }
 

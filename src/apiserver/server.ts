@@ -13,7 +13,7 @@ import { Authenticator, MastersAuthorizer, NO_RULE, forbiddenMessage, isPublicPa
 import { Discovery, SERVED_VERSION } from './discovery.js';
 import { openApiV2Document } from './openapi-v2.js';
 import { impersonatedUser } from './impersonation.js';
-import { REVIEW_TYPES, answerReview, reviewType } from './reviews.js';
+import { REVIEW_TYPES, answerReview, reviewType, reviewTypeFor } from './reviews.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
 import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { ApiListener } from './http/listener.js';
@@ -353,7 +353,7 @@ export class ApiServer {
   }
 
   private isNamespaced = (group: string, version: string, resource: string): boolean =>
-    resourceTypeFor(group, version, resource)?.namespaced ?? REVIEW_TYPES.some((t) => t.namespaced && t.group === group && t.version === version && t.resource === resource);
+    resourceTypeFor(group, version, resource)?.namespaced ?? reviewTypeFor(group, version, resource)?.namespaced === true;
 
   /** Objects per resource, as the watch caches hold them (they hold every stored object). */
   private storedObjects(): Map<string, number> {
@@ -510,7 +510,7 @@ export class ApiServer {
 /** A resource (and subresource) this server answers for, stored or a review. */
 function isServed(group: string, version: string, resource: string, subresource: string | undefined): boolean {
   const rt = resourceTypeFor(group, version, resource);
-  if (!rt) return subresource === undefined && REVIEW_TYPES.some((t) => t.group === group && t.version === version && t.resource === resource);
+  if (!rt) return subresource === undefined && reviewTypeFor(group, version, resource) !== undefined;
   return subresource === undefined || (rt.subresources as string[]).includes(subresource) || CONNECT_SUBRESOURCES.has(subresource);
 }
 
