@@ -10,7 +10,8 @@
 //   retired               present after `skiff node retire`: the agent stays out until --rejoin
 //   tls/                  the log server's self-signed serving certificate
 //   pods/<uid>/           per-pod runtime state (state.json) and container logs
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Taint } from '../api/kinds/node.js';
@@ -31,14 +32,6 @@ export interface NodeCredential {
   caPem: string;
 }
 
-let tmpSeq = 0;
-
-/** Writes via a temp file and rename so a crash never leaves half a file. */
-export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
-  const tmp = `${path}.tmp-${process.pid}-${++tmpSeq}`;
-  writeFileSync(tmp, data, { mode });
-  renameSync(tmp, path);
-}
 
 function readJson<T>(path: string): T | undefined {
   try {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createHash, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from './state-dir.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import type { X509Request, X509Result } from './x509-worker.js';
 
 function inWorker(req: X509Request): Promise<X509Result> {

@@ -4,7 +4,7 @@
 // no longer verify) or the other way round.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../pki/cluster-pki.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 
 export interface ClusterLayout {
   storage: 'sqlite' | 'etcd';

@@ -9,7 +9,7 @@
 // `systemctl kill --kill-whom=main -s SIGUSR2 skiff-agent`: the agent exits 75 keeping its pods
 // and Node, and systemd starts the new one, which adopts them.
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { writeFileAtomic } from '../pki/cluster-pki.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { execFileSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';

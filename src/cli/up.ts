@@ -14,7 +14,7 @@ import { waitForReady } from '../client/wait.js';
 import { ApiClient } from '../client/rest.js';
 import { parseKubeconfig, renderKubeconfig } from '../pki/kubeconfig.js';
 import { findHaproxy, renderHaproxyConfig } from '../server/haproxy.js';
-import { writeFileAtomic } from '../pki/cluster-pki.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import type { KubeList } from '../api/types.js';
 import type { Node } from '../api/kinds/node.js';
 import { agentCommand } from './agent.js';

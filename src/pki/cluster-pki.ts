@@ -1,5 +1,6 @@
 // The certificates a server keeps in <data-dir>/tls, created on first start and reused after.
-import { mkdirSync, readFileSync, writeFileSync, existsSync, renameSync } from 'node:fs';
+import { mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { join } from 'node:path';
 import {
   createCertificateAuthority,
@@ -20,12 +21,6 @@ export interface ClusterPki {
   serviceAccountKeyPem: string;
 }
 
-/** Writes via a temp file and rename so a crash never leaves half a key on disk. */
-export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, data, { mode });
-  renameSync(tmp, path);
-}
 
 function readPair(dir: string, name: string): IssuedCertificate | undefined {
   const crt = join(dir, `${name}.crt`);
