@@ -52,6 +52,8 @@ export interface ReplicatedKind {
   informerPath: string;
   /** The event source component, as upstream's. */
   component: string;
+  /** What events call one of its objects. */
+  noun: string;
   /** The parsed selector; undefined when malformed or empty (it selects nothing). */
   selector(o: Replicated): LabelSelector | undefined;
 }
@@ -64,6 +66,7 @@ export const REPLICA_SETS: ReplicatedKind = {
   resource: 'replicasets',
   informerPath: PATHS.replicasets,
   component: 'replicaset-controller',
+  noun: 'replica set',
   selector: (o) => workloadSelector(o.spec?.selector),
 };
 
@@ -75,6 +78,7 @@ export const REPLICATION_CONTROLLERS: ReplicatedKind = {
   resource: 'replicationcontrollers',
   informerPath: PATHS.replicationcontrollers,
   component: 'replication-controller',
+  noun: 'replication controller',
   // An empty map would select every pod: upstream lets it select none.
   selector: (o) => {
     const set = (o as ReplicationController).spec?.selector;
@@ -155,7 +159,7 @@ class ReplicaSetReconciler implements Reconciler {
     }
     const selector = this.kind.selector(rs);
     if (!selector) {
-      if (this.kind.kind === 'ReplicaSet') this.recorder.event(rs, 'Warning', 'InvalidSelector', 'the replica set has an invalid label selector');
+      this.recorder.event(rs, 'Warning', 'InvalidSelector', `the ${this.kind.noun} has an invalid label selector`);
       return;
     }
     // Decide before reading the cache: a pod observed after this point only makes us more careful.
