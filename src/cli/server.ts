@@ -44,9 +44,30 @@ export function serverCommand(): Command {
   cmd.action(async (o: Record<string, unknown>) => {
     const log = createLogger('skiff-server', (o.logFormat as LogFormat | undefined) ?? defaultLogFormat());
     const listen = o.listen as { host: string; port: number };
-    let running: Awaited<ReturnType<typeof runServer>>;
+    // Signals are handled from the start: one that comes while the server (and its own node) is
+    // starting waits for the start, then stops gracefully, instead of killing the process midway.
+    let starting: Promise<Awaited<ReturnType<typeof runServer>>> | undefined;
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      const inPlace = signal === 'SIGUSR2';
+      log.info({ signal }, inPlace ? 'restarting in place (the next server takes over this member and its node)' : 'shutting down');
+      void (starting ?? Promise.reject(new Error('not started')))
+        .then((running) => running.stop({ inPlace }))
+        .then(
+          () => process.exit(inPlace ? EXIT_RESTART : 0),
+          (e: unknown) => {
+            log.error({ err: String(e) }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGUSR2', () => stop('SIGUSR2'));
     try {
-      running = await runServer(
+      starting = runServer(
         {
           dataDir: o.dataDir as string,
           listenHost: listen.host,
@@ -84,6 +105,7 @@ export function serverCommand(): Command {
         },
         log,
       );
+      await starting;
     } catch (e) {
       const listenError = listenErrorMessage(e, 'the API server', 'choose another with --listen HOST:PORT');
       if (!listenError) throw e;
@@ -91,23 +113,6 @@ export function serverCommand(): Command {
       console.error(`skiff server: ${listenError}`);
       process.exit(1);
     }
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      const inPlace = signal === 'SIGUSR2';
-      log.info({ signal }, inPlace ? 'restarting in place (the next server takes over this member and its node)' : 'shutting down');
-      void running.stop({ inPlace }).then(
-        () => process.exit(inPlace ? EXIT_RESTART : 0),
-        (e: unknown) => {
-          log.error({ err: String(e) }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGUSR2', () => stop('SIGUSR2'));
   });
   return cmd;
 }

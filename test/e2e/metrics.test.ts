@@ -43,6 +43,9 @@ describe('metrics under upstream names', () => {
     await s.kubectl(['get', 'configmap', 'missing']);
     await s.k(['get', '--raw', '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1']);
     const text = await s.k(['get', '--raw', '/metrics']);
+    // In name order, as Prometheus' Go client writes them.
+    const names = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
+    assert.deepEqual(names, [...names].sort());
     const req = (labels: Record<string, string>) => sample(text, 'apiserver_request_total', { component: 'apiserver', ...labels }) ?? 0;
     assert.ok(req({ verb: 'LIST', resource: 'pods', scope: 'namespace', code: '200', group: '', version: 'v1' }) >= 1, 'kubectl get pods is a LIST in a namespace');
     assert.ok(req({ verb: 'GET', resource: 'pods', scope: 'resource', code: '200' }) >= 1);
