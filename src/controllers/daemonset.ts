@@ -19,7 +19,7 @@
 // `deprecated.daemonset.template.generation` annotation as `pod-template-generation`; either marks
 // a pod as up to date.
 import { tolerates } from '../api/tolerations.js';
-import { compileTerms, type NodeSelectorTerm } from '../api/node-selector.js';
+import { compileTerms, type NodeMatcher, type NodeSelectorTerm } from '../api/node-selector.js';
 import { isStatusError } from '../api/errors.js';
 import { semanticEqual, deepClone, isObject, obj, arr, str } from '../api/kinds/json.js';
 import { TEMPLATE_GENERATION_ANNOTATION, type DaemonSet, type DaemonSetStatus } from '../api/kinds/daemonset.js';
@@ -93,12 +93,17 @@ function untolerated(taints: Taint[], tolerations: Toleration[], effects: string
   return taints.find((taint) => effects.includes(taint.effect) && !tolerates(tolerations, taint));
 }
 
+/** Compiled required terms by the (cached, unchanging) object holding them: a DaemonSet is matched against every node. */
+const compiledTerms = new WeakMap<object, NodeMatcher>();
+
 export function fitsNodeAffinity(spec: Pod['spec'], node: Node): boolean {
   const labels = node.metadata.labels ?? {};
   for (const [k, v] of Object.entries(spec?.nodeSelector ?? {})) if (labels[k] !== v) return false;
   const required = obj(obj(obj(spec?.affinity).nodeAffinity).requiredDuringSchedulingIgnoredDuringExecution);
   if (!isObject(obj(spec?.affinity).nodeAffinity) || Object.keys(required).length === 0) return true;
-  return compileTerms(required.nodeSelectorTerms as NodeSelectorTerm[] | undefined)(labels, node.metadata.name ?? '');
+  let matches = compiledTerms.get(required);
+  if (!matches) compiledTerms.set(required, (matches = compileTerms(required.nodeSelectorTerms as NodeSelectorTerm[] | undefined)));
+  return matches(labels, node.metadata.name ?? '');
 }
 
 /**
