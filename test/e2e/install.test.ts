@@ -88,7 +88,9 @@ describe('skiff install and uninstall', () => {
       assert.ok(unit.split('\n').includes(line), line);
     }
     assert.equal(statSync(join(serverRoot, 'etc/skiff/skiff-server.env')).mode & 0o777, 0o600, 'the token file is private');
-    assert.doesNotMatch(readFileSync(join(serverRoot, 'etc/skiff/server.yaml'), 'utf8'), /abcdef/, 'no token in the flags file');
+    const flags = readFileSync(join(serverRoot, 'etc/skiff/server.yaml'), 'utf8');
+    assert.doesNotMatch(flags, /abcdef/, 'no token in the flags file');
+    assert.match(flags, /^log-format: text$/m, 'the journal gets text lines');
     try {
       execFileSync('systemd-analyze', ['verify', join(serverRoot, 'etc/systemd/system/skiff-server.service')], { stdio: 'pipe' });
     } catch (e) {
