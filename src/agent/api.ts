@@ -1,6 +1,5 @@
 // The slice of ApiClient the agent's loops use. Narrow on purpose: unit tests hand the loops an
 // in-memory fake with the same five methods and drive them with a FakeClock.
-import { errorText } from '../util/error-text.js';
 import { isStatusError } from '../api/errors.js';
 import type { ApiClient } from '../client/rest.js';
 
@@ -39,5 +38,4 @@ export function isAlreadyExists(e: unknown): boolean {
   return isStatusError(e) && e.code === 409 && e.reason === 'AlreadyExists';
 }
 
-export { errorText };
 

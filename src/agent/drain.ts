@@ -4,7 +4,8 @@ import type { Pod } from '../api/kinds/pod.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { isStatusError } from '../api/errors.js';
-import { type AgentApi, errorText, isConflict, isNotFound, nodePath, podPath } from './api.js';
+import { type AgentApi, isConflict, isNotFound, nodePath, podPath } from './api.js';
+import { errorText } from '../util/error-text.js';
 
 /** Pods a drain leaves to be stopped in place: DaemonSet pods (their controller would put them back). */
 export function isDaemonSetPod(pod: Pod): boolean {

@@ -6,7 +6,8 @@ import type { KubeObject } from '../api/types.js';
 import { EventRecorder as SharedRecorder } from '../controller-kit/events.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { type AgentApi, errorText } from './api.js';
+import { type AgentApi } from './api.js';
+import { errorText } from '../util/error-text.js';
 
 export const AGENT_COMPONENT = 'skiff-agent';
 

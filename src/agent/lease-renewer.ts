@@ -7,7 +7,8 @@ import type { Lease } from '../api/kinds/lease.js';
 import type { Node } from '../api/kinds/node.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { type AgentApi, MACHINE_ID_ANNOTATION, NODE_LEASE_NAMESPACE, errorText, isConflict, isNotFound, leasePath, leasesPath, nodePath } from './api.js';
+import { type AgentApi, MACHINE_ID_ANNOTATION, NODE_LEASE_NAMESPACE, isConflict, isNotFound, leasePath, leasesPath, nodePath } from './api.js';
+import { errorText } from '../util/error-text.js';
 import { microTime } from '../util/time.js';
 import { Backoff, Waker } from './wake.js';
 

@@ -7,7 +7,8 @@
 import type { Node } from '../api/kinds/node.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { type AgentApi, RETIRE_ANNOTATION, errorText, isNotFound, nodePath } from './api.js';
+import { type AgentApi, RETIRE_ANNOTATION, isNotFound, nodePath } from './api.js';
+import { errorText } from '../util/error-text.js';
 import type { EventRecorder } from './events.js';
 import { initialNode, observe, sameObserved, type NodeConfig } from './node-object.js';
 import { createOrAdoptNode, NodeNameTakenError } from './registration.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Container, ContainerState, Pod, PodCondition, PodPhase, RestartPolicy } from '../api/kinds/pod.js';
 import type { Clock, Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { errorText } from './api.js';
+import { errorText } from '../util/error-text.js';
 import { rfc3339 } from '../util/time.js';
 import { podPhase, type ContainerView } from './pod-status.js';
 import { ContainerProbes, type ProbeAction } from './probes.js';

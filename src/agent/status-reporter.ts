@@ -4,7 +4,8 @@
 import type { NodeStatus } from '../api/kinds/node.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { type AgentApi, errorText, isNotFound, nodePath } from './api.js';
+import { type AgentApi, isNotFound, nodePath } from './api.js';
+import { errorText } from '../util/error-text.js';
 import { statusChanged } from './node-object.js';
 import { Waker } from './wake.js';
 

@@ -22,10 +22,6 @@ export function collectionPath(rt: ResourceType, namespace?: string): string {
   return rt.namespaced && namespace !== undefined ? `${groupVersionPath(rt)}/namespaces/${namespace}/${rt.resource}` : `${groupVersionPath(rt)}/${rt.resource}`;
 }
 
-export function objectPathOf(rt: ResourceType, namespace: string | undefined, name: string): string {
-  return `${collectionPath(rt, namespace)}/${name}`;
-}
-
 /** The collection path of `resource` in `group`, across namespaces (informers list and watch these). */
 export function resourcePath(group: string, resource: string, namespace?: string): string {
   return collectionPath(servedType(group, resource), namespace);

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { StatusError } from '../../src/api/errors.js';
 import type { KubeObject } from '../../src/api/types.js';
-import { decodeProtobufObject, protobufSchema, PROTOBUF_MAGIC } from '../../src/apiserver/protobuf/decode.js';
+import { decodeProtobufObject, PROTOBUF_MAGIC } from '../../src/apiserver/protobuf/decode.js';
+import { protobufSchema } from '../../src/api/schema/root.js';
 
 // Bodies captured from the real kubectl 1.32.4 (POST, Content-Type application/vnd.kubernetes.protobuf)
 // against a throwaway server, paired with the JSON kubectl 1.31.9 sent for the same command.

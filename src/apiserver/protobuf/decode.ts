@@ -23,8 +23,6 @@ import { StatusError, badRequest } from '../../api/errors.js';
 import type { KubeObject, ObjectMeta } from '../../api/types.js';
 import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
 
-export { protobufSchema };
-
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 /** "k8s\0": every Kubernetes protobuf payload starts with it. */
 export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
@@ -39,9 +37,6 @@ interface UnknownEnvelope {
   contentEncoding?: string;
   contentType?: string;
 }
-
-/** The message type for a kind, or undefined when skiff does not decode that kind from protobuf. */
-export const protobufTypeFor = messageFor;
 
 /**
  * Decodes a protobuf request body into the JSON object a JSON client would send, with apiVersion
@@ -70,7 +65,7 @@ export function decodeProtobufObject(body: Uint8Array): KubeObject {
     throw badRequest(`protobuf envelope content type ${JSON.stringify(envelope.contentType)} is not supported`);
   }
 
-  const type = protobufTypeFor(apiVersion, kind);
+  const type = messageFor(apiVersion, kind);
   if (!type) {
     throw badRequest(
       `decoding ${kind} (apiVersion ${JSON.stringify(apiVersion)}) from ${PROTOBUF_CONTENT_TYPE} is not supported by this server; send it as application/json`,
