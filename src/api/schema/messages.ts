@@ -14,6 +14,13 @@
 //            (exitCode: 0, ready: false, status counters): kept when zero, as Go's JSON would.
 //   (inline) the Go field is an embedded struct tagged json:",inline": its fields join the parent
 //            object instead of nesting under the proto field name (Volume.volumeSource, Probe.handler).
+//            On a repeated field (keep) says the Go list has no `omitempty`: JSON carries it as null.
+// How objects merge is said with upstream's own marker names, from the Go types' struct tags and
+// +markers; strategic merge patch, server-side apply and the OpenAPI documents read them:
+//   (patchStrategy) = "merge", (patchMergeKey)      the strategic-merge tags;
+//   (listType) = "atomic|set|map", (listMapKeys)    +listType/+listMapKey (keys comma-separated);
+//   (mapType) = "atomic", option (structType)       +mapType/+structType: one value, owned whole;
+//   (default)                                       +default on a list-map key (protocol: TCP).
 
 export const RUNTIME_PROTO = `
 syntax = "proto2";
@@ -60,11 +67,11 @@ message ObjectMeta {
   optional int64 deletionGracePeriodSeconds = 10 [(ptr) = true];
   map<string, string> labels = 11;
   map<string, string> annotations = 12;
-  repeated OwnerReference ownerReferences = 13;
-  repeated string finalizers = 14;
+  repeated OwnerReference ownerReferences = 13 [(patchStrategy) = "merge", (patchMergeKey) = "uid", (listType) = "map", (listMapKeys) = "uid"];
+  repeated string finalizers = 14 [(patchStrategy) = "merge", (listType) = "set"];
   repeated ManagedFieldsEntry managedFields = 17;
 }
-message OwnerReference {
+message OwnerReference { option (structType) = "atomic";
   optional string kind = 1;
   optional string name = 3;
   optional string uid = 4;
@@ -81,7 +88,7 @@ message ManagedFieldsEntry {
   optional FieldsV1 fieldsV1 = 7 [(ptr) = true];
   optional string subresource = 8;
 }
-message LabelSelector {
+message LabelSelector { option (structType) = "atomic";
   map<string, string> matchLabels = 1;
   repeated LabelSelectorRequirement matchExpressions = 2;
 }
@@ -119,7 +126,7 @@ message Namespace {
   optional NamespaceStatus status = 3;
 }
 message NamespaceSpec { repeated string finalizers = 1; }
-message NamespaceStatus { optional string phase = 1; repeated NamespaceCondition conditions = 2; }
+message NamespaceStatus { optional string phase = 1; repeated NamespaceCondition conditions = 2 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"]; }
 message NamespaceCondition {
   optional string type = 1;
   optional string status = 2;
@@ -206,8 +213,8 @@ message Service {
   optional ServiceStatus status = 3;
 }
 message ServiceSpec {
-  repeated ServicePort ports = 1;
-  map<string, string> selector = 2;
+  repeated ServicePort ports = 1 [(patchStrategy) = "merge", (patchMergeKey) = "port", (listType) = "map", (listMapKeys) = "port,protocol"];
+  map<string, string> selector = 2 [(mapType) = "atomic"];
   optional string clusterIP = 3;
   optional string type = 4;
   repeated string externalIPs = 5;
@@ -229,7 +236,7 @@ message ServiceSpec {
 }
 message ServicePort {
   optional string name = 1;
-  optional string protocol = 2;
+  optional string protocol = 2 [(default) = "TCP"];
   optional int32 port = 3;
   optional .k8s.io.apimachinery.pkg.util.intstr.IntOrString targetPort = 4;
   optional int32 nodePort = 5;
@@ -239,7 +246,7 @@ message SessionAffinityConfig { optional ClientIPConfig clientIP = 1 [(ptr) = tr
 message ClientIPConfig { optional int32 timeoutSeconds = 1 [(ptr) = true]; }
 message ServiceStatus {
   optional LoadBalancerStatus loadBalancer = 1;
-  repeated .k8s.io.apimachinery.pkg.apis.meta.v1.Condition conditions = 2;
+  repeated .k8s.io.apimachinery.pkg.apis.meta.v1.Condition conditions = 2 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
 }
 message LoadBalancerStatus { repeated LoadBalancerIngress ingress = 1; }
 message LoadBalancerIngress {
@@ -266,7 +273,7 @@ message NodeSpec {
   optional bool unschedulable = 4;
   repeated Taint taints = 5;
   optional NodeConfigSource configSource = 6 [(ptr) = true];
-  repeated string podCIDRs = 7;
+  repeated string podCIDRs = 7 [(patchStrategy) = "merge", (listType) = "set"];
 }
 message Taint {
   optional string key = 1;
@@ -286,8 +293,8 @@ message NodeStatus {
   map<string, .k8s.io.apimachinery.pkg.api.resource.Quantity> capacity = 1;
   map<string, .k8s.io.apimachinery.pkg.api.resource.Quantity> allocatable = 2;
   optional string phase = 3;
-  repeated NodeCondition conditions = 4;
-  repeated NodeAddress addresses = 5;
+  repeated NodeCondition conditions = 4 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
+  repeated NodeAddress addresses = 5 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
   optional NodeDaemonEndpoints daemonEndpoints = 6;
   optional NodeSystemInfo nodeInfo = 7;
   repeated ContainerImage images = 8;
@@ -429,7 +436,7 @@ message ReplicationController {
 }
 message ReplicationControllerSpec {
   optional int32 replicas = 1 [(ptr) = true];
-  map<string, string> selector = 2;
+  map<string, string> selector = 2 [(mapType) = "atomic"];
   optional PodTemplateSpec template = 3 [(ptr) = true];
   optional int32 minReadySeconds = 4;
 }
@@ -439,7 +446,7 @@ message ReplicationControllerStatus {
   optional int64 observedGeneration = 3;
   optional int32 readyReplicas = 4;
   optional int32 availableReplicas = 5;
-  repeated ReplicationControllerCondition conditions = 6;
+  repeated ReplicationControllerCondition conditions = 6 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
 }
 message ReplicationControllerCondition {
   optional string type = 1;
@@ -465,13 +472,13 @@ message Pod {
   optional PodStatus status = 3;
 }
 message PodSpec {
-  repeated Volume volumes = 1;
-  repeated Container containers = 2;
+  repeated Volume volumes = 1 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+  repeated Container containers = 2 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name", (keep) = true];
   optional string restartPolicy = 3;
   optional int64 terminationGracePeriodSeconds = 4 [(ptr) = true];
   optional int64 activeDeadlineSeconds = 5 [(ptr) = true];
   optional string dnsPolicy = 6;
-  map<string, string> nodeSelector = 7;
+  map<string, string> nodeSelector = 7 [(mapType) = "atomic"];
   optional string serviceAccountName = 8;
   optional string serviceAccount = 9;
   optional string nodeName = 10;
@@ -479,15 +486,15 @@ message PodSpec {
   optional bool hostPID = 12;
   optional bool hostIPC = 13;
   optional PodSecurityContext securityContext = 14 [(ptr) = true];
-  repeated LocalObjectReference imagePullSecrets = 15;
+  repeated LocalObjectReference imagePullSecrets = 15 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
   optional string hostname = 16;
   optional string subdomain = 17;
   optional Affinity affinity = 18 [(ptr) = true];
   optional string schedulerName = 19;
-  repeated Container initContainers = 20;
+  repeated Container initContainers = 20 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
   optional bool automountServiceAccountToken = 21 [(ptr) = true];
   repeated Toleration tolerations = 22;
-  repeated HostAlias hostAliases = 23;
+  repeated HostAlias hostAliases = 23 [(patchStrategy) = "merge", (patchMergeKey) = "ip", (listType) = "map", (listMapKeys) = "ip"];
   optional string priorityClassName = 24;
   optional int32 priority = 25 [(ptr) = true];
   optional PodDNSConfig dnsConfig = 26 [(ptr) = true];
@@ -497,13 +504,13 @@ message PodSpec {
   optional bool enableServiceLinks = 30 [(ptr) = true];
   optional string preemptionPolicy = 31 [(ptr) = true];
   map<string, .k8s.io.apimachinery.pkg.api.resource.Quantity> overhead = 32;
-  repeated TopologySpreadConstraint topologySpreadConstraints = 33;
-  repeated EphemeralContainer ephemeralContainers = 34;
+  repeated TopologySpreadConstraint topologySpreadConstraints = 33 [(patchStrategy) = "merge", (patchMergeKey) = "topologyKey", (listType) = "map", (listMapKeys) = "topologyKey,whenUnsatisfiable"];
+  repeated EphemeralContainer ephemeralContainers = 34 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
   optional bool setHostnameAsFQDN = 35 [(ptr) = true];
   optional PodOS os = 36 [(ptr) = true];
   optional bool hostUsers = 37 [(ptr) = true];
-  repeated PodSchedulingGate schedulingGates = 38;
-  repeated PodResourceClaim resourceClaims = 39;
+  repeated PodSchedulingGate schedulingGates = 38 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+  repeated PodResourceClaim resourceClaims = 39 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
   optional ResourceRequirements resources = 40 [(ptr) = true];
   optional string hostnameOverride = 41 [(ptr) = true];
   optional WorkloadReference workloadRef = 42 [(ptr) = true];
@@ -533,7 +540,7 @@ message WindowsSecurityContextOptions {
 }
 message SeccompProfile { optional string type = 1; optional string localhostProfile = 2 [(ptr) = true]; }
 message AppArmorProfile { optional string type = 1; optional string localhostProfile = 2 [(ptr) = true]; }
-message LocalObjectReference { optional string name = 1; }
+message LocalObjectReference { option (structType) = "atomic"; optional string name = 1; }
 message ObjectReference {
   optional string kind = 1;
   optional string namespace = 2;
@@ -584,7 +591,7 @@ message NodeAffinity {
   optional NodeSelector requiredDuringSchedulingIgnoredDuringExecution = 1 [(ptr) = true];
   repeated PreferredSchedulingTerm preferredDuringSchedulingIgnoredDuringExecution = 2;
 }
-message NodeSelector { repeated NodeSelectorTerm nodeSelectorTerms = 1; }
+message NodeSelector { option (structType) = "atomic"; repeated NodeSelectorTerm nodeSelectorTerms = 1; }
 message NodeSelectorTerm { repeated NodeSelectorRequirement matchExpressions = 1; repeated NodeSelectorRequirement matchFields = 2; }
 message NodeSelectorRequirement { optional string key = 1; optional string operator = 2; repeated string values = 3; }
 message PreferredSchedulingTerm { optional int32 weight = 1; optional NodeSelectorTerm preference = 2; }
@@ -613,10 +620,10 @@ message Container {
   repeated string command = 3;
   repeated string args = 4;
   optional string workingDir = 5;
-  repeated ContainerPort ports = 6;
-  repeated EnvVar env = 7;
+  repeated ContainerPort ports = 6 [(patchStrategy) = "merge", (patchMergeKey) = "containerPort", (listType) = "map", (listMapKeys) = "containerPort,protocol"];
+  repeated EnvVar env = 7 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
   optional ResourceRequirements resources = 8;
-  repeated VolumeMount volumeMounts = 9;
+  repeated VolumeMount volumeMounts = 9 [(patchStrategy) = "merge", (patchMergeKey) = "mountPath", (listType) = "map", (listMapKeys) = "mountPath"];
   optional Probe livenessProbe = 10 [(ptr) = true];
   optional Probe readinessProbe = 11 [(ptr) = true];
   optional Lifecycle lifecycle = 12 [(ptr) = true];
@@ -628,7 +635,7 @@ message Container {
   optional bool tty = 18;
   repeated EnvFromSource envFrom = 19;
   optional string terminationMessagePolicy = 20;
-  repeated VolumeDevice volumeDevices = 21;
+  repeated VolumeDevice volumeDevices = 21 [(patchStrategy) = "merge", (patchMergeKey) = "devicePath", (listType) = "map", (listMapKeys) = "devicePath"];
   optional Probe startupProbe = 22 [(ptr) = true];
   repeated ContainerResizePolicy resizePolicy = 23;
   optional string restartPolicy = 24 [(ptr) = true];
@@ -641,10 +648,10 @@ message EphemeralContainerCommon {
   repeated string command = 3;
   repeated string args = 4;
   optional string workingDir = 5;
-  repeated ContainerPort ports = 6;
-  repeated EnvVar env = 7;
+  repeated ContainerPort ports = 6 [(patchStrategy) = "merge", (patchMergeKey) = "containerPort", (listType) = "map", (listMapKeys) = "containerPort,protocol"];
+  repeated EnvVar env = 7 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
   optional ResourceRequirements resources = 8;
-  repeated VolumeMount volumeMounts = 9;
+  repeated VolumeMount volumeMounts = 9 [(patchStrategy) = "merge", (patchMergeKey) = "mountPath", (listType) = "map", (listMapKeys) = "mountPath"];
   optional Probe livenessProbe = 10 [(ptr) = true];
   optional Probe readinessProbe = 11 [(ptr) = true];
   optional Lifecycle lifecycle = 12 [(ptr) = true];
@@ -656,7 +663,7 @@ message EphemeralContainerCommon {
   optional bool tty = 18;
   repeated EnvFromSource envFrom = 19;
   optional string terminationMessagePolicy = 20;
-  repeated VolumeDevice volumeDevices = 21;
+  repeated VolumeDevice volumeDevices = 21 [(patchStrategy) = "merge", (patchMergeKey) = "devicePath", (listType) = "map", (listMapKeys) = "devicePath"];
   optional Probe startupProbe = 22 [(ptr) = true];
   repeated ContainerResizePolicy resizePolicy = 23;
   optional string restartPolicy = 24 [(ptr) = true];
@@ -670,7 +677,7 @@ message ContainerPort {
   optional string name = 1;
   optional int32 hostPort = 2;
   optional int32 containerPort = 3;
-  optional string protocol = 4;
+  optional string protocol = 4 [(default) = "TCP"];
   optional string hostIP = 5;
 }
 message ContainerResizePolicy { optional string resourceName = 1; optional string restartPolicy = 2; }
@@ -684,18 +691,18 @@ message EnvVarSource {
   optional SecretKeySelector secretKeyRef = 4 [(ptr) = true];
   optional FileKeySelector fileKeyRef = 5 [(ptr) = true];
 }
-message ObjectFieldSelector { optional string apiVersion = 1; optional string fieldPath = 2; }
-message ResourceFieldSelector {
+message ObjectFieldSelector { option (structType) = "atomic"; optional string apiVersion = 1; optional string fieldPath = 2; }
+message ResourceFieldSelector { option (structType) = "atomic";
   optional string containerName = 1;
   optional string resource = 2;
   optional .k8s.io.apimachinery.pkg.api.resource.Quantity divisor = 3;
 }
-message ConfigMapKeySelector {
+message ConfigMapKeySelector { option (structType) = "atomic";
   optional LocalObjectReference localObjectReference = 1 [(inline) = true];
   optional string key = 2;
   optional bool optional = 3 [(ptr) = true];
 }
-message SecretKeySelector {
+message SecretKeySelector { option (structType) = "atomic";
   optional LocalObjectReference localObjectReference = 1 [(inline) = true];
   optional string key = 2;
   optional bool optional = 3 [(ptr) = true];
@@ -722,7 +729,7 @@ message SecretEnvSource {
 message ResourceRequirements {
   map<string, .k8s.io.apimachinery.pkg.api.resource.Quantity> limits = 1;
   map<string, .k8s.io.apimachinery.pkg.api.resource.Quantity> requests = 2;
-  repeated ResourceClaim claims = 3;
+  repeated ResourceClaim claims = 3 [(listType) = "map", (listMapKeys) = "name"];
 }
 message ResourceClaim { optional string name = 1; optional string request = 2; }
 message VolumeMount {
@@ -1011,7 +1018,7 @@ message ImageVolumeSource { optional string reference = 1; optional string pullP
 // ---- pod status ----
 message PodStatus {
   optional string phase = 1;
-  repeated PodCondition conditions = 2;
+  repeated PodCondition conditions = 2 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
   optional string message = 3;
   optional string reason = 4;
   optional string hostIP = 5;
@@ -1021,11 +1028,11 @@ message PodStatus {
   optional string qosClass = 9;
   repeated ContainerStatus initContainerStatuses = 10;
   optional string nominatedNodeName = 11;
-  repeated PodIP podIPs = 12;
+  repeated PodIP podIPs = 12 [(patchStrategy) = "merge", (patchMergeKey) = "ip", (listType) = "map", (listMapKeys) = "ip"];
   repeated ContainerStatus ephemeralContainerStatuses = 13;
   optional string resize = 14;
-  repeated PodResourceClaimStatus resourceClaimStatuses = 15;
-  repeated HostIP hostIPs = 16;
+  repeated PodResourceClaimStatus resourceClaimStatuses = 15 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+  repeated HostIP hostIPs = 16 [(patchStrategy) = "merge", (patchMergeKey) = "ip", (listType) = "map", (listMapKeys) = "ip"];
   optional int64 observedGeneration = 17;
   optional PodExtendedResourceClaimStatus extendedResourceClaimStatus = 18 [(ptr) = true];
   map<string, .k8s.io.apimachinery.pkg.api.resource.Quantity> allocatedResources = 19;
@@ -1128,7 +1135,7 @@ message DeploymentStatus {
   optional int32 updatedReplicas = 3;
   optional int32 availableReplicas = 4;
   optional int32 unavailableReplicas = 5;
-  repeated DeploymentCondition conditions = 6;
+  repeated DeploymentCondition conditions = 6 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
   optional int32 readyReplicas = 7;
   optional int32 collisionCount = 8 [(ptr) = true];
   optional int32 terminatingReplicas = 9 [(ptr) = true];
@@ -1159,7 +1166,7 @@ message ReplicaSetStatus {
   optional int64 observedGeneration = 3;
   optional int32 readyReplicas = 4;
   optional int32 availableReplicas = 5;
-  repeated ReplicaSetCondition conditions = 6;
+  repeated ReplicaSetCondition conditions = 6 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
   optional int32 terminatingReplicas = 7 [(ptr) = true];
 }
 message ReplicaSetCondition {
@@ -1197,7 +1204,7 @@ message DaemonSetStatus {
   optional int32 numberAvailable = 7;
   optional int32 numberUnavailable = 8;
   optional int32 collisionCount = 9 [(ptr) = true];
-  repeated DaemonSetCondition conditions = 10;
+  repeated DaemonSetCondition conditions = 10 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
 }
 message DaemonSetCondition {
   optional string type = 1;
@@ -1241,7 +1248,7 @@ message StatefulSetStatus {
   optional string currentRevision = 6;
   optional string updateRevision = 7;
   optional int32 collisionCount = 9 [(ptr) = true];
-  repeated StatefulSetCondition conditions = 10;
+  repeated StatefulSetCondition conditions = 10 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
   optional int32 availableReplicas = 11;
 }
 message StatefulSetCondition {
@@ -1280,7 +1287,7 @@ message PodDisruptionBudgetStatus {
   optional int32 currentHealthy = 4 [(keep) = true];
   optional int32 desiredHealthy = 5 [(keep) = true];
   optional int32 expectedPods = 6 [(keep) = true];
-  repeated .k8s.io.apimachinery.pkg.apis.meta.v1.Condition conditions = 7;
+  repeated .k8s.io.apimachinery.pkg.apis.meta.v1.Condition conditions = 7 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
 }
 message Eviction {
   optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
@@ -1350,7 +1357,7 @@ message SuccessPolicyRule {
   optional int32 succeededCount = 2 [(ptr) = true];
 }
 message JobStatus {
-  repeated JobCondition conditions = 1;
+  repeated JobCondition conditions = 1 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
   optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time startTime = 2 [(ptr) = true];
   optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time completionTime = 3 [(ptr) = true];
   optional int32 active = 4;

@@ -1,12 +1,16 @@
-// How the built-in kinds merge, derived from the patchStrategy/patchMergeKey and listType/listMapKey
-// markers on the upstream Go types. Only what differs from the defaults is written down:
-//   - maps not named here merge key by key (strategic merge) and are owned field by field (apply);
-//   - lists not named here are replaced whole (strategic merge) and owned as one value (apply).
+// How objects merge, read off the kinds' messages (src/api/schema/messages.ts): the
+// patchStrategy/patchMergeKey, listType/listMapKeys, mapType and structType options there are
+// upstream's markers on the Go types. Where a message says nothing the defaults hold:
+//   - maps merge key by key (strategic merge) and are owned field by field (apply);
+//   - lists are replaced whole (strategic merge) and owned as one value (apply).
 // Strategic merge and server-side apply read the same tree but not always the same keys: container
 // ports merge by containerPort in a strategic patch, yet apply keys them by (containerPort, protocol).
+import protobuf from 'protobufjs';
+import type { Field, Type } from 'protobufjs';
 import type { GroupVersionKind } from '../../api/types.js';
 import { resourceTypeForKind } from '../../api/registry.js';
 import { hasStatusSubresource as statusSubresource } from '../../api/resource.js';
+import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor } from '../../api/schema/root.js';
 
 export type Schema = StructSchema | MapSchema | ListSchema | AtomicSchema;
 
@@ -48,141 +52,90 @@ export interface AtomicSchema {
 }
 
 const ATOMIC: AtomicSchema = { type: 'atomic' };
-const ATOMIC_MAP: MapSchema = { type: 'map', atomic: true };
-const MAP: MapSchema = { type: 'map' };
 
-function struct(fields: Record<string, Schema>, alwaysPresent = false): StructSchema {
-  return alwaysPresent ? { type: 'struct', fields, alwaysPresent } : { type: 'struct', fields };
+/** Messages whose JSON is a string, a number or raw JSON: no rule inside them. */
+const OPAQUE = new Set([TIME, MICRO_TIME, DURATION, FIELDS_V1, QUANTITY, INT_OR_STRING, RAW_EXTENSION]);
+
+const structs = new Map<Type, StructSchema>();
+
+function option(holder: { options?: Record<string, unknown> | undefined }, name: string): unknown {
+  return holder.options?.[`(${name})`];
 }
 
-/** patchStrategy=merge + patchMergeKey on a list of objects; apply keys by the same field. */
-function mergeList(key: string, items?: Schema, applyKeys: string[] = [key], keyDefaults?: Record<string, unknown>): ListSchema {
-  const l: ListSchema = { type: 'list', strategy: 'merge', mergeKey: key, listType: 'map', keys: applyKeys };
-  if (items) l.items = items;
-  if (keyDefaults) l.keyDefaults = keyDefaults;
+function messageSchema(type: Type): Schema | undefined {
+  if (OPAQUE.has(type.fullName)) return undefined;
+  return option(type, 'structType') === 'atomic' ? ATOMIC : structSchema(type);
+}
+
+/** A message's fields; also for an atomic struct embedded inline, whose fields are its parent's. */
+function structSchema(type: Type): StructSchema {
+  const cached = structs.get(type);
+  if (cached) return cached;
+  const fields: Record<string, Schema> = {};
+  const schema: StructSchema = { type: 'struct', fields };
+  // Before the fields, so a message that holds itself refers to this same node.
+  structs.set(type, schema);
+  for (const f of type.fieldsArray) {
+    // An embedded struct (json:",inline") adds its fields to the parent's.
+    if (option(f, 'inline') === true && f.resolvedType instanceof protobuf.Type) Object.assign(fields, structSchema(f.resolvedType).fields);
+    else {
+      const sub = fieldSchema(f);
+      if (sub) fields[f.name] = sub;
+    }
+  }
+  return schema;
+}
+
+function fieldSchema(f: Field): Schema | undefined {
+  const resolved = f.resolvedType instanceof protobuf.Type ? f.resolvedType : undefined;
+  const inner = resolved ? messageSchema(resolved) : undefined;
+  if (f.map) {
+    const m: MapSchema = { type: 'map' };
+    if (option(f, 'mapType') === 'atomic') m.atomic = true;
+    if (inner) m.values = inner;
+    return m;
+  }
+  if (f.repeated) return listSchema(f, resolved, inner);
+  // A Go struct that is not a pointer is always serialized, as {} when empty.
+  if (inner?.type === 'struct' && option(f, 'ptr') !== true) return { ...inner, alwaysPresent: true };
+  return inner;
+}
+
+function listSchema(f: Field, item: Type | undefined, inner: Schema | undefined): ListSchema {
+  const merge = option(f, 'patchStrategy') === 'merge';
+  const mergeKey = option(f, 'patchMergeKey');
+  const declared = option(f, 'listType');
+  const listType = declared === 'set' || declared === 'map' ? declared : merge && !item ? 'set' : 'atomic';
+  const l: ListSchema = { type: 'list', strategy: merge ? 'merge' : 'replace', listType };
+  if (typeof mergeKey === 'string') l.mergeKey = mergeKey;
+  if (listType === 'map') {
+    const keys = String(option(f, 'listMapKeys') ?? mergeKey ?? '').split(',').filter(Boolean);
+    l.keys = keys;
+    const defaults: Record<string, unknown> = {};
+    for (const k of keys) {
+      const d = item?.fields[k] ? option(item.fields[k], 'default') : undefined;
+      if (d !== undefined) defaults[k] = d;
+    }
+    if (Object.keys(defaults).length) l.keyDefaults = defaults;
+  }
+  if (inner) l.items = inner;
+  if (option(f, 'keep') === true) l.alwaysPresent = true;
   return l;
 }
 
-/** patchStrategy=merge on a list of scalars: a set. */
-const SET_LIST: ListSchema = { type: 'list', strategy: 'merge', listType: 'set' };
+/** Kinds the messages do not describe merge by the defaults, their ObjectMeta by its rules. */
+let otherKind: StructSchema | undefined;
 
-/** listType=map without a patch strategy: keyed for apply, replaced by strategic merge. */
-function applyOnlyMapList(keys: string[], items?: Schema): ListSchema {
-  const l: ListSchema = { type: 'list', strategy: 'replace', listType: 'map', keys };
-  if (items) l.items = items;
-  return l;
-}
-
-// ---- meta/v1 --------------------------------------------------------------------------------
-
-const labelSelector = ATOMIC;
-
-export const objectMetaSchema: StructSchema = struct(
-  {
-    labels: MAP,
-    annotations: MAP,
-    finalizers: SET_LIST,
-    ownerReferences: mergeList('uid', ATOMIC),
-  },
-  true,
-);
-
-// ---- core/v1 pod ----------------------------------------------------------------------------
-
-const envVar = struct({
-  valueFrom: struct({ configMapKeyRef: ATOMIC, secretKeyRef: ATOMIC, fieldRef: ATOMIC, resourceFieldRef: ATOMIC }),
-});
-
-const container = struct({
-  ports: mergeList('containerPort', undefined, ['containerPort', 'protocol'], { protocol: 'TCP' }),
-  env: mergeList('name', envVar),
-  volumeMounts: mergeList('mountPath'),
-  volumeDevices: mergeList('devicePath'),
-  resources: struct({ limits: MAP, requests: MAP, claims: applyOnlyMapList(['name']) }, true),
-});
-
-const podSpec = struct({
-  volumes: mergeList('name'),
-  initContainers: mergeList('name', container),
-  containers: { ...mergeList('name', container), alwaysPresent: true },
-  ephemeralContainers: mergeList('name', container),
-  imagePullSecrets: mergeList('name', ATOMIC),
-  hostAliases: mergeList('ip'),
-  topologySpreadConstraints: mergeList('topologyKey', struct({ labelSelector }), ['topologyKey', 'whenUnsatisfiable']),
-  resourceClaims: mergeList('name'),
-  schedulingGates: mergeList('name'),
-  nodeSelector: ATOMIC_MAP,
-  overhead: MAP,
-  // Pod (anti-)affinity terms sit in atomic lists, so only the node selector needs a rule.
-  affinity: struct({ nodeAffinity: struct({ requiredDuringSchedulingIgnoredDuringExecution: ATOMIC }) }),
-});
-
-const podStatus = struct(
-  {
-    conditions: mergeList('type'),
-    podIPs: mergeList('ip'),
-    hostIPs: mergeList('ip'),
-    resourceClaimStatuses: mergeList('name'),
-  },
-  true,
-);
-
-const podTemplateSpec = struct({ metadata: objectMetaSchema, spec: struct(podSpec.fields, true) }, true);
-const jobSpecSchema = struct({ selector: labelSelector, template: podTemplateSpec }, true);
-
-const conditionsStatus = struct({ conditions: mergeList('type') }, true);
-
-// ---- the served kinds -----------------------------------------------------------------------
-
-function kind(fields: Record<string, Schema>): StructSchema {
-  return struct({ metadata: objectMetaSchema, ...fields });
-}
-
-const KINDS: Record<string, StructSchema> = {
-  '/Pod': kind({ spec: struct(podSpec.fields, true), status: podStatus }),
-  '/Node': kind({
-    spec: struct({ podCIDRs: SET_LIST }, true),
-    status: struct({ conditions: mergeList('type'), addresses: mergeList('type'), capacity: MAP, allocatable: MAP }, true),
-  }),
-  '/Namespace': kind({ spec: struct({}, true), status: conditionsStatus }),
-  '/Service': kind({
-    spec: struct({ ports: mergeList('port', undefined, ['port', 'protocol'], { protocol: 'TCP' }), selector: ATOMIC_MAP }, true),
-    status: conditionsStatus,
-  }),
-  '/Endpoints': kind({}),
-  '/Event': kind({}),
-  '/ConfigMap': kind({ data: MAP, binaryData: MAP }),
-  '/Secret': kind({ data: MAP, stringData: MAP }),
-  'apps/Deployment': kind({
-    spec: struct({ selector: labelSelector, template: podTemplateSpec, strategy: struct({}, true) }, true),
-    status: conditionsStatus,
-  }),
-  'apps/ReplicaSet': kind({ spec: struct({ selector: labelSelector, template: podTemplateSpec }, true), status: conditionsStatus }),
-  '/ReplicationController': kind({ spec: struct({ selector: ATOMIC_MAP, template: podTemplateSpec }, true), status: conditionsStatus }),
-  'batch/Job': kind({ spec: jobSpecSchema, status: conditionsStatus }),
-  'batch/CronJob': kind({ spec: struct({ jobTemplate: struct({ metadata: objectMetaSchema, spec: jobSpecSchema }, true) }, true) }),
-  'apps/DaemonSet': kind({
-    spec: struct({ selector: labelSelector, template: podTemplateSpec, updateStrategy: struct({}, true) }, true),
-    status: conditionsStatus,
-  }),
-  'apps/StatefulSet': kind({
-    spec: struct({ selector: labelSelector, template: podTemplateSpec, updateStrategy: struct({}, true), ordinals: struct({}, true), persistentVolumeClaimRetentionPolicy: struct({}, true) }, true),
-    status: conditionsStatus,
-  }),
-  'coordination.k8s.io/Lease': kind({ spec: struct({}, true) }),
-  'policy/PodDisruptionBudget': kind({
-    spec: struct({ selector: labelSelector }, true),
-    status: struct({ conditions: mergeList('type'), disruptedPods: MAP }, true),
-  }),
-  'autoscaling/Scale': kind({ spec: struct({}, true), status: struct({}, true) }),
-};
-
-/** Shared, so schema nodes stay the same objects and per-schema caches keep working. */
-const OTHER_KIND = kind({});
-
-/** Root schema for a kind; unknown kinds get only the ObjectMeta rules. */
-export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'kind'>): StructSchema {
-  return KINDS[`${gvk.group}/${gvk.kind}`] ?? OTHER_KIND;
+/** Root schema for a kind; kinds without messages get only the ObjectMeta rules. */
+export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'version' | 'kind'>): StructSchema {
+  const type = messageFor(gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version, gvk.kind);
+  const s = type ? messageSchema(type) : undefined;
+  if (s?.type === 'struct') return s;
+  if (!otherKind) {
+    const meta = messageFor('v1', 'Pod')!.fields['metadata']!;
+    otherKind = { type: 'struct', fields: { metadata: fieldSchema(meta)! } };
+  }
+  return otherKind;
 }
 
 /** Kinds whose status is written through the status subresource, so main-resource writes drop it: as the kind says. */
