@@ -1,9 +1,10 @@
-// Discovery documents (legacy and aggregated) and the minimal OpenAPI v3 that kubectl's
-// apply/create/replace need to turn on server-side field validation.
+// Discovery documents (legacy and aggregated) and the index of the OpenAPI v3 documents.
 import { KUBERNETES_VERSION } from '../version.js';
 import { createHash } from 'node:crypto';
 import type { ResourceType, Subresource } from '../api/resource.js';
 import { apiVersionOf } from '../api/types.js';
+import { builtinKindDefinitions, type KindDefinitions, type RefPrefix } from './openapi/definitions.js';
+import { openApiV2Definitions, openApiV3Document, type OpenApiResource } from './openapi/v3.js';
 
 export const SERVED_VERSION = KUBERNETES_VERSION;
 
@@ -19,6 +20,8 @@ const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch
 /** What discovery tells about a resource; `verbs` defaults to every verb of a stored resource. */
 export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind' | 'singular' | 'namespaced' | 'shortNames' | 'categories' | 'subresources'> & {
   verbs?: string[];
+  /** The OpenAPI definitions of its kind, when not the built-in messages' (custom resources). */
+  definitions?(prefix: RefPrefix): KindDefinitions | undefined;
 };
 
 function subresourceInfo(rt: DiscoveredResource, sub: Subresource): SubresourceInfo {
@@ -46,6 +49,7 @@ function hash(text: string): string {
 
 export class Discovery {
   private readonly groups: Map<string, DiscoveredResource[]>;
+  private readonly openApiCache = new Map<string, { text: string; hash: string }>();
   constructor(private readonly types: DiscoveredResource[]) {
     this.groups = new Map();
     for (const rt of types) {
@@ -158,41 +162,40 @@ export class Discovery {
     };
   }
 
+  /** /openapi/v3: where each group-version's document is, with a hash that changes when it does. */
   openApiIndex(): unknown {
     const paths: Record<string, { serverRelativeURL: string }> = {};
     for (const [gv] of this.groups) {
       const p = gv.includes('/') ? `apis/${gv}` : `api/${gv}`;
-      paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${hash(JSON.stringify(this.openApiDocument(p)))}` };
+      paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${this.openApiV3(gv)!.hash}` };
     }
     return { paths };
   }
 
-  /** Per group-version document: PATCH operations declaring GVK and the fieldValidation parameter. */
-  openApiDocument(path: string): unknown | undefined {
+  /** A group-version's OpenAPI v3 document (`path` as in the index: apis/apps/v1), or undefined. */
+  openApiDocument(path: string): string | undefined {
     const gv = path.startsWith('apis/') ? path.slice(5) : path.startsWith('api/') ? path.slice(4) : undefined;
-    const types = gv ? this.groups.get(gv) : undefined;
-    if (!gv || !types) return undefined;
-    const paths: Record<string, unknown> = {};
-    const params = [
-      { name: 'fieldValidation', in: 'query', schema: { type: 'string', uniqueItems: true } },
-      { name: 'fieldManager', in: 'query', schema: { type: 'string', uniqueItems: true } },
-      { name: 'dryRun', in: 'query', schema: { type: 'string', uniqueItems: true } },
-    ];
-    for (const rt of types) {
-      if (rt.verbs && !rt.verbs.includes('patch')) continue;
-      const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
-      const item = rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`;
-      const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
-      paths[item] = {
-        patch: { 'x-kubernetes-action': 'patch', 'x-kubernetes-group-version-kind': gvk, parameters: params, responses: { '200': { description: 'OK' } } },
-        put: { 'x-kubernetes-action': 'put', 'x-kubernetes-group-version-kind': gvk, parameters: params, responses: { '200': { description: 'OK' } } },
-      };
-    }
-    return {
-      openapi: '3.0.0',
-      info: { title: 'Kubernetes', version: SERVED_VERSION.gitVersion },
-      paths,
-      components: { schemas: {} },
-    };
+    return gv ? this.openApiV3(gv)?.text : undefined;
   }
+
+  private openApiV3(gv: string): { text: string; hash: string } | undefined {
+    const cached = this.openApiCache.get(gv);
+    if (cached) return cached;
+    const types = this.groups.get(gv);
+    if (!types) return undefined;
+    const text = `${JSON.stringify(openApiV3Document(gv, types.map(withDefinitions), SERVED_VERSION.gitVersion))}\n`;
+    const doc = { text, hash: hash(text) };
+    this.openApiCache.set(gv, doc);
+    return doc;
+  }
+
+  /** Swagger 2.0 definitions of every served kind. */
+  openApiV2Definitions(): Record<string, unknown> {
+    return openApiV2Definitions(this.types.map(withDefinitions));
+  }
+}
+
+/** A discovered resource with the definitions of its kind: its own, or the built-in messages'. */
+function withDefinitions(rt: DiscoveredResource): OpenApiResource {
+  return { ...rt, definitions: (prefix) => rt.definitions?.(prefix) ?? builtinKindDefinitions(apiVersionOf(rt.group, rt.version), rt.kind, prefix) };
 }

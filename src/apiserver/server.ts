@@ -11,7 +11,7 @@ import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { Authenticator, MastersAuthorizer, NO_RULE, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION } from './discovery.js';
-import { openApiV2Document } from './openapi-v2.js';
+import { openApiV2Document } from './openapi/v2.js';
 import { impersonatedUser } from './impersonation.js';
 import { REVIEW_TYPES, answerReview, reviewType, reviewTypeFor } from './reviews.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
@@ -455,14 +455,17 @@ export class ApiServer {
       case '/openapi/v3':
         return sendJson(res, 200, this.discovery.openApiIndex());
       case '/openapi/v2': {
-        const doc = openApiV2Document(SERVED_VERSION.gitVersion, accept);
+        const doc = openApiV2Document(SERVED_VERSION.gitVersion, accept, () => this.discovery.openApiV2Definitions());
         res.writeHead(200, { 'Content-Type': doc.contentType, 'Content-Length': Buffer.byteLength(doc.body) });
         return void res.end(doc.body);
       }
     }
     if (p.startsWith('/openapi/v3/')) {
       const doc = this.discovery.openApiDocument(p.slice('/openapi/v3/'.length));
-      if (doc) return sendJson(res, 200, doc);
+      if (doc) {
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(doc) });
+        return void res.end(doc);
+      }
     }
     const parts = p.split('/').filter(Boolean);
     if (parts[0] === 'api' && parts.length === 2) {

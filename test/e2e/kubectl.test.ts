@@ -317,4 +317,17 @@ items:
       child.kill();
     }
   });
+
+  it('explains built-in kinds from the published schemas, field by field', async () => {
+    for (const version of [undefined, '1.27', '1.33']) {
+      const ports = await s.k(['explain', 'pod.spec.containers.ports'], version ? { version } : {});
+      assert.match(ports, /^KIND:\s+Pod$/m);
+      assert.match(ports, /FIELD: ports <\[\]ContainerPort>/);
+      assert.match(ports, /^\s+containerPort\s+<integer>$/m);
+      assert.match(ports, /^\s+protocol\s+<string>$/m);
+      const spec = await s.k(['explain', 'deployments.spec', '--recursive'], version ? { version } : {});
+      assert.match(spec, /^GROUP:\s+apps$/m);
+      assert.match(spec, /^\s+strategy\s+<DeploymentStrategy>\n\s+rollingUpdate\s+<RollingUpdateDeployment>\n\s+maxSurge\s+</m);
+    }
+  });
 });

@@ -4,9 +4,10 @@
 // without this document `kubectl apply|create -f list.yaml` stops with "the server could not find
 // the requested resource".
 //
-// The document lists no definitions. kubectl then finds no model for a kind and leaves validation
-// to the server, which validates every item it is sent (fieldValidation) as it does for single
-// objects; client-side apply computes its patches from kubectl's compiled-in types either way.
+// As JSON the document carries every definition (the v3 documents' schemas, with #/definitions/
+// references). As protobuf it lists none: kubectl then finds no model for a kind and leaves
+// validation to the server, which validates every item of a List (fieldValidation) as it does
+// single objects. Everything else kubectl does with schemas (explain, apply's patches) reads v3.
 import protobuf from 'protobufjs';
 import type { Type } from 'protobufjs';
 
@@ -42,9 +43,9 @@ export interface OpenApiV2 {
 let documentType: Type | undefined;
 
 /** The document in the form `accept` asks for: protobuf when it names one of gnostic's types, else JSON. */
-export function openApiV2Document(version: string, accept: string): OpenApiV2 {
+export function openApiV2Document(version: string, accept: string, definitions: () => Record<string, unknown>): OpenApiV2 {
   const doc = { swagger: '2.0', info: { title: 'Kubernetes', version }, paths: {}, definitions: {} };
-  if (!OPENAPI_V2_PROTOBUF.some((t) => accept.includes(t))) return { contentType: 'application/json', body: JSON.stringify(doc) };
+  if (!OPENAPI_V2_PROTOBUF.some((t) => accept.includes(t))) return { contentType: 'application/json', body: `${JSON.stringify({ ...doc, definitions: definitions() })}\n` };
   documentType ??= protobuf.parse(OPENAPI_V2_PROTO, { keepCase: true }).root.lookupType('openapi.v2.Document');
   return { contentType: OPENAPI_V2_PROTOBUF_ANSWER, body: documentType.encode(documentType.fromObject(doc)).finish() };
 }

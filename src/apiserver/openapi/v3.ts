@@ -1,0 +1,53 @@
+// /openapi/v3: one document per group-version, as upstream serves them. kubectl reads them to
+// explain kinds, to compute client-side apply patches, and to learn (from the fieldValidation
+// parameter on PATCH) that the server validates fields itself.
+import type { KindDefinitions, OpenApiSchema, RefPrefix } from './definitions.js';
+
+/** What the document of a resource needs: where it is served and the definitions of its kind. */
+export interface OpenApiResource {
+  group: string;
+  version: string;
+  resource: string;
+  kind: string;
+  namespaced: boolean;
+  verbs?: string[];
+  definitions(prefix: RefPrefix): KindDefinitions | undefined;
+}
+
+const PARAMS = [
+  { name: 'fieldValidation', in: 'query', schema: { type: 'string', uniqueItems: true } },
+  { name: 'fieldManager', in: 'query', schema: { type: 'string', uniqueItems: true } },
+  { name: 'dryRun', in: 'query', schema: { type: 'string', uniqueItems: true } },
+];
+
+/** The document of one group-version: PATCH and PUT operations naming their kind, and every definition they need. */
+export function openApiV3Document(gv: string, types: readonly OpenApiResource[], serverVersion: string): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  const schemas: Record<string, OpenApiSchema> = {};
+  for (const rt of types) {
+    for (const [name, schema] of rt.definitions('#/components/schemas/')?.schemas ?? []) schemas[name] = schema;
+    if (rt.verbs && !rt.verbs.includes('patch')) continue;
+    const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
+    const item = rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`;
+    const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
+    const operation = (action: string): unknown => ({ 'x-kubernetes-action': action, 'x-kubernetes-group-version-kind': gvk, parameters: PARAMS, responses: { '200': { description: 'OK' } } });
+    paths[item] = { patch: operation('patch'), put: operation('put') };
+  }
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes', version: serverVersion },
+    paths,
+    components: { schemas: sortedByName(schemas) },
+  };
+}
+
+/** Swagger 2.0's single document: every definition of every served kind. */
+export function openApiV2Definitions(types: readonly OpenApiResource[]): Record<string, OpenApiSchema> {
+  const out: Record<string, OpenApiSchema> = {};
+  for (const rt of types) for (const [name, schema] of rt.definitions('#/definitions/')?.schemas ?? []) out[name] = schema;
+  return sortedByName(out);
+}
+
+function sortedByName(m: Record<string, OpenApiSchema>): Record<string, OpenApiSchema> {
+  return Object.fromEntries(Object.entries(m).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
