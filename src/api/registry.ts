@@ -1,6 +1,7 @@
 // Every served kind, and lookups by resource or kind.
 import type { ResourceType } from './resource.js';
 import { configMapResource } from './kinds/configmap.js';
+import { customResourceDefinitionResource } from './kinds/customresourcedefinition.js';
 import { controllerRevisionResource } from './kinds/controllerrevision.js';
 import { daemonSetResource } from './kinds/daemonset.js';
 import { statefulSetResource } from './kinds/statefulset.js';
@@ -48,26 +49,55 @@ export const allResourceTypes: ResourceType[] = [
   clusterRoleResource,
   roleBindingResource,
   roleResource,
+  customResourceDefinitionResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));
 const byKind = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.kind}`, rt]));
 
+// Custom resources join the built-in kinds while the process runs: each served version of a
+// CustomResourceDefinition is a ResourceType like any other, registered under the CRD's name.
+// One process serves one cluster, so the registry is the process's.
+const custom = new Map<string, readonly ResourceType[]>();
+let customByResource = new Map<string, ResourceType>();
+let customByKind = new Map<string, ResourceType>();
+const listeners = new Set<() => void>();
+
+/** Serves `types` for `owner` (a CRD's name) in place of what it served before; none: stops serving them. */
+export function setCustomResourceTypes(owner: string, types: readonly ResourceType[]): void {
+  if (types.length === 0 && !custom.has(owner)) return;
+  if (types.length === 0) custom.delete(owner);
+  else custom.set(owner, types);
+  customByResource = new Map();
+  customByKind = new Map();
+  for (const list of custom.values()) {
+    for (const rt of list) {
+      customByResource.set(`${rt.group}/${rt.version}/${rt.resource}`, rt);
+      customByKind.set(`${rt.group}/${rt.version}/${rt.kind}`, rt);
+    }
+  }
+  for (const l of listeners) l();
+}
+
+/** Calls `listener` whenever the custom resource types change; returns the unsubscribe. */
+export function onResourceTypesChanged(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Every type served now: the built-in kinds, then the custom ones. */
+export function servedResourceTypes(): ResourceType[] {
+  return custom.size === 0 ? allResourceTypes : [...allResourceTypes, ...[...custom.values()].flat()];
+}
+
 /** The type served at /apis/<group>/<version>/<resource> (group "" for /api/v1). */
 export function resourceTypeFor(group: string, version: string, resource: string): ResourceType | undefined {
-  return byResource.get(`${group}/${version}/${resource}`);
+  const key = `${group}/${version}/${resource}`;
+  return byResource.get(key) ?? customByResource.get(key);
 }
 
 export function resourceTypeForKind(group: string, version: string, kind: string): ResourceType | undefined {
-  return byKind.get(`${group}/${version}/${kind}`);
+  const key = `${group}/${version}/${kind}`;
+  return byKind.get(key) ?? customByKind.get(key);
 }
 
-/** Group/versions served, in discovery order, e.g. ["v1", "apps/v1", ...]. */
-export function servedGroupVersions(): string[] {
-  const out: string[] = [];
-  for (const rt of allResourceTypes) {
-    const gv = rt.group ? `${rt.group}/${rt.version}` : rt.version;
-    if (!out.includes(gv)) out.push(gv);
-  }
-  return out;
-}

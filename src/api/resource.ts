@@ -1,6 +1,7 @@
 // What the API server needs to know about one served resource. One ResourceType per kind,
 // defined in src/api/kinds/<kind>.ts and collected in src/api/registry.ts.
 import type { KubeObject, StatusCause } from './types.js';
+import type { StructSchema } from './schema/merge-schema.js';
 
 export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'token' | 'finalize';
 
@@ -63,12 +64,41 @@ export interface ResourceType {
    * (a bound, running pod waits for its node to stop it); 0 when unset.
    */
   deletionGracePeriod?(obj: KubeObject, requestedSeconds: number | undefined): number;
+  /** Finalizers every deletion adds, so the server can clean up first (CRD: its objects go before it). */
+  deletionFinalizers?: readonly string[];
   /** What a deletion that has to wait changes besides its timestamps (Namespace: phase Terminating). */
   prepareForDeletion?(obj: KubeObject): void;
   /** Finalizers beyond metadata.finalizers that hold a deleted object (Namespace: spec.finalizers). */
   extraFinalizers?(obj: KubeObject): readonly string[];
   /** Why an object may not be deleted at all (Namespace: the ones the system lives in), or undefined. */
   refuseDelete?(obj: KubeObject): string | undefined;
+
+  // ---- what custom resources say for themselves (built-in kinds read it off their messages) ----
+
+  /** The /registry/<storageKey>/ segment of its keys; the resource name when unset (upstream's keys for built-ins). */
+  storageKey?: string;
+  /**
+   * Removes from `obj` the fields its schema does not declare and returns their paths (upstream
+   * prunes custom resources: the paths become unknown-field errors or warnings per fieldValidation).
+   */
+  pruneUnknownFields?(obj: KubeObject): string[];
+  /** How its objects merge under server-side apply. */
+  mergeSchema?: StructSchema;
+  /** Strategic merge patches are refused with 415: nothing says how its lists merge. */
+  refusesStrategicMerge?: boolean;
+  /** Where the scale subresource reads and writes, as JSON paths (`.spec.replicas`). */
+  scalePaths?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  /** Its OpenAPI v3 schema (custom resources), published beside the built-in kinds' definitions. */
+  openApiSchema?: Record<string, unknown>;
+  /** Why creates are refused for now (a terminating CRD's objects), or undefined. */
+  refusesCreate?: string;
+  /** Warnings every request to it returns (a deprecated version). */
+  warnings?: string[];
+}
+
+/** The /registry/<segment>/ its objects are stored under. */
+export function storageSegment(rt: Pick<ResourceType, 'resource' | 'storageKey'>): string {
+  return rt.storageKey ?? rt.resource;
 }
 
 /** A status subresource exists: main-resource writes keep the old status, status writes keep the rest. */

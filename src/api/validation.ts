@@ -442,7 +442,7 @@ function validateManagedFields(entries: unknown, path: string): StatusCause[] {
  * Create-time metadata rules (upstream ValidateObjectMeta plus the core finalizer check). Expects
  * generateName to have been turned into a name already, as upstream does.
  */
-export function validateObjectMeta(meta: unknown, namespaced: boolean, nameRule: NameValidator, path = 'metadata'): StatusCause[] {
+export function validateObjectMeta(meta: unknown, namespaced: boolean, nameRule: NameValidator, path = 'metadata', generic = false): StatusCause[] {
   const m = obj(meta);
   const out: StatusCause[] = [];
   const generateName = str(m.generateName);
@@ -465,7 +465,7 @@ export function validateObjectMeta(meta: unknown, namespaced: boolean, nameRule:
   out.push(...validateOwnerReferences(m.ownerReferences, childPath(path, 'ownerReferences')));
   out.push(...validateFinalizers(m.finalizers, childPath(path, 'finalizers')));
   out.push(...validateManagedFields(m.managedFields, childPath(path, 'managedFields')));
-  out.push(...validateKubeFinalizerNames(m.finalizers, childPath(path, 'finalizers')));
+  if (!generic) out.push(...validateKubeFinalizerNames(m.finalizers, childPath(path, 'finalizers')));
   return out;
 }
 
@@ -473,7 +473,7 @@ export function validateObjectMeta(meta: unknown, namespaced: boolean, nameRule:
  * Update-time metadata rules (upstream ValidateObjectMetaUpdate). The "resourceVersion must be
  * specified" rule is left to the API server, which resolves unconditional updates before this runs.
  */
-export function validateObjectMetaUpdate(newMeta: unknown, oldMeta: unknown, path = 'metadata'): StatusCause[] {
+export function validateObjectMetaUpdate(newMeta: unknown, oldMeta: unknown, path = 'metadata', generic = false): StatusCause[] {
   const n = obj(newMeta);
   const o = obj(oldMeta);
   const out: StatusCause[] = [];
@@ -507,13 +507,17 @@ export function validateObjectMetaUpdate(newMeta: unknown, oldMeta: unknown, pat
   out.push(...validateAnnotations(n.annotations, childPath(path, 'annotations')));
   out.push(...validateOwnerReferences(n.ownerReferences, childPath(path, 'ownerReferences')));
   out.push(...validateManagedFields(n.managedFields, childPath(path, 'managedFields')));
-  out.push(...validateKubeFinalizerNames(n.finalizers, childPath(path, 'finalizers')));
+  if (!generic) out.push(...validateKubeFinalizerNames(n.finalizers, childPath(path, 'finalizers')));
   return out;
 }
 
-/** Create or update metadata rules in one call, as every kind needs. */
-export function validateMeta(o: { metadata: unknown }, old: { metadata: unknown } | undefined, namespaced: boolean, nameRule: NameValidator): StatusCause[] {
-  return old ? validateObjectMetaUpdate(o.metadata, old.metadata) : validateObjectMeta(o.metadata, namespaced, nameRule);
+/**
+ * Create or update metadata rules in one call, as every kind needs. `generic`: apimachinery's rules
+ * alone, as for CustomResourceDefinitions and custom resources, whose unqualified finalizer names
+ * need not be the standard ones.
+ */
+export function validateMeta(o: { metadata: unknown }, old: { metadata: unknown } | undefined, namespaced: boolean, nameRule: NameValidator, generic = false): StatusCause[] {
+  return old ? validateObjectMetaUpdate(o.metadata, old.metadata, 'metadata', generic) : validateObjectMeta(o.metadata, namespaced, nameRule, 'metadata', generic);
 }
 
 /** Upstream ValidateImmutableField with a caller-chosen rendering of the new value. */

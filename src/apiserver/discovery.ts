@@ -3,7 +3,7 @@ import { KUBERNETES_VERSION } from '../version.js';
 import { createHash } from 'node:crypto';
 import type { ResourceType, Subresource } from '../api/resource.js';
 import { apiVersionOf } from '../api/types.js';
-import { builtinKindDefinitions, type KindDefinitions, type RefPrefix } from './openapi/definitions.js';
+import { builtinKindDefinitions, customKindDefinitions, type KindDefinitions, type RefPrefix } from './openapi/definitions.js';
 import { openApiV2Definitions, openApiV3Document, type OpenApiResource } from './openapi/v3.js';
 
 export const SERVED_VERSION = KUBERNETES_VERSION;
@@ -18,7 +18,7 @@ interface SubresourceInfo {
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 /** What discovery tells about a resource; `verbs` defaults to every verb of a stored resource. */
-export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind' | 'singular' | 'namespaced' | 'shortNames' | 'categories' | 'subresources'> & {
+export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind' | 'singular' | 'namespaced' | 'shortNames' | 'categories' | 'subresources' | 'openApiSchema'> & {
   verbs?: string[];
   /** The OpenAPI definitions of its kind, when not the built-in messages' (custom resources). */
   definitions?(prefix: RefPrefix): KindDefinitions | undefined;
@@ -47,10 +47,34 @@ function hash(text: string): string {
   return createHash('sha256').update(text).digest('base64').slice(0, 11);
 }
 
+/**
+ * Upstream's version priority (kube-aware sort): GA before beta before alpha, higher numbers
+ * first within each, then versions that follow no pattern, by name.
+ */
+export function compareVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number, string] => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return [3, 0, 0, v];
+    const stage = m[2] === undefined ? 0 : m[2] === 'beta' ? 1 : 2;
+    return [stage, -Number(m[1]), -Number(m[3] ?? 0), v];
+  };
+  const [x, y] = [rank(a), rank(b)];
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+  return x[3] < y[3] ? -1 : x[3] > y[3] ? 1 : 0;
+}
+
 export class Discovery {
-  private readonly groups: Map<string, DiscoveredResource[]>;
-  private readonly openApiCache = new Map<string, { text: string; hash: string }>();
-  constructor(private readonly types: DiscoveredResource[]) {
+  private types: DiscoveredResource[] = [];
+  private groups = new Map<string, DiscoveredResource[]>();
+  private openApiCache = new Map<string, { text: string; hash: string }>();
+
+  constructor(types: DiscoveredResource[]) {
+    this.setTypes(types);
+  }
+
+  /** Serves `types` from now on (custom resources come and go while the server runs). */
+  setTypes(types: DiscoveredResource[]): void {
+    this.types = types;
     this.groups = new Map();
     for (const rt of types) {
       const gv = apiVersionOf(rt.group, rt.version);
@@ -58,13 +82,19 @@ export class Discovery {
       list.push(rt);
       this.groups.set(gv, list);
     }
+    this.openApiCache = new Map();
   }
 
-  /** The non-core group/versions, sorted the way upstream prefers (by group name). */
-  private groupVersions(): { group: string; version: string }[] {
-    const seen = new Map<string, { group: string; version: string }>();
-    for (const rt of this.types) if (rt.group) seen.set(apiVersionOf(rt.group, rt.version), { group: rt.group, version: rt.version });
-    return [...seen.values()].sort((a, b) => a.group.localeCompare(b.group));
+  /** The named groups, sorted by name, each with its versions by priority (the first is preferred). */
+  private namedGroups(): { group: string; versions: string[] }[] {
+    const byGroup = new Map<string, Set<string>>();
+    for (const rt of this.types) {
+      if (!rt.group) continue;
+      let versions = byGroup.get(rt.group);
+      if (!versions) byGroup.set(rt.group, (versions = new Set()));
+      versions.add(rt.version);
+    }
+    return [...byGroup.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([group, versions]) => ({ group, versions: [...versions].sort(compareVersions) }));
   }
 
   hasGroupVersion(group: string, version: string): boolean {
@@ -83,18 +113,18 @@ export class Discovery {
     return {
       kind: 'APIGroupList',
       apiVersion: 'v1',
-      groups: this.groupVersions().map((gv) => this.apiGroupBody(gv.group, gv.version)),
+      groups: this.namedGroups().map((g) => this.apiGroupBody(g.group, g.versions)),
     };
   }
 
-  private apiGroupBody(group: string, version: string): Record<string, unknown> {
-    const v = { groupVersion: `${group}/${version}`, version };
-    return { name: group, versions: [v], preferredVersion: v };
+  private apiGroupBody(group: string, versions: string[]): Record<string, unknown> {
+    const list = versions.map((version) => ({ groupVersion: `${group}/${version}`, version }));
+    return { name: group, versions: list, preferredVersion: list[0] };
   }
 
   apiGroup(group: string): unknown | undefined {
-    const gv = this.groupVersions().find((g) => g.group === group);
-    return gv ? { kind: 'APIGroup', apiVersion: 'v1', ...this.apiGroupBody(gv.group, gv.version) } : undefined;
+    const g = this.namedGroups().find((x) => x.group === group);
+    return g ? { kind: 'APIGroup', apiVersion: 'v1', ...this.apiGroupBody(g.group, g.versions) } : undefined;
   }
 
   apiResourceList(group: string, version: string): unknown | undefined {
@@ -128,36 +158,34 @@ export class Discovery {
 
   /** Aggregated discovery (apidiscovery.k8s.io/v2): core when `legacy`, else every other group. */
   aggregated(legacy: boolean, apiVersion: 'v2' | 'v2beta1'): unknown {
-    const entries = legacy ? [{ group: '', version: 'v1' }] : this.groupVersions();
+    const entries = legacy ? [{ group: '', versions: ['v1'] }] : this.namedGroups();
     return {
       kind: 'APIGroupDiscoveryList',
       apiVersion: `apidiscovery.k8s.io/${apiVersion}`,
       metadata: {},
-      items: entries.map(({ group, version }) => ({
+      items: entries.map(({ group, versions }) => ({
         metadata: { name: group },
-        versions: [
-          {
-            version,
-            freshness: 'Current',
-            resources: (this.groups.get(apiVersionOf(group, version)) ?? []).map((rt) => {
-              const r: Record<string, unknown> = {
-                resource: rt.resource,
-                responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
-                scope: rt.namespaced ? 'Namespaced' : 'Cluster',
-                singularResource: rt.singular,
-                verbs: rt.verbs ?? ALL_VERBS,
-              };
-              if (rt.shortNames.length > 0) r.shortNames = rt.shortNames;
-              if (rt.categories.length > 0) r.categories = rt.categories;
-              const subs = rt.subresources.map((sub) => {
-                const info = subresourceInfo(rt, sub);
-                return { subresource: sub, responseKind: { group: info.group, version: info.version, kind: info.kind }, verbs: info.verbs };
-              });
-              if (subs.length > 0) r.subresources = subs;
-              return r;
-            }),
-          },
-        ],
+        versions: versions.map((version) => ({
+          version,
+          freshness: 'Current',
+          resources: (this.groups.get(apiVersionOf(group, version)) ?? []).map((rt) => {
+            const r: Record<string, unknown> = {
+              resource: rt.resource,
+              responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
+              scope: rt.namespaced ? 'Namespaced' : 'Cluster',
+              singularResource: rt.singular,
+              verbs: rt.verbs ?? ALL_VERBS,
+            };
+            if (rt.shortNames.length > 0) r.shortNames = rt.shortNames;
+            if (rt.categories.length > 0) r.categories = rt.categories;
+            const subs = rt.subresources.map((sub) => {
+              const info = subresourceInfo(rt, sub);
+              return { subresource: sub, responseKind: { group: info.group, version: info.version, kind: info.kind }, verbs: info.verbs };
+            });
+            if (subs.length > 0) r.subresources = subs;
+            return r;
+          }),
+        })),
       })),
     };
   }
@@ -197,5 +225,9 @@ export class Discovery {
 
 /** A discovered resource with the definitions of its kind: its own, or the built-in messages'. */
 function withDefinitions(rt: DiscoveredResource): OpenApiResource {
-  return { ...rt, definitions: (prefix) => rt.definitions?.(prefix) ?? builtinKindDefinitions(apiVersionOf(rt.group, rt.version), rt.kind, prefix) };
+  const custom = rt.openApiSchema;
+  const definitions = custom
+    ? (prefix: RefPrefix) => customKindDefinitions({ group: rt.group, version: rt.version, kind: rt.kind }, custom, prefix)
+    : (prefix: RefPrefix) => rt.definitions?.(prefix) ?? builtinKindDefinitions(apiVersionOf(rt.group, rt.version), rt.kind, prefix);
+  return { ...rt, definitions };
 }

@@ -3,7 +3,7 @@
 // and finalizers. The HTTP layer decodes requests into these calls; controllers never see it.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { hasStatusSubresource, type ResourceType } from '../api/resource.js';
+import { hasStatusSubresource, storageSegment, type ResourceType } from '../api/resource.js';
 import type { KubeList, KubeObject, ObjectMeta, Status } from '../api/types.js';
 import { apiVersionOf } from '../api/types.js';
 import {
@@ -14,6 +14,7 @@ import {
   expired,
   forbidden,
   invalid,
+  methodNotAllowed,
   notFound,
   successStatus,
   timeout,
@@ -65,11 +66,11 @@ export function nowRfc3339(clock: Clock): string {
 }
 
 export function objectKey(rt: ResourceType, namespace: string | undefined, name: string): string {
-  return rt.namespaced ? `/registry/${rt.resource}/${namespace}/${name}` : `/registry/${rt.resource}/${name}`;
+  return rt.namespaced ? `/registry/${storageSegment(rt)}/${namespace}/${name}` : `/registry/${storageSegment(rt)}/${name}`;
 }
 
 export function keyPrefix(rt: ResourceType, namespace?: string): string {
-  return rt.namespaced && namespace ? `/registry/${rt.resource}/${namespace}/` : `/registry/${rt.resource}/`;
+  return rt.namespaced && namespace ? `/registry/${storageSegment(rt)}/${namespace}/` : `/registry/${storageSegment(rt)}/`;
 }
 
 const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -283,6 +284,7 @@ export class ObjectStore {
 
   /** Creates `obj`, which the store takes over (callers pass a freshly decoded or built object). */
   async create(namespace: string | undefined, obj: KubeObject, ctx: WriteContext): Promise<KubeObject> {
+    if (this.rt.refusesCreate) throw methodNotAllowed(this.rt.refusesCreate);
     const meta: ObjectMeta = (obj.metadata ??= {});
     if (this.rt.namespaced) {
       if (meta.namespace && namespace && meta.namespace !== namespace) {
@@ -536,6 +538,7 @@ export class ObjectStore {
     if (!meta.deletionTimestamp) {
       if (policy === 'Orphan') finalizers.add('orphan');
       if (policy === 'Foreground') finalizers.add('foregroundDeletion');
+      for (const f of this.rt.deletionFinalizers ?? []) finalizers.add(f);
     }
     const now = this.clock.now();
     if (meta.deletionTimestamp) {

@@ -85,7 +85,8 @@ export class ResourceHandler {
       fieldManager: query.get('fieldManager') || managerFromUserAgent(req.headers['user-agent']),
       dryRun: dryRunParam(query),
       fieldValidation: fieldValidationParam(query),
-      warnings: [],
+      // A deprecated version of a custom resource says so on every request.
+      warnings: rt.warnings ? [...rt.warnings] : [],
     };
     if (ctx.fieldManager.length > 128) throw badRequest('fieldManager: Too long: may not be more than 128 bytes');
     const accept = req.headers.accept;
@@ -228,17 +229,7 @@ export class ResourceHandler {
    * skiff checked nested fields) are not the patch's fault.
    */
   private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext, live?: KubeObject): void {
-    // Values of the wrong type are refused whatever fieldValidation says, as Go's decoder refuses them.
-    const apiVersion = apiVersionOf(rt.group, rt.version);
-    const typeError = jsonTypeError(obj as unknown as Record<string, unknown>, apiVersion, rt.kind);
-    // A value stored before these checks existed is the live object's, not this writer's: status
-    // writers and label edits of such an object must keep working.
-    if (typeError && !(live && jsonTypeError(live as unknown as Record<string, unknown>, apiVersion, rt.kind) === typeError)) throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${typeError}`);
-    const known = knownFieldsOf(rt);
-    const found = unknownFields(obj, known, { prune: ctx.fieldValidation !== 'Strict' });
-    if (found.length === 0) return;
-    const inherited = live ? new Set(unknownFields(live, known)) : undefined;
-    const unknown = inherited ? found.filter((p) => !inherited.has(p)) : found;
+    const unknown = rt.pruneUnknownFields ? rt.pruneUnknownFields(obj) : this.unknownBuiltinFields(obj, rt, ctx, live);
     if (unknown.length === 0) return;
     if (ctx.fieldValidation === 'Strict') {
       const list = unknown.map((f) => `unknown field "${f}"`).join(', ');
@@ -252,6 +243,24 @@ export class ResourceHandler {
     }
   }
 
+  /**
+   * A built-in kind's unknown fields: those its messages lack, dropped unless fieldValidation is
+   * Strict. Values of the wrong type are refused whatever fieldValidation says, as Go's decoder
+   * refuses them.
+   */
+  private unknownBuiltinFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext, live: KubeObject | undefined): string[] {
+    const apiVersion = apiVersionOf(rt.group, rt.version);
+    const typeError = jsonTypeError(obj as unknown as Record<string, unknown>, apiVersion, rt.kind);
+    // A value stored before these checks existed is the live object's, not this writer's: status
+    // writers and label edits of such an object must keep working.
+    if (typeError && !(live && jsonTypeError(live as unknown as Record<string, unknown>, apiVersion, rt.kind) === typeError)) throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${typeError}`);
+    const known = knownFieldsOf(rt);
+    const found = unknownFields(obj, known, { prune: ctx.fieldValidation !== 'Strict' });
+    if (found.length === 0) return found;
+    const inherited = live ? new Set(unknownFields(live, known)) : undefined;
+    return inherited ? found.filter((p) => !inherited.has(p)) : found;
+  }
+
   private async readOptionalJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
     const body = await readBody(req);
     if (body.length === 0) return undefined;
@@ -260,6 +269,9 @@ export class ResourceHandler {
 
   private async patch(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams, ctx: WriteContext): Promise<void> {
     const type = patchTypeOf(req.headers['content-type']);
+    if (type === 'strategic' && rt.refusesStrategicMerge) {
+      throw new StatusError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+    }
     const patchBody = decodePatchBody(await readBody(req), type);
     const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
     if (type === 'apply') {
@@ -339,14 +351,14 @@ export class ResourceHandler {
         throw methodNotAllowed();
       }
       case 'scale': {
-        if (info.verb === 'get') return sendJson(res, 200, scaleOf(await store.get(info.namespace, info.name), rt.kind));
+        if (info.verb === 'get') return sendJson(res, 200, scaleOf(await store.get(info.namespace, info.name), rt));
         if (info.verb === 'update') {
           const body = decodeObjectBody(await readBody(req), req.headers['content-type']);
-          const updated = await store.update(info.namespace, info.name, (cur) => applyScale(cur, body, rt.kind), ctx, {
+          const updated = await store.update(info.namespace, info.name, (cur) => applyScale(cur, body, rt), ctx, {
             subresource: 'scale',
             preconditionRv: () => body.metadata.resourceVersion,
           });
-          return sendJson(res, 200, scaleOf(updated, rt.kind));
+          return sendJson(res, 200, scaleOf(updated, rt));
         }
         if (info.verb === 'patch') {
           const type = patchTypeOf(req.headers['content-type']);
@@ -356,14 +368,14 @@ export class ResourceHandler {
             info.namespace,
             info.name,
             (cur) => {
-              const scale = scaleOf(cur, rt.kind);
+              const scale = scaleOf(cur, rt);
               const patched = type === 'apply' ? applyMergePatch(scale, patchBody) : applyPatch(type, scale, patchBody, scaleGvk);
-              return applyScale(cur, asObject(patched), rt.kind);
+              return applyScale(cur, asObject(patched), rt);
             },
             ctx,
             { subresource: 'scale', preconditionRv: () => resourceVersionInPatch(type, patchBody) },
           );
-          return sendJson(res, 200, scaleOf(updated, rt.kind));
+          return sendJson(res, 200, scaleOf(updated, rt));
         }
         throw methodNotAllowed();
       }

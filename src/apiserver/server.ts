@@ -2,15 +2,15 @@
 // over one Store with a watch cache per resource.
 import { errorText } from '../util/error-text.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ResourceType } from '../api/resource.js';
+import { storageSegment, type ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
 import { StatusError, forbidden, notFoundPath, internalError, isStatusError, methodNotAllowed, serviceUnavailable, unauthorized } from '../api/errors.js';
-import { allResourceTypes, resourceTypeFor } from '../api/registry.js';
+import { allResourceTypes, resourceTypeFor, setCustomResourceTypes } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { Authenticator, MastersAuthorizer, NO_RULE, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
-import { Discovery, SERVED_VERSION } from './discovery.js';
+import { Discovery, SERVED_VERSION, type DiscoveredResource } from './discovery.js';
 import { openApiV2Document } from './openapi/v2.js';
 import { impersonatedUser } from './impersonation.js';
 import { REVIEW_TYPES, answerReview, reviewType, reviewTypeFor } from './reviews.js';
@@ -19,7 +19,7 @@ import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/r
 import { ApiListener } from './http/listener.js';
 import { ApiMetrics, CONNECT_SUBRESOURCES } from './metrics.js';
 import { metricsText } from '../client/metrics.js';
-import { ObjectStore, type Admit, type NamespaceLookup } from './object-store.js';
+import { ObjectStore, keyPrefix, type Admit, type NamespaceLookup } from './object-store.js';
 import { ResourceHandler, type PodLogStreamer, type ResourceHandlerDeps } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
@@ -38,6 +38,8 @@ import { AgentProxy } from './agent-proxy.js';
 import { BootstrapAuthorizer, CA_PATH, JOIN_PATH, serveJoin } from './join.js';
 import { parseToken, tokenMatches, tokenSecret, tokenSecretName, TOKEN_NAMESPACE } from '../auth/bootstrap-token.js';
 import { isNamespaceActive } from '../api/kinds/namespace.js';
+import { CRD_GROUP } from '../api/kinds/customresourcedefinition.js';
+import { CustomResourceDefinitions } from './custom-resource-definitions.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -88,12 +90,14 @@ export class ApiServer {
   /** The store, with its requests timed for /metrics. */
   private readonly store: Store;
   private readonly stores = new Map<ResourceType, ObjectStore>();
+  /** The types each served CustomResourceDefinition adds, by its name. */
+  private readonly customTypes = new Map<string, readonly ResourceType[]>();
+  private readonly namespaces: NamespaceLookup;
+  private readonly admission: AdmissionOptions;
   private readonly storesByResource = new Map<string, ObjectStore>();
-  private readonly discovery = new Discovery([
-    ...allResourceTypes,
-    ...REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: t.namespaced === true, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
-  ]);
+  private readonly discovery = new Discovery(discoveredTypes(allResourceTypes));
   private readonly handler: ResourceHandler;
+  private readonly crds: CustomResourceDefinitions;
   /** Lists and watches for this process's own controllers, straight from the watch caches. */
   readonly localReads: LocalReads;
   private readonly authenticator: Authenticator;
@@ -128,21 +132,12 @@ export class ApiServer {
       defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
     };
     const namespaces: NamespaceLookup = { phaseOf: (ns) => this.namespacePhase(ns) };
-    for (const rt of allResourceTypes) {
-      const cache = new WatchCache({
-        store: this.store,
-        prefix: `/registry/${rt.resource}/`,
-        indexedFields: INDEXED_FIELDS[rt.resource] ?? {},
-        log: this.log,
-        ...(opts.watchCacheSize ? { capacity: opts.watchCacheSize } : {}),
-      });
-      const admit = this.admissionFor(rt, admission);
-      this.stores.set(rt, new ObjectStore(rt, this.store, this.clock, cache, namespaces, admit, rt.resource === 'pods' && rt.group === '' ? (pod) => this.serviceAccountExists(pod) : undefined));
-      this.storesByResource.set(`${rt.group}/${rt.resource}`, this.stores.get(rt)!);
-    }
+    this.namespaces = namespaces;
+    this.admission = admission;
+    for (const rt of allResourceTypes) this.addStore(rt, true);
     this.handler = new ResourceHandler({
       clock: this.clock,
-      typeFor: resourceTypeFor,
+      typeFor: this.typeFor,
       storeFor: (rt) => this.stores.get(rt)!,
       storeByResource: (group, resource) => this.storeByResource(group, resource),
       indexedFields: (rt) => Object.keys(INDEXED_FIELDS[rt.resource] ?? {}),
@@ -151,7 +146,57 @@ export class ApiServer {
       minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
       serviceAccountTokens: () => this.serviceAccountTokens,
     });
-    this.localReads = new LocalReads({ handler: this.handler, typeFor: resourceTypeFor, storeFor: (rt) => this.stores.get(rt)! });
+    this.localReads = new LocalReads({ handler: this.handler, typeFor: this.typeFor, storeFor: (rt) => this.stores.get(rt)! });
+    this.crds = new CustomResourceDefinitions({
+      crds: this.storeByResource(CRD_GROUP, 'customresourcedefinitions'),
+      serve: (name, types) => this.serveCustomTypes(name, types),
+      storeFor: (rt) => this.stores.get(rt),
+      context: SYSTEM_CONTEXT,
+      clock: this.clock,
+      log: this.log,
+    });
+  }
+
+  /** The type served at a path: registered, and stored by this server. */
+  private readonly typeFor = (group: string, version: string, resource: string): ResourceType | undefined => {
+    const rt = resourceTypeFor(group, version, resource);
+    return rt && this.stores.has(rt) ? rt : undefined;
+  };
+
+  private addStore(rt: ResourceType, builtin: boolean): ObjectStore {
+    const cache = new WatchCache({
+      store: this.store,
+      prefix: keyPrefix(rt),
+      indexedFields: INDEXED_FIELDS[rt.resource] ?? {},
+      log: this.log,
+      ...(this.opts.watchCacheSize ? { capacity: this.opts.watchCacheSize } : {}),
+    });
+    const admit = this.admissionFor(rt, this.admission);
+    const store = new ObjectStore(rt, this.store, this.clock, cache, this.namespaces, admit, rt.resource === 'pods' && rt.group === '' ? (pod) => this.serviceAccountExists(pod) : undefined);
+    this.stores.set(rt, store);
+    // Custom resources are looked up by type, never by resource name: two versions share a name.
+    if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
+    return store;
+  }
+
+  /**
+   * Serves `types` for a CustomResourceDefinition `owner` in place of what it served: their
+   * watch caches are filled before the types are served, so a first list sees every object.
+   */
+  async serveCustomTypes(owner: string, types: readonly ResourceType[]): Promise<void> {
+    const before = this.customTypes.get(owner) ?? [];
+    const added = types.filter((rt) => !this.stores.has(rt));
+    for (const rt of added) this.addStore(rt, false).cache.start();
+    await Promise.all(added.map((rt) => this.stores.get(rt)!.cache.whenReady()));
+    if (types.length) this.customTypes.set(owner, types);
+    else this.customTypes.delete(owner);
+    setCustomResourceTypes(owner, types);
+    this.discovery.setTypes(discoveredTypes([...allResourceTypes, ...[...this.customTypes.values()].flat()]));
+    for (const rt of before) {
+      if (types.includes(rt)) continue;
+      this.stores.get(rt)?.cache.stop();
+      this.stores.delete(rt);
+    }
   }
 
   /** How logs and node proxying reach the agents: through their kubelet port, with the server's kubelet client certificate. */
@@ -277,6 +322,8 @@ export class ApiServer {
   async start(): Promise<number> {
     for (const s of this.stores.values()) s.cache.start();
     await Promise.all([...this.stores.values()].map((s) => s.cache.whenReady()));
+    // The custom resources already defined are served from the first request on.
+    await this.crds.start();
     await this.ensureDefaultNamespaces();
     this.keepSystemNamespaces();
     await this.ensureBootstrapPolicy();
@@ -293,6 +340,7 @@ export class ApiServer {
   async stop(): Promise<void> {
     this.stopping = true;
     this.systemNamespacesTimer?.cancel();
+    this.crds.stop();
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
   }
@@ -522,15 +570,29 @@ function groupResource(group: string, resource: string): string {
   return group ? `${resource}.${group}` : resource;
 }
 
-const GROUP_RESOURCE_BY_PREFIX = new Map(allResourceTypes.map((rt) => [rt.resource, groupResource(rt.group, rt.resource)]));
+/** What discovery lists: the stored types, then the reviews. */
+function discoveredTypes(types: readonly ResourceType[]): DiscoveredResource[] {
+  return [
+    ...types,
+    ...REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: t.namespaced === true, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
+  ];
+}
+
+const GROUP_RESOURCE_BY_PREFIX = new Map(allResourceTypes.map((rt) => [storageSegment(rt), groupResource(rt.group, rt.resource)]));
 
 const REGISTRY_PREFIX = '/registry/';
 
 /** The group resource a storage key belongs to (/registry/<resource>/...): asked on every store request, so no split. */
 function groupResourceOfKey(key: string): string {
+  if (!key.startsWith(REGISTRY_PREFIX)) return '';
   const end = key.indexOf('/', REGISTRY_PREFIX.length);
-  const resource = key.startsWith(REGISTRY_PREFIX) ? key.slice(REGISTRY_PREFIX.length, end < 0 ? undefined : end) : '';
-  return GROUP_RESOURCE_BY_PREFIX.get(resource) ?? resource;
+  const first = key.slice(REGISTRY_PREFIX.length, end < 0 ? undefined : end);
+  const known = GROUP_RESOURCE_BY_PREFIX.get(first);
+  if (known) return known;
+  // Custom resources and upstream-style keys: /registry/<group>/<resource>/...
+  if (!first.includes('.') || end < 0) return first;
+  const next = key.indexOf('/', end + 1);
+  return `${key.slice(end + 1, next < 0 ? undefined : next)}.${first}`;
 }
 
 function wantsAggregated(accept: string): boolean {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { allResourceTypes } from '../../src/api/registry.js';
 import { knownFieldsOf } from '../../src/api/field-validation.js';
 import type { FieldTree } from '../../src/api/schema/known-fields.js';
-import { schemaFor, type Schema } from '../../src/apiserver/patch/schema.js';
+import { schemaFor, type Schema } from '../../src/api/schema/merge-schema.js';
 import { messageFor } from '../../src/api/schema/root.js';
 import { apiVersionOf } from '../../src/api/types.js';
 

@@ -7,7 +7,7 @@ import { allResourceTypes } from '../../src/api/registry.js';
 import { knownFieldsOf } from '../../src/api/field-validation.js';
 import type { FieldTree } from '../../src/api/schema/known-fields.js';
 import { apiVersionOf } from '../../src/api/types.js';
-import { schemaFor, type Schema } from '../../src/apiserver/patch/schema.js';
+import { schemaFor, type Schema } from '../../src/api/schema/merge-schema.js';
 import { builtinKindDefinitions, type OpenApiSchema } from '../../src/apiserver/openapi/definitions.js';
 
 type Resolve = (s: OpenApiSchema) => OpenApiSchema;
@@ -38,7 +38,7 @@ function disagreements(tree: FieldTree, merge: Schema | undefined, def: OpenApiS
       const m = merge?.type === 'struct' ? merge.fields[name] : undefined;
       if (m?.type === 'list') {
         const want = { strategy: m.strategy === 'merge' ? 'merge' : undefined, key: m.mergeKey, listType: m.listType === 'atomic' ? undefined : m.listType, keys: m.keys };
-        const got = { strategy: p['x-kubernetes-patch-strategy'], key: p['x-kubernetes-patch-merge-key'], listType: p['x-kubernetes-list-type'], keys: p['x-kubernetes-list-map-keys'] };
+        const got = { strategy: p['x-kubernetes-patch-strategy'], key: p['x-kubernetes-patch-merge-key'], listType: p['x-kubernetes-list-type'] === 'atomic' ? undefined : p['x-kubernetes-list-type'], keys: p['x-kubernetes-list-map-keys'] };
         if (JSON.stringify(want) !== JSON.stringify(got)) out.push(`${path}.${name}: merges as ${JSON.stringify(want)}, published as ${JSON.stringify(got)}`);
       }
       const isAtomicMap = m?.type === 'map' && m.atomic === true;

@@ -3,7 +3,7 @@
 // (Ignore), as upstream's decoding into Go structs does.
 import protobuf from 'protobufjs';
 import type { Type } from 'protobufjs';
-import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, isKindMessage, messageFor } from './root.js';
+import { OPAQUE_MESSAGES, isKindMessage, messageFor } from './root.js';
 
 /**
  * A node of a known-fields tree:
@@ -15,13 +15,10 @@ import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION
  */
 export type FieldTree = 'leaf' | { readonly fields: Readonly<Record<string, FieldTree>> } | { readonly map: FieldTree } | { readonly list: FieldTree };
 
-/** Messages with a JSON form of their own (a string, a number, raw JSON): nothing inside to check. */
-const OPAQUE = new Set([TIME, MICRO_TIME, DURATION, FIELDS_V1, QUANTITY, INT_OR_STRING, RAW_EXTENSION]);
-
 const trees = new Map<Type, FieldTree>();
 
 function messageTree(type: Type): FieldTree {
-  if (OPAQUE.has(type.fullName)) return 'leaf';
+  if (OPAQUE_MESSAGES.has(type.fullName)) return 'leaf';
   const cached = trees.get(type);
   if (cached) return cached;
   const fields: Record<string, FieldTree> = {};

@@ -1562,6 +1562,99 @@ message ScaleSpec { optional int32 replicas = 1 [(keep) = true]; }
 message ScaleStatus { optional int32 replicas = 1 [(keep) = true]; optional string selector = 2; }
 `;
 
+// apiextensions.k8s.io/v1. JSONSchemaProps is carried whole (its JSON is the schema, with keys such
+// as x-kubernetes-preserve-unknown-fields that no proto field name can spell): validated by
+// src/apiextensions, not field by field here.
+export const APIEXTENSIONS_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1;
+message CustomResourceDefinition {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional CustomResourceDefinitionSpec spec = 2;
+  optional CustomResourceDefinitionStatus status = 3;
+}
+message CustomResourceDefinitionSpec {
+  optional string group = 1;
+  optional CustomResourceDefinitionNames names = 3;
+  optional string scope = 4;
+  repeated CustomResourceDefinitionVersion versions = 7 [(listType) = "atomic"];
+  optional CustomResourceConversion conversion = 9 [(ptr) = true];
+  optional bool preserveUnknownFields = 10;
+}
+message CustomResourceDefinitionNames {
+  optional string plural = 1;
+  optional string singular = 2;
+  repeated string shortNames = 3 [(listType) = "atomic"];
+  optional string kind = 4;
+  optional string listKind = 5;
+  repeated string categories = 6 [(listType) = "atomic"];
+}
+message CustomResourceDefinitionVersion {
+  optional string name = 1;
+  optional bool served = 2 [(keep) = true];
+  optional bool storage = 3 [(keep) = true];
+  optional CustomResourceValidation schema = 4 [(ptr) = true];
+  optional CustomResourceSubresources subresources = 5 [(ptr) = true];
+  repeated CustomResourceColumnDefinition additionalPrinterColumns = 6 [(listType) = "atomic"];
+  optional bool deprecated = 7;
+  optional string deprecationWarning = 8 [(ptr) = true];
+  repeated SelectableField selectableFields = 9 [(listType) = "atomic"];
+}
+message CustomResourceValidation { optional JSONSchemaProps openAPIV3Schema = 1 [(ptr) = true]; }
+message JSONSchemaProps {}
+message CustomResourceSubresources {
+  optional CustomResourceSubresourceStatus status = 1 [(ptr) = true];
+  optional CustomResourceSubresourceScale scale = 2 [(ptr) = true];
+}
+message CustomResourceSubresourceStatus {}
+message CustomResourceSubresourceScale {
+  optional string specReplicasPath = 1;
+  optional string statusReplicasPath = 2;
+  optional string labelSelectorPath = 3 [(ptr) = true];
+}
+message CustomResourceColumnDefinition {
+  optional string name = 1;
+  optional string type = 2;
+  optional string format = 3;
+  optional string description = 4;
+  optional int32 priority = 5;
+  optional string jsonPath = 6;
+}
+message SelectableField { optional string jsonPath = 1; }
+message CustomResourceConversion {
+  optional string strategy = 1;
+  optional WebhookConversion webhook = 2 [(ptr) = true];
+}
+message WebhookConversion {
+  optional WebhookClientConfig clientConfig = 2 [(ptr) = true];
+  repeated string conversionReviewVersions = 3 [(listType) = "atomic"];
+}
+message WebhookClientConfig {
+  optional ServiceReference service = 1 [(ptr) = true];
+  optional bytes caBundle = 2;
+  optional string url = 3 [(ptr) = true];
+}
+message ServiceReference {
+  optional string namespace = 1;
+  optional string name = 2;
+  optional string path = 3 [(ptr) = true];
+  optional int32 port = 4 [(ptr) = true];
+}
+message CustomResourceDefinitionStatus {
+  repeated CustomResourceDefinitionCondition conditions = 1 [(listType) = "map", (listMapKeys) = "type"];
+  optional CustomResourceDefinitionNames acceptedNames = 2;
+  repeated string storedVersions = 3 [(listType) = "atomic"];
+}
+message CustomResourceDefinitionCondition {
+  optional string type = 1;
+  optional string status = 2;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 3;
+  optional string reason = 4;
+  optional string message = 5;
+  optional int64 observedGeneration = 6;
+}
+`;
+
 /** Every definition above, dependencies first; parse them into one protobufjs Root. */
 export const PROTO_SOURCES: readonly string[] = [
   RUNTIME_PROTO,
@@ -1579,6 +1672,7 @@ export const PROTO_SOURCES: readonly string[] = [
   AUTHORIZATION_V1_PROTO,
   AUTHENTICATION_V1_PROTO,
   AUTHENTICATION_V1BETA1_PROTO,
+  APIEXTENSIONS_V1_PROTO,
 ];
 
 /**
@@ -1603,6 +1697,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'authorization.k8s.io/v1': { pkg: 'k8s.io.api.authorization.v1', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
   'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview', 'TokenRequest'] },
   'authentication.k8s.io/v1beta1': { pkg: 'k8s.io.api.authentication.v1beta1', kinds: ['SelfSubjectReview'] },
+  'apiextensions.k8s.io/v1': { pkg: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1', kinds: ['CustomResourceDefinition'] },
 };
 
 export const META_V1_PACKAGE = 'k8s.io.apimachinery.pkg.apis.meta.v1';

@@ -14,6 +14,10 @@ export const FIELDS_V1 = '.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1';
 export const QUANTITY = '.k8s.io.apimachinery.pkg.api.resource.Quantity';
 export const INT_OR_STRING = '.k8s.io.apimachinery.pkg.util.intstr.IntOrString';
 export const RAW_EXTENSION = '.k8s.io.apimachinery.pkg.runtime.RawExtension';
+export const JSON_SCHEMA_PROPS = '.k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps';
+
+/** Messages whose JSON is a string, a number or raw JSON, not their fields: nothing inside them to check or merge. */
+export const OPAQUE_MESSAGES: ReadonlySet<string> = new Set([TIME, MICRO_TIME, DURATION, FIELDS_V1, QUANTITY, INT_OR_STRING, RAW_EXTENSION, JSON_SCHEMA_PROPS]);
 
 let cachedRoot: Root | undefined;
 

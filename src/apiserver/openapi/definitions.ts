@@ -6,7 +6,7 @@
 import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
 import { SUPPORTED_KINDS } from '../../api/schema/messages.js';
-import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
+import { DURATION, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
 
 /** A schema object of either document; `$ref`s name definitions by `#/<prefix>/<name>`. */
 export type OpenApiSchema = Record<string, unknown>;
@@ -29,6 +29,7 @@ const OPAQUE: Record<string, OpenApiSchema> = {
   [QUANTITY]: { type: 'string' },
   [INT_OR_STRING]: { type: 'string', format: 'int-or-string' },
   [RAW_EXTENSION]: { type: 'object' },
+  [JSON_SCHEMA_PROPS]: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
 };
 
 const SCALARS: Record<string, OpenApiSchema> = {
@@ -45,7 +46,7 @@ const SCALARS: Record<string, OpenApiSchema> = {
 
 /** Upstream's definition name: the Go package path reversed at its domain, then the type. */
 export function definitionName(type: Type): string {
-  return type.fullName.replace(/^\.k8s\.io\./, 'io.k8s.');
+  return type.fullName.replace(/^\.k8s\.io\./, 'io.k8s.').replace('apiextensions_apiserver', 'apiextensions-apiserver');
 }
 
 function option(holder: { options?: Record<string, unknown> | undefined }, name: string): unknown {
@@ -156,4 +157,23 @@ export function objectMetaDefinitions(prefix: RefPrefix): KindDefinitions {
   const b = new Builder(prefix);
   const meta = protobufSchema().lookupType('.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta');
   return { root: b.define(meta), schemas: b.schemas };
+}
+
+/** Upstream's definition name of a custom kind: the group reversed, then version and kind (com.example.stable.v1.CronTab). */
+export function customDefinitionName(group: string, version: string, kind: string): string {
+  return [...group.split('.').reverse(), version, kind].join('.');
+}
+
+/** The definitions of a custom resource: its schema, with the TypeMeta and ObjectMeta every object has. */
+export function customKindDefinitions(gvk: { group: string; version: string; kind: string }, schema: OpenApiSchema, prefix: RefPrefix): KindDefinitions {
+  const meta = objectMetaDefinitions(prefix);
+  const root = customDefinitionName(gvk.group, gvk.version, gvk.kind);
+  const metaRef = { $ref: `${prefix}${meta.root}` };
+  const properties = { ...((schema['properties'] as Record<string, OpenApiSchema> | undefined) ?? {}) };
+  properties['apiVersion'] = { type: 'string' };
+  properties['kind'] = { type: 'string' };
+  properties['metadata'] = prefix === '#/components/schemas/' ? { allOf: [metaRef] } : metaRef;
+  const schemas = new Map(meta.schemas);
+  schemas.set(root, { ...schema, type: 'object', properties, 'x-kubernetes-group-version-kind': [gvk] });
+  return { root, schemas };
 }

@@ -21,7 +21,7 @@ import {
   type Manager,
   type Managers,
 } from './managedfields.js';
-import { asList, childSchema, isAtomicMap, schemaFor, type ListSchema, type Schema } from './schema.js';
+import { asList, childSchema, isAtomicMap, schemaFor, type ListSchema, type Schema } from '../../api/schema/merge-schema.js';
 
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 

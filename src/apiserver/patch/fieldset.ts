@@ -7,7 +7,7 @@ import { badRequest } from '../../api/errors.js';
 import type { GroupVersionKind } from '../../api/types.js';
 import { FieldSet, comparePathElements, compareStrings, fieldElement, keyElement, pathString, valueElement, type Path, type PathElement } from './fieldpath.js';
 import { deepEqual, isObject, isScalar, type JsonObject } from './json.js';
-import { asList, childSchema, isAtomicMap, isFreeFormMap, schemaFor, type ListSchema, type Schema } from './schema.js';
+import { asList, childSchema, isAtomicMap, isFreeFormMap, schemaFor, type ListSchema, type Schema } from '../../api/schema/merge-schema.js';
 
 /** Fields that are never owned: identity and bookkeeping the server sets. Exact paths only. */
 export const STRIPPED_FIELDS: FieldSet = FieldSet.fromPaths(

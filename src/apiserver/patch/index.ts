@@ -24,7 +24,7 @@ export {
 } from './managedfields.js';
 export { fieldSetOf, toFieldSet, compare, type Comparison } from './fieldset.js';
 export { FieldSet, pathString, type Path, type PathElement } from './fieldpath.js';
-export { schemaFor, type Schema } from './schema.js';
+export { schemaFor, type Schema } from '../../api/schema/merge-schema.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
 

@@ -8,7 +8,7 @@ import { FieldSet, fieldElement } from './fieldpath.js';
 import { STRIPPED_FIELDS, compare, createdFieldsV1, type Comparison } from './fieldset.js';
 import { isObject, type JsonObject } from './json.js';
 import { rfc3339 } from '../../util/time.js';
-import { hasStatusSubresource, schemaFor } from './schema.js';
+import { hasStatusSubresource, schemaFor } from '../../api/schema/merge-schema.js';
 
 export interface Manager {
   manager: string;

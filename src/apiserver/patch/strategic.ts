@@ -12,7 +12,7 @@ import type { GroupVersionKind, KubeObject } from '../../api/types.js';
 import { badRequest } from '../../api/errors.js';
 import { smpErrors } from './errors.js';
 import { clone, deepEqual, goFormat, goJsonType, isObject, isUnsafeKey, own, pruneNulls, type JsonObject } from './json.js';
-import { asList, childSchema, schemaFor, type ListSchema, type Schema } from './schema.js';
+import { asList, childSchema, schemaFor, type ListSchema, type Schema } from '../../api/schema/merge-schema.js';
 
 const DIRECTIVE = '$patch';
 const RETAIN_KEYS = '$retainKeys';

@@ -21,7 +21,7 @@ import protobuf from 'protobufjs';
 import type { Message, Type, Field } from 'protobufjs';
 import { StatusError, badRequest } from '../../api/errors.js';
 import type { KubeObject, ObjectMeta } from '../../api/types.js';
-import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
+import { DURATION, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 /** "k8s\0": every Kubernetes protobuf payload starts with it. */
@@ -178,6 +178,9 @@ function convertNested(type: Type, message: Message, keepZero: boolean, path: st
       return rawJson(values['raw'], path);
     case FIELDS_V1:
       return rawJson(values['Raw'], path);
+    case JSON_SCHEMA_PROPS:
+      // Carried whole in the messages (see APIEXTENSIONS_V1_PROTO), so it cannot be read field by field.
+      throw new Error(`${path}: protobuf-encoded schemas are not supported, send the CustomResourceDefinition as JSON`);
     default: {
       const object = convertMessage(type, message, path);
       if (!keepZero && Object.keys(object).length === 0) return undefined;

@@ -7,10 +7,10 @@
 // ports merge by containerPort in a strategic patch, yet apply keys them by (containerPort, protocol).
 import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
-import type { GroupVersionKind } from '../../api/types.js';
-import { resourceTypeForKind } from '../../api/registry.js';
-import { hasStatusSubresource as statusSubresource } from '../../api/resource.js';
-import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor } from '../../api/schema/root.js';
+import type { GroupVersionKind } from '../types.js';
+import { resourceTypeForKind } from '../registry.js';
+import { hasStatusSubresource as statusSubresource } from '../resource.js';
+import { OPAQUE_MESSAGES, messageFor } from './root.js';
 
 export type Schema = StructSchema | MapSchema | ListSchema | AtomicSchema;
 
@@ -53,9 +53,6 @@ export interface AtomicSchema {
 
 const ATOMIC: AtomicSchema = { type: 'atomic' };
 
-/** Messages whose JSON is a string, a number or raw JSON: no rule inside them. */
-const OPAQUE = new Set([TIME, MICRO_TIME, DURATION, FIELDS_V1, QUANTITY, INT_OR_STRING, RAW_EXTENSION]);
-
 const structs = new Map<Type, StructSchema>();
 
 function option(holder: { options?: Record<string, unknown> | undefined }, name: string): unknown {
@@ -63,7 +60,7 @@ function option(holder: { options?: Record<string, unknown> | undefined }, name:
 }
 
 function messageSchema(type: Type): Schema | undefined {
-  if (OPAQUE.has(type.fullName)) return undefined;
+  if (OPAQUE_MESSAGES.has(type.fullName)) return undefined;
   return option(type, 'structType') === 'atomic' ? ATOMIC : structSchema(type);
 }
 
@@ -123,18 +120,23 @@ function listSchema(f: Field, item: Type | undefined, inner: Schema | undefined)
   return l;
 }
 
-/** Kinds the messages do not describe merge by the defaults, their ObjectMeta by its rules. */
+let metadataSchema: Schema | undefined;
+
+/** How ObjectMeta merges: the same in every kind, custom ones included. */
+export function objectMetaMergeSchema(): Schema {
+  metadataSchema ??= fieldSchema(messageFor('v1', 'Pod')!.fields['metadata']!)!;
+  return metadataSchema;
+}
+
+/** Kinds nothing describes merge by the defaults, their ObjectMeta by its rules. */
 let otherKind: StructSchema | undefined;
 
-/** Root schema for a kind; kinds without messages get only the ObjectMeta rules. */
+/** Root schema for a kind: from its messages, or its own (custom resources); else only the ObjectMeta rules. */
 export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'version' | 'kind'>): StructSchema {
   const type = messageFor(gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version, gvk.kind);
-  const s = type ? messageSchema(type) : undefined;
+  const s = type ? messageSchema(type) : resourceTypeForKind(gvk.group, gvk.version, gvk.kind)?.mergeSchema;
   if (s?.type === 'struct') return s;
-  if (!otherKind) {
-    const meta = messageFor('v1', 'Pod')!.fields['metadata']!;
-    otherKind = { type: 'struct', fields: { metadata: fieldSchema(meta)! } };
-  }
+  otherKind ??= { type: 'struct', fields: { metadata: objectMetaMergeSchema() } };
   return otherKind;
 }
 
