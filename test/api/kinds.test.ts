@@ -31,7 +31,7 @@ test('registry lookups', () => {
   assert.equal(resourceTypeFor('apps', 'v1', 'pods'), undefined);
   assert.equal(allResourceTypes.length, 25);
   const shorts = allResourceTypes.flatMap((rt) => rt.shortNames).sort();
-  assert.deepEqual(shorts, ['cj', 'cm', 'deploy', 'ds', 'ep', 'ev', 'no', 'ns', 'pdb', 'po', 'rc', 'rs', 'sa', 'sts', 'svc']);
+  assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'deploy', 'ds', 'ep', 'ev', 'no', 'ns', 'pdb', 'po', 'rc', 'rs', 'sa', 'sts', 'svc']);
 });
 
 test('pod defaults', () => {
