@@ -6,7 +6,7 @@ import { apiVersionOf, parseApiVersion } from '../api/types.js';
 import { StatusError, badRequest, methodNotAllowed, notFound, notFoundPath } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
 import type { ResourceRequest } from './http/request-info.js';
-import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, type PatchType } from './http/codec.js';
+import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, warningHeader, type PatchType } from './http/codec.js';
 import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/negotiate.js';
 import { serveWatch } from './http/watch-stream.js';
 import type { WatchTerms } from './watch-session.js';
@@ -88,6 +88,8 @@ export class ResourceHandler {
       // A deprecated version of a custom resource says so on every request.
       warnings: rt.warnings ? [...rt.warnings] : [],
     };
+    // Answers that carry no warnings of their own (reads, watches, errors) still carry these.
+    if (rt.warnings) res.setHeader('Warning', warningHeader(rt.warnings));
     if (ctx.fieldManager.length > 128) throw badRequest('fieldManager: Too long: may not be more than 128 bytes');
     const accept = req.headers.accept;
 

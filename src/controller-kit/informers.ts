@@ -8,6 +8,7 @@ import type { Logger } from '../util/log.js';
 export class SharedInformers {
   private readonly informers = new Map<string, Informer>();
   private started?: AbortSignal;
+  private readonly pendingScoped: ((started: AbortSignal) => void)[] = [];
 
   constructor(private readonly source: ListWatchSource, private readonly clock: Clock, private readonly log: Logger) {}
 
@@ -31,9 +32,23 @@ export class SharedInformers {
     return inf as unknown as Informer<T>;
   }
 
+  /**
+   * An informer of its own for a collection that may stop being served (a custom resource's):
+   * it runs while the informers run and until `until` aborts, so a deleted CRD's watch stops.
+   */
+  scoped<T extends KubeObject = KubeObject>(path: string, until: AbortSignal, opts: { readOnly?: boolean } = {}): Informer<T> {
+    const readOnly = (opts.readOnly ?? false) && this.source.sharesObjects === true;
+    const inf = new Informer<T>(this.source, { path, clock: this.clock, log: this.log, readOnly });
+    const run = (started: AbortSignal): void => void inf.run(AbortSignal.any([started, until]));
+    if (this.started) run(this.started);
+    else this.pendingScoped.push(run);
+    return inf;
+  }
+
   start(signal: AbortSignal): void {
     this.started = signal;
     for (const inf of this.informers.values()) void inf.run(signal);
+    for (const run of this.pendingScoped.splice(0)) run(signal);
   }
 
   async waitForSync(): Promise<void> {
@@ -63,4 +78,5 @@ export const PATHS = {
   secrets: resourcePath('', 'secrets'),
   endpointslices: resourcePath('discovery.k8s.io', 'endpointslices'),
   pdbs: resourcePath('policy', 'poddisruptionbudgets'),
+  customresourcedefinitions: resourcePath('apiextensions.k8s.io', 'customresourcedefinitions'),
 } as const;

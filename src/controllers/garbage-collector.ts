@@ -8,7 +8,8 @@
 //    and the finalizer is removed once no dependent with blockOwnerDeletion remains.
 //  - orphan: an owner carrying the orphan finalizer has its reference removed from every
 //    dependent, then the finalizer.
-// The owner→dependents graph is built from informers over every served resource but Events.
+// The owner→dependents graph is built from informers over every served resource but Events,
+// custom resources included while their CRDs serve them.
 import { setMaxListeners } from 'node:events';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
@@ -19,6 +20,7 @@ import type { Logger } from '../util/log.js';
 import type { EventRecorder } from '../controller-kit/events.js';
 import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
+import { CustomResourceTypes, typeKey } from '../controller-kit/custom-resource-types.js';
 
 export const FINALIZER_ORPHAN = 'orphan';
 export const FINALIZER_FOREGROUND = 'foregroundDeletion';
@@ -75,6 +77,8 @@ class GarbageCollector implements Reconciler {
   /** owner uid → dependent uids, from the dependents' ownerReferences (owner seen or not). */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly informers: { rt: ResourceType; informer: Informer }[] = [];
+  private readonly customTypes: CustomResourceTypes;
+  private readonly custom = new Map<string, { rt: ResourceType; informer: Informer; stop: AbortController }>();
   private readonly loop: ReconcileLoop;
   private readonly log: Logger;
   private readonly recorder: EventRecorder;
@@ -84,6 +88,7 @@ class GarbageCollector implements Reconciler {
     this.log = ctx.log.child({ controller: 'garbage-collector' });
     this.recorder = ctx.recorder('garbage-collector-controller');
     this.loop = new ReconcileLoop(this, { clock: ctx.clock, log: this.log, metrics: ctx.metrics }, 4);
+    this.customTypes = new CustomResourceTypes(ctx.informers);
     for (const rt of allResourceTypes) {
       if (IGNORED.has(`${rt.group}/${rt.version}/${rt.resource}`)) continue;
       // The graph only reads objects; every change goes through a fresh GET.
@@ -92,20 +97,44 @@ class GarbageCollector implements Reconciler {
   }
 
   run(signal: AbortSignal): void {
-    for (const { rt, informer } of this.informers) {
-      informer.addHandlers({
-        add: (o) => this.observe(rt, undefined, o),
-        update: (old, o) => this.observe(rt, old, o),
-        delete: (o) => this.forget(o),
-      });
-    }
-    void Promise.all(this.informers.map((i) => i.informer.waitForSync())).then(() => {
+    for (const { rt, informer } of this.informers) this.handle(rt, informer);
+    // Custom resources own and depend like any kind: each gets an informer while its CRD serves it.
+    this.customTypes.onChange(({ added, removed }) => {
+      for (const rt of removed) this.stopCustom(rt);
+      for (const rt of added) {
+        const stop = new AbortController();
+        const informer = this.ctx.informers.scoped(collectionPathOf(rt), stop.signal, { readOnly: true });
+        this.custom.set(typeKey(rt), { rt, informer, stop });
+        this.handle(rt, informer);
+      }
+    });
+    const builtins = Promise.all(this.informers.map((i) => i.informer.waitForSync()));
+    const customs = this.customTypes.waitForSync().then(() => Promise.all([...this.custom.values()].map((c) => c.informer.waitForSync())));
+    void Promise.all([builtins, customs]).then(() => {
       if (signal.aborted) return;
       this.synced = true;
       // Now the graph is whole: look at everything the initial lists may have left to do.
       for (const n of this.byUid.values()) if (this.needsAttention(n.obj)) this.loop.enqueue(n.uid);
       void this.loop.run(signal);
     });
+  }
+
+  private handle(rt: ResourceType, informer: Informer): void {
+    informer.addHandlers({
+      add: (o) => this.observe(rt, undefined, o),
+      update: (old, o) => this.observe(rt, old, o),
+      delete: (o) => this.forget(o),
+    });
+  }
+
+  /** A custom type no longer served: its watch stops and its objects leave the graph. */
+  private stopCustom(rt: ResourceType): void {
+    const key = typeKey(rt);
+    const c = this.custom.get(key);
+    if (!c) return;
+    c.stop.abort();
+    this.custom.delete(key);
+    for (const n of [...this.byUid.values()]) if (typeKey(n.rt) === key) this.forget(n.obj);
   }
 
   // ---- the graph ---------------------------------------------------------------------------
@@ -191,7 +220,7 @@ class GarbageCollector implements Reconciler {
     // Presence in the cache is good enough to wait: its deletion will enqueue us again.
     if (cached) return deletingDependents(cached.obj) ? 'waiting' : 'solid';
     const { group, version } = parseApiVersion(ref.apiVersion);
-    const rt = resourceTypeForKind(group, version, ref.kind);
+    const rt = resourceTypeForKind(group, version, ref.kind) ?? this.customTypes.forKind(group, version, ref.kind);
     // An owner of a kind we do not serve cannot be checked; never delete on a guess.
     if (!rt) return 'solid';
     const ns = dependent.obj.metadata.namespace;

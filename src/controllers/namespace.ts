@@ -4,6 +4,8 @@
 import type { KubeList, KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import { allResourceTypes } from '../api/registry.js';
+import type { ResourceType } from '../api/resource.js';
+import { CustomResourceTypes } from '../controller-kit/custom-resource-types.js';
 import { apiVersionOf } from '../api/types.js';
 import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { PATHS } from '../controller-kit/informers.js';
@@ -21,16 +23,27 @@ export class NamespaceController implements Controller {
 
   start(ctx: ControllerContext, signal: AbortSignal): void {
     const informer = ctx.informers.for(PATHS.namespaces);
-    const loop = new ReconcileLoop(new NamespaceReconciler(ctx), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
+    const customTypes = new CustomResourceTypes(ctx.informers);
+    const loop = new ReconcileLoop(new NamespaceReconciler(ctx, customTypes), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (ns: KubeObject) => ns.metadata.deletionTimestamp && loop.enqueue(ns.metadata.name!);
     informer.addHandlers({ add: enqueue, update: (_o, n) => enqueue(n) });
-    void informer.waitForSync().then(() => loop.run(signal));
+    void Promise.all([informer.waitForSync(), customTypes.waitForSync()]).then(() => loop.run(signal));
   }
 }
 
 class NamespaceReconciler implements Reconciler {
   readonly name = 'namespace';
-  constructor(private readonly ctx: ControllerContext) {}
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly customTypes: CustomResourceTypes,
+  ) {}
+
+  /** Every namespaced resource: the built-in ones, and one version of each custom one (they share objects). */
+  private namespacedTypes(): ResourceType[] {
+    const seen = new Set<string>();
+    const custom = this.customTypes.types().filter((rt) => rt.namespaced && !seen.has(rt.storageKey!) && seen.add(rt.storageKey!));
+    return [...NAMESPACED, ...custom];
+  }
 
   async reconcile(name: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     const ctx = this.ctx;
@@ -39,7 +52,7 @@ class NamespaceReconciler implements Reconciler {
     let remaining = 0;
     const left = new Map<string, number>();
     const heldBy = new Map<string, number>();
-    for (const rt of NAMESPACED) {
+    for (const rt of this.namespacedTypes()) {
       const path = collectionPath(rt.group, rt.version, rt.resource, name);
       try {
         await ctx.client.delete(path, { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' }, { signal });

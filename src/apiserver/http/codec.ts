@@ -126,6 +126,11 @@ export interface ResponseOptions {
   warnings?: string[];
 }
 
+/** Warning headers as upstream writes them: code 299, no agent, the text quoted. */
+export function warningHeader(warnings: readonly string[]): string[] {
+  return warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+}
+
 export function sendJson(res: ServerResponse, code: number, body: unknown, opts: ResponseOptions = {}): void {
   if (res.headersSent) {
     res.end();
@@ -138,7 +143,7 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, opts:
     'Cache-Control': 'no-cache, private',
     'Content-Length': String(Buffer.byteLength(text)),
   };
-  if (opts.warnings && opts.warnings.length > 0) headers.Warning = opts.warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  if (opts.warnings && opts.warnings.length > 0) headers.Warning = warningHeader(opts.warnings);
   res.writeHead(code, headers);
   res.end(text);
 }
