@@ -1,4 +1,4 @@
-// @kubernetes/client-node 1.4 as a second client: CRUD, patch, and an informer that survives 410 Gone.
+// @kubernetes/client-node 1.4 as a second client: CRUD, patch, custom resources, and an informer that survives 410 Gone.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
@@ -43,6 +43,58 @@ describe('@kubernetes/client-node against skiff server', () => {
     assert.equal(dep.spec?.replicas, 1);
     await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'cn' });
     await assert.rejects(core.readNamespacedConfigMap({ namespace: 'default', name: 'cn' }), (e: { code?: number }) => e.code === 404);
+  });
+
+  it('defines a custom resource and works with it through ApiextensionsV1Api and CustomObjectsApi', async () => {
+    const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+    await ext.createCustomResourceDefinition({
+      body: {
+        metadata: { name: 'widgets.cn.example.com' },
+        spec: {
+          group: 'cn.example.com',
+          scope: 'Namespaced',
+          names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              subresources: { status: {}, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.size' } },
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: { type: 'object', properties: { size: { type: 'integer', minimum: 0 }, color: { type: 'string', _enum: ['red', 'blue'], _default: 'red' } } },
+                    status: { type: 'object', properties: { size: { type: 'integer' } } },
+                  },
+                },
+              },
+            },
+          ],
+        },
+      },
+    });
+    await eventually(async () => (await ext.readCustomResourceDefinition({ name: 'widgets.cn.example.com' })).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'), 10_000, 'Established');
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const at = { group: 'cn.example.com', version: 'v1', namespace: 'default', plural: 'widgets' };
+    await eventually(async () => custom.listNamespacedCustomObject(at).then(() => true), 10_000, 'served');
+    await custom.createNamespacedCustomObject({ ...at, body: { apiVersion: 'cn.example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 2 } } });
+    const w1 = (await custom.getNamespacedCustomObject({ ...at, name: 'w1' })) as { spec: { size: number; color: string } };
+    assert.deepEqual(w1.spec, { size: 2, color: 'red' });
+    await assert.rejects(
+      custom.createNamespacedCustomObject({ ...at, body: { apiVersion: 'cn.example.com/v1', kind: 'Widget', metadata: { name: 'w2' }, spec: { color: 'green' } } }),
+      (e: { code?: number; body?: string }) => e.code === 422 && /spec\.color: Unsupported value: "green": supported values: "red", "blue"/.test((JSON.parse(String(e.body)) as { message: string }).message),
+    );
+    await custom.patchNamespacedCustomObject({ ...at, name: 'w1', body: { spec: { color: 'blue' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    await custom.patchNamespacedCustomObjectStatus({ ...at, name: 'w1', body: { status: { size: 2 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    await custom.replaceNamespacedCustomObjectScale({ ...at, name: 'w1', body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'w1', namespace: 'default' }, spec: { replicas: 5 } } });
+    const scale = (await custom.getNamespacedCustomObjectScale({ ...at, name: 'w1' })) as { spec: { replicas: number }; status: { replicas: number } };
+    assert.deepEqual([scale.spec.replicas, scale.status.replicas], [5, 2]);
+    const list = (await custom.listNamespacedCustomObject(at)) as { items: { metadata: { name: string }; spec: { color: string; size: number } }[] };
+    assert.deepEqual(list.items.map((i) => [i.metadata.name, i.spec.color, i.spec.size]), [['w1', 'blue', 5]]);
+    await custom.deleteNamespacedCustomObject({ ...at, name: 'w1' });
+    await assert.rejects(custom.getNamespacedCustomObject({ ...at, name: 'w1' }), (e: { code?: number }) => e.code === 404);
+    await ext.deleteCustomResourceDefinition({ name: 'widgets.cn.example.com' });
   });
 
   it('keeps an informer in sync across 410 Gone', async () => {

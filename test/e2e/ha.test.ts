@@ -146,6 +146,38 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     }
   });
 
+  it('a CRD created through one member is served by every member, objects and discovery alike', async () => {
+    const clients = [m1, m2, m3].map((m) => ha.client([m]));
+    const c1 = clients[0]!;
+    try {
+      await c1.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'gadgets.ha.example.com' },
+        spec: {
+          group: 'ha.example.com',
+          scope: 'Namespaced',
+          names: { plural: 'gadgets', kind: 'Gadget' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer', default: 3 } } } } } } }],
+        },
+      });
+      const path = '/apis/ha.example.com/v1/namespaces/default/gadgets';
+      for (const [i, c] of clients.entries()) {
+        await eventually(async () => (await c.get<{ resources: { name: string }[] }>('/apis/ha.example.com/v1')).resources.some((r) => r.name === 'gadgets'), 15_000, `discovery on member ${i + 1}`);
+        await c.create(path, { apiVersion: 'ha.example.com/v1', kind: 'Gadget', metadata: { name: `from-${i + 1}` }, spec: {} });
+      }
+      for (const [i, c] of clients.entries()) {
+        await eventually(async () => (await c.get<{ items: { metadata: { name: string }; spec: { size: number } }[] }>(path)).items.map((g) => `${g.metadata.name}:${g.spec.size}`).join() === 'from-1:3,from-2:3,from-3:3', 15_000, `every object on member ${i + 1}`);
+      }
+      await c1.delete('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.ha.example.com');
+      for (const [i, c] of clients.entries()) {
+        await eventually(async () => c.get(path).then(() => false, (e: unknown) => isStatusError(e, 'NotFound')), 15_000, `not served on member ${i + 1} once deleted`);
+      }
+    } finally {
+      for (const c of clients) c.close();
+    }
+  });
+
   it('SIGKILL member 3: discovery agents stay Ready at every sample, the classic agent goes NotReady, controllers move', async () => {
     const leaderBefore = (await client.get<{ spec: { holderIdentity: string } }>(CONTROLLER_LEASE)).spec.holderIdentity;
     // Members 1 and 2 log member 3's identity as the leader: the controllers run on the member we kill.

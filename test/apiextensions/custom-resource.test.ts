@@ -1,0 +1,114 @@
+// The CRD kind's own rules and the resource types a CRD adds, without a server: what `kubectl apply`
+// of a CRD would be refused with, and how its objects are printed, merged, scaled and validated.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { customResourceDefinitionResource, type CustomResourceDefinition } from '../../src/api/kinds/customresourcedefinition.js';
+import { customResourceTypes, mergeSchemaOf } from '../../src/apiextensions/custom-resource.js';
+import type { KubeObject } from '../../src/api/types.js';
+
+function crd(overrides: Record<string, unknown> = {}): CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.example.com' },
+    spec: {
+      group: 'example.com',
+      scope: 'Namespaced',
+      names: { plural: 'widgets', kind: 'Widget' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
+          additionalPrinterColumns: [
+            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+            { name: 'Detail', type: 'string', jsonPath: '.spec.detail', priority: 1 },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  properties: {
+                    replicas: { type: 'integer' },
+                    detail: { type: 'string' },
+                    ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['port'], items: { type: 'object', required: ['port'], properties: { port: { type: 'integer' } } } },
+                    labels: { type: 'object', additionalProperties: { type: 'string' } },
+                    selector: { type: 'object', 'x-kubernetes-map-type': 'atomic', properties: { app: { type: 'string' } } },
+                  },
+                },
+                status: { type: 'object', properties: { conditions: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, status: { type: 'string' } } } } } },
+              },
+            },
+          },
+        },
+      ],
+      ...overrides,
+    },
+  } as CustomResourceDefinition;
+}
+
+function causesOf(o: CustomResourceDefinition): string[] {
+  const c = structuredClone(o) as KubeObject;
+  customResourceDefinitionResource.defaults(c);
+  return customResourceDefinitionResource.validate(c, undefined).map((x) => `${x.field}: ${x.message}`);
+}
+
+test('a CRD gets upstream defaults and its storage version recorded', () => {
+  const c = structuredClone(crd()) as KubeObject;
+  customResourceDefinitionResource.defaults(c);
+  customResourceDefinitionResource.prepareForCreate!(c);
+  const spec = c.spec as CustomResourceDefinition['spec'];
+  assert.deepEqual(spec.names, { plural: 'widgets', kind: 'Widget', singular: 'widget', listKind: 'WidgetList' });
+  assert.deepEqual(spec.conversion, { strategy: 'None' });
+  assert.deepEqual(c.status, { storedVersions: ['v1'] });
+  assert.deepEqual(causesOf(crd()), []);
+});
+
+test('a CRD is refused with upstream messages naming the field', () => {
+  assert.deepEqual(causesOf({ ...crd(), metadata: { name: 'gadgets.example.com' } }), ['metadata.name: Invalid value: "gadgets.example.com": must be spec.names.plural+"."+spec.group']);
+  assert.ok(causesOf(crd({ group: 'example' })).includes('spec.group: Invalid value: "example": should be a domain with at least one dot'));
+  assert.ok(causesOf(crd({ scope: 'Global' })).includes('spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"'));
+  const twoStorage = crd();
+  twoStorage.spec.versions.push({ ...twoStorage.spec.versions[0]!, name: 'v2' });
+  assert.ok(causesOf(twoStorage).some((c) => c.startsWith('spec.versions: Invalid value') && c.endsWith('must have exactly one version marked as storage version')));
+  const noSchema = crd();
+  delete noSchema.spec.versions[0]!.schema;
+  assert.ok(causesOf(noSchema).includes('spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required'));
+  const badColumn = crd();
+  badColumn.spec.versions[0]!.additionalPrinterColumns = [{ name: 'X', type: 'text', jsonPath: '.spec.x' }];
+  assert.ok(causesOf(badColumn).includes('spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: "text": supported values: "boolean", "date", "integer", "number", "string"'));
+  const badScale = crd();
+  badScale.spec.versions[0]!.subresources = { scale: { specReplicasPath: '.replicas', statusReplicasPath: '.status.replicas' } };
+  assert.ok(causesOf(badScale).includes('spec.versions[0].subresources.scale.specReplicasPath: Invalid value: ".replicas": should be a json path under .spec'));
+  assert.ok(causesOf(crd({ names: { plural: 'Widgets', kind: 'Widget' } })).some((c) => c.startsWith('spec.names.plural: Invalid value: "Widgets": a DNS-1035 label must consist of lower case')));
+});
+
+test('each served version is a resource type: printer columns, scale paths, merge rules', () => {
+  const [rt] = customResourceTypes(crd());
+  assert.ok(rt);
+  assert.deepEqual([rt.group, rt.version, rt.resource, rt.kind, rt.listKind, rt.singular, rt.namespaced, rt.storageKey], ['example.com', 'v1', 'widgets', 'Widget', 'WidgetList', 'widget', true, 'example.com/widgets']);
+  assert.deepEqual(rt.subresources, ['status', 'scale']);
+  assert.deepEqual(rt.table.columns.map((c) => [c.name, c.priority]), [['Name', 0], ['Ready', 0], ['Replicas', 0], ['Detail', 1]]);
+  const obj = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { replicas: 3 }, status: { conditions: [{ type: 'Other', status: 'False' }, { type: 'Ready', status: 'True' }] } } as KubeObject;
+  assert.deepEqual(rt.table.cells(obj, Date.now()), ['w', 'True', 3, null]);
+  const spec = rt.mergeSchema!.fields['spec'];
+  assert.equal(spec?.type, 'struct');
+  if (spec?.type !== 'struct') return;
+  assert.deepEqual(spec.fields['ports'], { type: 'list', strategy: 'replace', listType: 'map', keys: ['port'], items: { type: 'struct', fields: {} } });
+  assert.deepEqual(spec.fields['labels'], { type: 'map' });
+  assert.deepEqual(spec.fields['selector'], { type: 'atomic' });
+  assert.deepEqual(mergeSchemaOf({ type: 'array', items: { type: 'string' } }), { type: 'list', strategy: 'replace', listType: 'atomic' });
+});
+
+test('a version that is not served adds no type; a deprecated one warns', () => {
+  const c = crd();
+  c.spec.versions.push({ name: 'v1beta1', served: true, storage: false, deprecated: true, schema: { openAPIV3Schema: { type: 'object' } } });
+  c.spec.versions.push({ name: 'v1alpha1', served: false, storage: false, schema: { openAPIV3Schema: { type: 'object' } } });
+  const types = customResourceTypes(c);
+  assert.deepEqual(types.map((t) => t.version), ['v1', 'v1beta1']);
+  assert.deepEqual(types[1]!.warnings, ['example.com/v1beta1 Widget is deprecated']);
+});
