@@ -4,7 +4,7 @@
 //
 //   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--wait-idle <s>] [--out <file>] [suite...]
 //
-// Suites: store, api, watch, then agent (bench/agent.ts) when it loads, then scheduler, failover
+// Suites: store, api, crd, watch, then agent (bench/agent.ts) when it loads, then scheduler, failover
 // and node-death; default: all, in that order. Progress goes to stderr, tables to stdout.
 // The whole normal run takes ~15 minutes, ~6 of them node-death's upstream-default profile.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ import { watchSuite } from './suites/watch.js';
 import { schedulerSuite } from './suites/scheduler.js';
 import { failoverSuite } from './suites/failover.js';
 import { nodeDeathSuite } from './suites/node-death.js';
+import { crdSuite } from './suites/crd.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -27,7 +28,7 @@ import { nodeDeathSuite } from './suites/node-death.js';
 const OPTIONAL_SUITES: { module: string; exportName: string }[] = [{ module: './agent.js', exportName: 'agentSuite' }];
 
 async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }> {
-  const suites: Suite[] = [storeSuite, apiSuite, watchSuite];
+  const suites: Suite[] = [storeSuite, apiSuite, crdSuite, watchSuite];
   const unavailable: string[] = [];
   for (const o of OPTIONAL_SUITES) {
     try {

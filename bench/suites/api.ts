@@ -45,7 +45,7 @@ let lastWindowUs: { startUs: number; endUs: number } | undefined;
  * Runs `clients` loops for durationMs; each loop calls op(loop, i) and awaits it. setup(loop) runs
  * once per loop before the clock starts (warms connections). Counts ops completed in the window.
  */
-async function runLoad(
+export async function runLoad(
   clients: number,
   durationMs: number,
   setup: (loop: number) => Promise<void>,

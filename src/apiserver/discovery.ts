@@ -5,6 +5,7 @@ import type { ResourceType, Subresource } from '../api/resource.js';
 import { apiVersionOf } from '../api/types.js';
 import { builtinKindDefinitions, customKindDefinitions, type KindDefinitions, type RefPrefix } from './openapi/definitions.js';
 import { openApiV2Definitions, openApiV3Document, type OpenApiResource } from './openapi/v3.js';
+import { openApiV2Document, wantsProtobufV2, type OpenApiV2 } from './openapi/v2.js';
 
 export const SERVED_VERSION = KUBERNETES_VERSION;
 
@@ -67,6 +68,7 @@ export class Discovery {
   private types: DiscoveredResource[] = [];
   private groups = new Map<string, DiscoveredResource[]>();
   private openApiCache = new Map<string, { text: string; hash: string }>();
+  private openApiV2Cache = new Map<string, OpenApiV2>();
 
   constructor(types: DiscoveredResource[]) {
     this.setTypes(types);
@@ -83,6 +85,7 @@ export class Discovery {
       this.groups.set(gv, list);
     }
     this.openApiCache = new Map();
+    this.openApiV2Cache = new Map();
   }
 
   /** The named groups, sorted by name, each with its versions by priority (the first is preferred). */
@@ -217,9 +220,14 @@ export class Discovery {
     return doc;
   }
 
-  /** Swagger 2.0 definitions of every served kind. */
-  openApiV2Definitions(): Record<string, unknown> {
-    return openApiV2Definitions(this.types.map(withDefinitions));
+  /** /openapi/v2 in the form `accept` asks for, built once per set of served types. */
+  openApiV2(accept: string): OpenApiV2 {
+    const form = wantsProtobufV2(accept) ? 'protobuf' : 'json';
+    const cached = this.openApiV2Cache.get(form);
+    if (cached) return cached;
+    const doc = openApiV2Document(SERVED_VERSION.gitVersion, accept, () => openApiV2Definitions(this.types.map(withDefinitions)));
+    this.openApiV2Cache.set(form, doc);
+    return doc;
   }
 }
 

@@ -11,7 +11,6 @@ import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { Authenticator, MastersAuthorizer, NO_RULE, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION, type DiscoveredResource } from './discovery.js';
-import { openApiV2Document } from './openapi/v2.js';
 import { impersonatedUser } from './impersonation.js';
 import { REVIEW_TYPES, answerReview, reviewType, reviewTypeFor } from './reviews.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
@@ -503,7 +502,7 @@ export class ApiServer {
       case '/openapi/v3':
         return sendJson(res, 200, this.discovery.openApiIndex());
       case '/openapi/v2': {
-        const doc = openApiV2Document(SERVED_VERSION.gitVersion, accept, () => this.discovery.openApiV2Definitions());
+        const doc = this.discovery.openApiV2(accept);
         res.writeHead(200, { 'Content-Type': doc.contentType, 'Content-Length': Buffer.byteLength(doc.body) });
         return void res.end(doc.body);
       }

@@ -328,6 +328,10 @@ items:
       const spec = await s.k(['explain', 'deployments.spec', '--recursive'], version ? { version } : {});
       assert.match(spec, /^GROUP:\s+apps$/m);
       assert.match(spec, /^\s+strategy\s+<DeploymentStrategy>\n\s+rollingUpdate\s+<RollingUpdateDeployment>\n\s+maxSurge\s+</m);
+      // The Swagger 2.0 document (protobuf) carries the same definitions.
+      const v2 = await s.k(['explain', 'pods.spec.containers', '--output', 'plaintext-openapiv2'], version ? { version } : {});
+      assert.match(v2, /RESOURCE: containers <\[\]Object>/);
+      assert.match(v2, /^\s+imagePullPolicy\s+<string>$/m);
     }
   });
 });

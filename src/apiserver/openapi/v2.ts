@@ -4,12 +4,12 @@
 // without this document `kubectl apply|create -f list.yaml` stops with "the server could not find
 // the requested resource".
 //
-// As JSON the document carries every definition (the v3 documents' schemas, with #/definitions/
-// references). As protobuf it lists none: kubectl then finds no model for a kind and leaves
-// validation to the server, which validates every item of a List (fieldValidation) as it does
-// single objects. Everything else kubectl does with schemas (explain, apply's patches) reads v3.
+// It carries every definition (the v3 documents' schemas, with #/definitions/ references), in
+// JSON or in gnostic's protobuf form, whose schemas hold extensions as YAML text. kubectl validates
+// the items of a List with them and explains from them with --output plaintext-openapiv2.
 import protobuf from 'protobufjs';
 import type { Type } from 'protobufjs';
+import { stringify as toYaml } from 'yaml';
 
 /**
  * The protobuf media types of gnostic's openapi_v2.Document that clients ask for (kubectl 1.27-1.33
@@ -20,13 +20,49 @@ const OPENAPI_V2_PROTOBUF = ['application/com.github.proto-openapi.spec.v2@v1.0+
 const OPENAPI_V2_PROTOBUF_ANSWER = OPENAPI_V2_PROTOBUF[1]!;
 
 // The fields of gnostic's OpenAPIv2.proto (package openapi.v2) this document uses; field numbers
-// are the contract. Paths and Definitions are sent empty.
+// are the contract. Paths are sent empty: only the definitions are read from this document.
 const OPENAPI_V2_PROTO = `
 syntax = "proto3";
 package openapi.v2;
 message Info { string title = 1; string version = 2; }
 message Paths {}
-message Definitions {}
+message Any { string yaml = 2; }
+message NamedAny { string name = 1; Any value = 2; }
+message TypeItem { repeated string value = 1; }
+message ItemsItem { repeated Schema schema = 1; }
+message NamedSchema { string name = 1; Schema value = 2; }
+message Properties { repeated NamedSchema additional_properties = 1; }
+message AdditionalPropertiesItem { oneof oneof { Schema schema = 1; bool boolean = 2; } }
+message Schema {
+  string _ref = 1;
+  string format = 2;
+  string title = 3;
+  string description = 4;
+  Any default = 5;
+  double multiple_of = 6;
+  double maximum = 7;
+  bool exclusive_maximum = 8;
+  double minimum = 9;
+  bool exclusive_minimum = 10;
+  int64 max_length = 11;
+  int64 min_length = 12;
+  string pattern = 13;
+  int64 max_items = 14;
+  int64 min_items = 15;
+  bool unique_items = 16;
+  int64 max_properties = 17;
+  int64 min_properties = 18;
+  repeated string required = 19;
+  repeated Any enum = 20;
+  AdditionalPropertiesItem additional_properties = 21;
+  TypeItem type = 22;
+  ItemsItem items = 23;
+  repeated Schema all_of = 24;
+  Properties properties = 25;
+  Any example = 30;
+  repeated NamedAny vendor_extension = 31;
+}
+message Definitions { repeated NamedSchema additional_properties = 1; }
 message Document {
   string swagger = 1;
   Info info = 2;
@@ -35,6 +71,56 @@ message Document {
 }
 `;
 
+/** JSON Schema keywords and the gnostic Schema field that holds each as it is. */
+const PLAIN_FIELDS: Record<string, string> = {
+  format: 'format',
+  title: 'title',
+  description: 'description',
+  multipleOf: 'multiple_of',
+  maximum: 'maximum',
+  exclusiveMaximum: 'exclusive_maximum',
+  minimum: 'minimum',
+  exclusiveMinimum: 'exclusive_minimum',
+  maxLength: 'max_length',
+  minLength: 'min_length',
+  pattern: 'pattern',
+  maxItems: 'max_items',
+  minItems: 'min_items',
+  uniqueItems: 'unique_items',
+  maxProperties: 'max_properties',
+  minProperties: 'min_properties',
+  required: 'required',
+};
+
+function yamlAny(v: unknown): { yaml: string } {
+  return { yaml: toYaml(v) };
+}
+
+/** A JSON schema as gnostic's Schema message (as a plain object for protobufjs). */
+function gnosticSchema(s: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const extensions: { name: string; value: { yaml: string } }[] = [];
+  for (const [key, v] of Object.entries(s)) {
+    if (v === undefined) continue;
+    if (key.startsWith('x-')) extensions.push({ name: key, value: yamlAny(v) });
+    else if (key in PLAIN_FIELDS) out[PLAIN_FIELDS[key]!] = v;
+    else if (key === '$ref') out['_ref'] = v;
+    else if (key === 'type') out['type'] = { value: [v] };
+    else if (key === 'default') out['default'] = yamlAny(v);
+    else if (key === 'example') out['example'] = yamlAny(v);
+    else if (key === 'enum' && Array.isArray(v)) out['enum'] = v.map(yamlAny);
+    else if (key === 'items' && typeof v === 'object' && v !== null) out['items'] = { schema: [gnosticSchema(v as Record<string, unknown>)] };
+    else if (key === 'allOf' && Array.isArray(v)) out['all_of'] = v.map((x) => gnosticSchema(x as Record<string, unknown>));
+    else if (key === 'properties' && typeof v === 'object' && v !== null) {
+      out['properties'] = { additional_properties: Object.entries(v as Record<string, Record<string, unknown>>).map(([name, p]) => ({ name, value: gnosticSchema(p) })) };
+    } else if (key === 'additionalProperties') {
+      out['additional_properties'] = typeof v === 'boolean' ? { boolean: v } : { schema: gnosticSchema(v as Record<string, unknown>) };
+    }
+  }
+  if (extensions.length) out['vendor_extension'] = extensions;
+  return out;
+}
+
 export interface OpenApiV2 {
   contentType: string;
   body: string | Uint8Array;
@@ -42,10 +128,17 @@ export interface OpenApiV2 {
 
 let documentType: Type | undefined;
 
+/** Whether `accept` asks for gnostic's protobuf form. */
+export function wantsProtobufV2(accept: string): boolean {
+  return OPENAPI_V2_PROTOBUF.some((t) => accept.includes(t));
+}
+
 /** The document in the form `accept` asks for: protobuf when it names one of gnostic's types, else JSON. */
 export function openApiV2Document(version: string, accept: string, definitions: () => Record<string, unknown>): OpenApiV2 {
   const doc = { swagger: '2.0', info: { title: 'Kubernetes', version }, paths: {}, definitions: {} };
-  if (!OPENAPI_V2_PROTOBUF.some((t) => accept.includes(t))) return { contentType: 'application/json', body: `${JSON.stringify({ ...doc, definitions: definitions() })}\n` };
+  if (!wantsProtobufV2(accept)) return { contentType: 'application/json', body: `${JSON.stringify({ ...doc, definitions: definitions() })}\n` };
   documentType ??= protobuf.parse(OPENAPI_V2_PROTO, { keepCase: true }).root.lookupType('openapi.v2.Document');
-  return { contentType: OPENAPI_V2_PROTOBUF_ANSWER, body: documentType.encode(documentType.fromObject(doc)).finish() };
+  const named = Object.entries(definitions()).map(([name, schema]) => ({ name, value: gnosticSchema(schema as Record<string, unknown>) }));
+  const message = documentType.fromObject({ ...doc, definitions: { additional_properties: named } });
+  return { contentType: OPENAPI_V2_PROTOBUF_ANSWER, body: documentType.encode(message).finish() };
 }
