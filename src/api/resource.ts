@@ -90,6 +90,8 @@ export interface ResourceType {
   scalePaths?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   /** Its OpenAPI v3 schema (custom resources), published beside the built-in kinds' definitions. */
   openApiSchema?: Record<string, unknown>;
+  /** What a valid object should still be told about (a CRD whose CEL rules this server does not run). */
+  warningsFor?(obj: KubeObject): string[];
   /** Why creates are refused for now (a terminating CRD's objects), or undefined. */
   refusesCreate?: string;
   /** Warnings every request to it returns (a deprecated version). */

@@ -312,6 +312,7 @@ export class ObjectStore {
     this.admit('create', obj, undefined, ctx.user);
     const causes = this.rt.validate(obj, undefined);
     if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, meta.name ?? '', causes);
+    addWarnings(ctx, this.rt.warningsFor?.(obj));
     await this.admitCreate(obj);
     if (this.rt.namespaced) {
       const phase = await this.namespaces.phaseOf(meta.namespace!);
@@ -463,6 +464,7 @@ export class ObjectStore {
     if (subresource !== 'binding') {
       const causes = this.rt.validate(next, old);
       if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
+      if (subresource === undefined) addWarnings(ctx, this.rt.warningsFor?.(next));
     }
     if (ctx.managedFieldsSet) return next;
     meta.managedFields = old.metadata.managedFields;
@@ -568,6 +570,11 @@ export class ObjectStore {
     return this.rt.deletionGracePeriod?.(obj, opts.gracePeriodSeconds) ?? 0;
   }
 
+}
+
+/** Adds each warning once: a write may be prepared more than once (conflict retries). */
+function addWarnings(ctx: WriteContext, warnings: readonly string[] | undefined): void {
+  for (const w of warnings ?? []) if (!ctx.warnings.includes(w)) ctx.warnings.push(w);
 }
 
 function restore(meta: ObjectMeta, old: ObjectMeta, field: 'deletionTimestamp' | 'deletionGracePeriodSeconds'): void {

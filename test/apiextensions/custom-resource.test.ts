@@ -112,3 +112,14 @@ test('a version that is not served adds no type; a deprecated one warns', () => 
   assert.deepEqual(types.map((t) => t.version), ['v1', 'v1beta1']);
   assert.deepEqual(types[1]!.warnings, ['example.com/v1beta1 Widget is deprecated']);
 });
+
+test('CEL rules are accepted with a warning naming where they are, never silently', () => {
+  const c = crd();
+  const spec = c.spec.versions[0]!.schema!.openAPIV3Schema!.properties!['spec']!;
+  spec['x-kubernetes-validations'] = [{ rule: 'self.replicas <= 5' }];
+  assert.deepEqual(causesOf(c), []);
+  assert.deepEqual(customResourceDefinitionResource.warningsFor!(c), [
+    'spec.versions[0].schema.openAPIV3Schema.properties[spec]: x-kubernetes-validations rules are not evaluated by this server; objects are checked against the rest of the schema only',
+  ]);
+  assert.deepEqual(customResourceDefinitionResource.warningsFor!(crd()), []);
+});

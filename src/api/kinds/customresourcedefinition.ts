@@ -240,6 +240,23 @@ function validateCRD(o: KubeObject, old: KubeObject | undefined): StatusCause[] 
   return out;
 }
 
+/** Where a schema holds x-kubernetes-validations rules, by path. */
+function celRulePaths(schema: unknown, path: string, out: string[]): void {
+  if (!isObject(schema)) return;
+  if (Array.isArray(schema['x-kubernetes-validations']) && schema['x-kubernetes-validations'].length > 0) out.push(path);
+  for (const [name, sub] of Object.entries(obj(schema.properties))) celRulePaths(sub, `${path}.properties[${name}]`, out);
+  if (isObject(schema.items)) celRulePaths(schema.items, `${path}.items`, out);
+  if (isObject(schema.additionalProperties)) celRulePaths(schema.additionalProperties, `${path}.additionalProperties`, out);
+  for (const key of ['allOf', 'anyOf', 'oneOf']) objArr(schema[key]).forEach((s, i) => celRulePaths(s, `${path}.${key}[${i}]`, out));
+}
+
+/** CEL rules are accepted but not evaluated: the writer is told where, rather than left to assume. */
+function crdWarnings(o: KubeObject): string[] {
+  const paths: string[] = [];
+  objArr(obj(o.spec).versions).forEach((v, i) => celRulePaths(obj(v.schema).openAPIV3Schema, `spec.versions[${i}].schema.openAPIV3Schema`, paths));
+  return paths.map((p) => `${p}: x-kubernetes-validations rules are not evaluated by this server; objects are checked against the rest of the schema only`);
+}
+
 export const customResourceDefinitionResource: ResourceType = {
   group: CRD_GROUP,
   version: 'v1',
@@ -262,6 +279,7 @@ export const customResourceDefinitionResource: ResourceType = {
   validate: validateCRD,
   prepareForCreate,
   prepareForUpdate,
+  warningsFor: crdWarnings,
   deletionFinalizers: [CRD_CLEANUP_FINALIZER],
   prepareForDeletion: (o) => {
     setCRDCondition(asCRD(o), { type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' }, String(o.metadata.deletionTimestamp));
