@@ -48,11 +48,9 @@ function join(parent: string, key: string): string {
   return parent ? `${parent}.${key}` : key;
 }
 
+// Below x-kubernetes-preserve-unknown-fields unknown keys stay, but specified ones are still pruned.
 function walk(x: unknown, s: JSONSchemaProps | undefined, path: string, pruned: string[], isRoot: boolean): void {
-  if (s?.['x-kubernetes-preserve-unknown-fields']) {
-    walkPreserving(x, s, path, pruned, isRoot);
-    return;
-  }
+  const preserve = s?.['x-kubernetes-preserve-unknown-fields'] === true;
   if (Array.isArray(x)) {
     const items = s ? itemsSchema(s) : undefined;
     x.forEach((v, i) => walk(v, items, `${path}[${i}]`, pruned, false));
@@ -73,29 +71,11 @@ function walk(x: unknown, s: JSONSchemaProps | undefined, path: string, pruned: 
     const prop = propertyOf(s, k);
     if (prop) walk(x[k], prop, join(path, k), pruned, false);
     else if (s.additionalProperties !== undefined) walk(x[k], additionalPropertiesSchema(s), join(path, k), pruned, false);
-    else {
+    else if (!preserve) {
       // Upstream drops apiVersion/kind/metadata at the top of a non-resource root silently.
       if (!META_FIELDS.has(k) || path !== '') pruned.push(join(path, k));
       delete x[k];
     }
-  }
-  if (embedded && !isRoot) pruneEmbeddedMeta(x, path, pruned);
-}
-
-// Below x-kubernetes-preserve-unknown-fields unknown keys stay, but specified ones are still pruned.
-function walkPreserving(x: unknown, s: JSONSchemaProps, path: string, pruned: string[], isRoot: boolean): void {
-  if (Array.isArray(x)) {
-    const items = itemsSchema(s);
-    x.forEach((v, i) => walk(v, items, `${path}[${i}]`, pruned, false));
-    return;
-  }
-  if (!isMap(x)) return;
-  const embedded = s['x-kubernetes-embedded-resource'] === true;
-  for (const k of Object.keys(x)) {
-    if (embedded && META_FIELDS.has(k)) continue;
-    const prop = propertyOf(s, k);
-    if (prop) walk(x[k], prop, join(path, k), pruned, false);
-    else if (s.additionalProperties !== undefined) walk(x[k], additionalPropertiesSchema(s), join(path, k), pruned, false);
   }
   if (embedded && !isRoot) pruneEmbeddedMeta(x, path, pruned);
 }
