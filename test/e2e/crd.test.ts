@@ -162,6 +162,20 @@ describe('CustomResourceDefinitions with kubectl', () => {
     });
   }
 
+  it('a CRD and its objects survive a SIGKILL of the server and are served from its first request', async () => {
+    const group = 'restart.stable.example.com';
+    await s.k(['apply', '-f', '-'], { input: crdManifest(group) });
+    await eventually(async () => (await s.kubectl(['get', `crontabs.${group}`])).code === 0, 10_000, 'served');
+    await s.k(['apply', '-f', '-'], { input: cronTab(group, 'survivor') });
+    s.kill('SIGKILL');
+    await s.proc!.exited;
+    await s.start();
+    // No wait: the server serves the CRDs it finds before it answers anything.
+    assert.match(await s.k(['get', `crontabs.${group}`, 'survivor', '-o', 'jsonpath={.spec.replicas}']), /^1$/);
+    assert.match(await s.k(['api-resources', '--api-group', group]), /^crontabs\s+ct\s+restart\.stable\.example\.com\/v1\s+true\s+CronTab$/m);
+    await s.k(['delete', 'crd', `crontabs.${group}`]);
+  });
+
   it('collects garbage across custom and built-in kinds', async () => {
     const group = 'gc.stable.example.com';
     await s.k(['apply', '-f', '-'], { input: crdManifest(group) });
