@@ -92,6 +92,10 @@ export interface ResourceType {
   openApiSchema?: Record<string, unknown>;
   /** What a valid object should still be told about (a CRD whose CEL rules this server does not run). */
   warningsFor?(obj: KubeObject): string[];
+  /** What reading an object from storage does to it (custom resources: a default added to the schema later shows on old objects, as upstream defaults on read). */
+  onRead?(obj: KubeObject): void;
+  /** The version its objects are stored in, when it serves several (custom resources). */
+  storageVersion?: string;
   /** Why creates are refused for now (a terminating CRD's objects), or undefined. */
   refusesCreate?: string;
   /** Warnings every request to it returns (a deprecated version). */

@@ -120,6 +120,7 @@ export function customResourceTypes(crd: CustomResourceDefinition): ResourceType
   const names = servedNames(crd);
   const group = crd.spec.group;
   const namespaced = crd.spec.scope === 'Namespaced';
+  const storage = crd.spec.versions.find((v) => v.storage)?.name ?? '';
   return crd.spec.versions
     .filter((v) => v.served)
     .map((v): ResourceType => {
@@ -150,6 +151,8 @@ export function customResourceTypes(crd: CustomResourceDefinition): ResourceType
         hasGeneration: true,
         storageKey: `${group}/${names.plural}`,
         defaults: (o) => applyDefaults(o, schema),
+        onRead: (o) => applyDefaults(o, schema),
+        storageVersion: storage,
         validate: (o, old) => validateCustom(o, old, namespaced, schema, v),
         pruneUnknownFields: (o) => pruneUnknown(o, schema),
         mergeSchema: rootMergeSchema(schema),

@@ -22,12 +22,15 @@ export interface CustomResourceDefinitionsDeps {
   serve(name: string, types: readonly ResourceType[]): Promise<void>;
   /** The store of a served custom type. */
   storeFor(rt: ResourceType): ObjectStore | undefined;
+  /** How many objects storage holds under a prefix, read from the store itself (not a cache that may lag). */
+  storedCount(prefix: string): Promise<number>;
   context(): WriteContext;
   clock: Clock;
   log: Logger;
 }
 
 const RETRY_MS = 1000;
+const CRD_PREFIX = '/registry/apiextensions.k8s.io/customresourcedefinitions/';
 
 /** The names a CRD's are compared with: every name a client can type for it. */
 function nameSet(n: CustomResourceDefinitionNames | undefined): { resources: Set<string>; kinds: Set<string> } {
@@ -67,13 +70,25 @@ export class CustomResourceDefinitions {
   private watch(): void {
     const w: CacheWatcher = {
       filter: { matches: () => true },
-      send: (_type, ev) => this.enqueue(ev.object.metadata.name ?? ''),
+      send: (_type, ev) => {
+        this.enqueue(ev.object.metadata.name ?? '');
+        // A CRD that changes or goes may free names another CRD of its group waits for.
+        const group = asCRD(ev.object).spec?.group;
+        for (const o of this.all()) if (asCRD(o).spec?.group === group) this.enqueue(o.metadata.name ?? '');
+      },
       end: (reason) => {
-        if (reason === 'relist' && !this.stopped) this.watch();
+        if (reason !== 'relist' || this.stopped) return;
+        // The cache installs its new state after ending its watchers: watch again once it has, and
+        // look again at everything served, which may have gone while the cache was relisting.
+        setImmediate(() => {
+          if (this.stopped) return;
+          this.watch();
+          for (const name of this.served.keys()) this.enqueue(name);
+        });
       },
     };
     this.watcher = w;
-    this.deps.crds.cache.watch(w, undefined, '/registry/apiextensions.k8s.io/customresourcedefinitions/');
+    this.deps.crds.cache.watch(w, undefined, CRD_PREFIX);
   }
 
   private whenIdle(): Promise<void> {
@@ -119,8 +134,12 @@ export class CustomResourceDefinitions {
     }
   }
 
+  private all(): KubeObject[] {
+    return this.deps.crds.cache.objectsUnder(CRD_PREFIX);
+  }
+
   private current(name: string): CustomResourceDefinition | undefined {
-    const o = this.deps.crds.cache.get(`/registry/apiextensions.k8s.io/customresourcedefinitions/${name}`);
+    const o = this.deps.crds.cache.get(`${CRD_PREFIX}${name}`);
     return o ? asCRD(o) : undefined;
   }
 
@@ -132,34 +151,42 @@ export class CustomResourceDefinitions {
       return false;
     }
     if (crd.metadata.deletionTimestamp) return this.finalize(crd);
-    const status = this.desiredStatus(crd);
-    if (status.changed) {
-      await this.deps.crds.update(undefined, name, (cur) => ({ ...cur, status: status.crd.status }), this.deps.context(), { subresource: 'status' });
-      return false; // the status write comes back as an event
-    }
-    if (crdCondition(crd, 'Established')?.status === 'True') await this.serve(crd);
+    // Established means served: the types are served before the condition says so. A CRD whose
+    // new names conflict keeps serving the names it was accepted with.
+    if (!this.namesConflict(crd)) await this.serve({ ...crd, status: { ...crd.status, acceptedNames: crd.spec.names } });
+    else if (crdCondition(crd, 'Established')?.status === 'True') await this.serve(crd);
+    // Computed on the stored object, inside the write: a stale cached copy must not overwrite
+    // what another writer (a spec update's storedVersions, a deletion's Terminating) just put there.
+    await this.deps.crds.update(
+      undefined,
+      name,
+      (cur) => {
+        const next = asCRD(cur);
+        if (!next.metadata.deletionTimestamp) this.setNamingStatus(next, this.namesConflict(next));
+        return next;
+      },
+      this.deps.context(),
+      { subresource: 'status' },
+    );
     return false;
   }
 
-  private desiredStatus(crd: CustomResourceDefinition): { crd: CustomResourceDefinition; changed: boolean } {
-    const next = structuredClone(crd);
+  private setNamingStatus(crd: CustomResourceDefinition, conflict: { reason: string; message: string } | undefined): void {
     const now = rfc3339(this.deps.clock.now());
-    const conflict = this.namesConflict(crd);
     if (conflict) {
-      setCRDCondition(next, { type: 'NamesAccepted', status: 'False', reason: conflict.reason, message: conflict.message }, now);
-      if (crdCondition(crd, 'Established')?.status !== 'True') setCRDCondition(next, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' }, now);
-    } else {
-      (next.status ??= {}).acceptedNames = structuredClone(crd.spec.names);
-      setCRDCondition(next, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
-      setCRDCondition(next, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
+      setCRDCondition(crd, { type: 'NamesAccepted', status: 'False', reason: conflict.reason, message: conflict.message }, now);
+      if (crdCondition(crd, 'Established')?.status !== 'True') setCRDCondition(crd, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' }, now);
+      return;
     }
-    return { crd: next, changed: JSON.stringify(next.status) !== JSON.stringify(crd.status) };
+    (crd.status ??= {}).acceptedNames = structuredClone(crd.spec.names);
+    setCRDCondition(crd, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
+    setCRDCondition(crd, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
   }
 
   /** Another CRD of the group already holds one of these names (upstream NamingConditionController). */
   private namesConflict(crd: CustomResourceDefinition): { reason: string; message: string } | undefined {
     const mine = nameSet(crd.spec.names);
-    for (const other of this.deps.crds.cache.objectsUnder('/registry/apiextensions.k8s.io/customresourcedefinitions/')) {
+    for (const other of this.all()) {
       const o = asCRD(other);
       if (o.metadata.name === crd.metadata.name || o.spec?.group !== crd.spec.group) continue;
       const theirs = nameSet(o.status?.acceptedNames);
@@ -210,9 +237,11 @@ export class CustomResourceDefinitions {
         if (!isStatusError(e, 'NotFound')) throw e;
       }
     }
-    if (left.length > 0) {
+    // The cache may lag a create another member took before it saw the deletion: storage decides.
+    const stored = left.length > 0 ? left.length : await this.deps.storedCount(`/registry/${crd.spec.group}/${crd.spec.names.plural}/`);
+    if (stored > 0) {
       const now = rfc3339(this.deps.clock.now());
-      const message = `CustomResource deletion is in progress: ${left.length} remaining`;
+      const message = `CustomResource deletion is in progress: ${stored} remaining`;
       if (crdCondition(crd, 'Terminating')?.message !== message) {
         await this.deps.crds.update(undefined, name, (cur) => {
           const next = asCRD(cur);

@@ -19,7 +19,7 @@ interface SubresourceInfo {
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 /** What discovery tells about a resource; `verbs` defaults to every verb of a stored resource. */
-export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind' | 'singular' | 'namespaced' | 'shortNames' | 'categories' | 'subresources' | 'openApiSchema'> & {
+export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind' | 'singular' | 'namespaced' | 'shortNames' | 'categories' | 'subresources' | 'openApiSchema' | 'storageVersion'> & {
   verbs?: string[];
   /** The OpenAPI definitions of its kind, when not the built-in messages' (custom resources). */
   definitions?(prefix: RefPrefix): KindDefinitions | undefined;
@@ -142,7 +142,8 @@ export class Discovery {
         kind: rt.kind,
         verbs: rt.verbs ?? ALL_VERBS,
       };
-      if (!rt.verbs) entry.storageVersionHash = hash(`${rt.group}/${rt.version}/${rt.kind}`);
+      // One hash for every version of a resource: it names where the objects are stored.
+      if (!rt.verbs) entry.storageVersionHash = hash(`${rt.group}/${rt.storageVersion ?? rt.version}/${rt.kind}`);
       if (rt.shortNames.length > 0) entry.shortNames = rt.shortNames;
       if (rt.categories.length > 0) entry.categories = rt.categories;
       resources.push(entry);

@@ -182,6 +182,13 @@ export class ObjectStore {
     }
   }
 
+  /** An object read from storage, as this type serves it. */
+  private read(kv: KeyValue): KubeObject {
+    const obj = decode(kv);
+    this.rt.onRead?.(obj);
+    return this.stamp(obj);
+  }
+
   private stamp(obj: KubeObject): KubeObject {
     // Cached objects pass through here too and are never written to: only set what is missing.
     if (obj.apiVersion !== this.apiVersion) obj.apiVersion = this.apiVersion;
@@ -192,12 +199,12 @@ export class ObjectStore {
   async get(namespace: string | undefined, name: string): Promise<KubeObject> {
     const kv = await this.store.get(objectKey(this.rt, namespace, name));
     if (!kv) throw this.notFound(name);
-    return this.stamp(decode(kv));
+    return this.read(kv);
   }
 
   async tryGet(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
     const kv = await this.store.get(objectKey(this.rt, namespace, name));
-    return kv ? this.stamp(decode(kv)) : undefined;
+    return kv ? this.read(kv) : undefined;
   }
 
   // ---- list ---------------------------------------------------------------------------------
@@ -253,7 +260,7 @@ export class ObjectStore {
         for (; i < page.items.length; i++) {
           const kv = page.items[i]!;
           lastKey = kv.key;
-          const obj = decode(kv);
+          const obj = this.read(kv);
           if (filter.matches(obj)) items.push(this.stamp(obj));
           if (limit && items.length >= limit) break;
         }
@@ -375,7 +382,7 @@ export class ObjectStore {
     let kv = await this.store.get(key);
     for (let attempt = 0; ; attempt++) {
       if (!kv) throw this.notFound(name);
-      const current = this.stamp(decode(kv));
+      const current = this.read(kv);
       const next = await mutate(structuredClone(current));
       const wantRv = opts.preconditionRv ? opts.preconditionRv(next) : next.metadata?.resourceVersion;
       if (wantRv && wantRv !== current.metadata.resourceVersion) throw conflict(this.rt.resource, this.rt.group, name);
@@ -485,7 +492,7 @@ export class ObjectStore {
     let kv = await this.store.get(key);
     for (let attempt = 0; ; attempt++) {
       if (!kv) throw this.notFound(name);
-      const current = this.stamp(decode(kv));
+      const current = this.read(kv);
       const refused = this.rt.refuseDelete?.(current);
       if (refused) throw forbidden(`${this.rt.resource} "${name}" is forbidden: ${refused}`, this.rt.resource, this.rt.group, name);
       const pre = opts.preconditions;
@@ -504,11 +511,11 @@ export class ObjectStore {
       try {
         if (plan.kind === 'now') {
           if (ctx.dryRun) return { body: this.deletedBody(current), deleted: true };
-          const deleted = this.stamp(decode(await this.store.delete(key, kv.modRevision)));
+          const deleted = this.read(await this.store.delete(key, kv.modRevision));
           return { body: this.deletedBody(deleted), deleted: true };
         }
         if (plan.kind === 'unchanged' || ctx.dryRun) return { body: plan.object ?? current, deleted: false };
-        const updated = this.stamp(decode(await this.store.update(key, encodeStored(plan.object), kv.modRevision)));
+        const updated = this.read(await this.store.update(key, encodeStored(plan.object), kv.modRevision));
         return { body: updated, deleted: false };
       } catch (e) {
         if (isStoreError(e, 'conflict') && attempt < MAX_RETRIES) {

@@ -20,7 +20,7 @@ import { applyScale, scaleOf } from './subresources/scale.js';
 import { bindPod } from './subresources/binding.js';
 import { evictPod } from './subresources/eviction.js';
 import { requestToken } from './subresources/token-request.js';
-import { jsonTypeError } from './protobuf/json-types.js';
+import { jsonTypeError, metadataTypeError } from './protobuf/json-types.js';
 import type { ServiceAccountTokens } from '../auth/service-account-tokens.js';
 import { knownFieldsOf, unknownFields } from '../api/field-validation.js';
 
@@ -231,7 +231,7 @@ export class ResourceHandler {
    * skiff checked nested fields) are not the patch's fault.
    */
   private checkFields(obj: KubeObject, rt: ResourceType, ctx: WriteContext, live?: KubeObject): void {
-    const unknown = rt.pruneUnknownFields ? rt.pruneUnknownFields(obj) : this.unknownBuiltinFields(obj, rt, ctx, live);
+    const unknown = rt.pruneUnknownFields ? this.unknownCustomFields(obj, rt, live) : this.unknownBuiltinFields(obj, rt, ctx, live);
     if (unknown.length === 0) return;
     if (ctx.fieldValidation === 'Strict') {
       const list = unknown.map((f) => `unknown field "${f}"`).join(', ');
@@ -243,6 +243,13 @@ export class ResourceHandler {
       const w = `unknown field "${f}"`;
       if (!ctx.warnings.includes(w)) ctx.warnings.push(w);
     }
+  }
+
+  /** A custom kind's unknown fields, pruned as upstream prunes them; its metadata is still ObjectMeta, typed as Go types it. */
+  private unknownCustomFields(obj: KubeObject, rt: ResourceType, live: KubeObject | undefined): string[] {
+    const typeError = metadataTypeError(obj as unknown as Record<string, unknown>, rt.kind);
+    if (typeError && !(live && metadataTypeError(live as unknown as Record<string, unknown>, rt.kind) === typeError)) throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${typeError}`);
+    return rt.pruneUnknownFields!(obj);
   }
 
   /**

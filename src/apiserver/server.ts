@@ -3,7 +3,7 @@
 import { errorText } from '../util/error-text.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { storageSegment, type ResourceType } from '../api/resource.js';
-import type { KubeObject } from '../api/types.js';
+import { apiVersionOf, type KubeObject } from '../api/types.js';
 import { StatusError, forbidden, notFoundPath, internalError, isStatusError, methodNotAllowed, serviceUnavailable, unauthorized } from '../api/errors.js';
 import { allResourceTypes, resourceTypeFor, setCustomResourceTypes } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
@@ -150,6 +150,7 @@ export class ApiServer {
       crds: this.storeByResource(CRD_GROUP, 'customresourcedefinitions'),
       serve: (name, types) => this.serveCustomTypes(name, types),
       storeFor: (rt) => this.stores.get(rt),
+      storedCount: (prefix) => this.store.count(prefix),
       context: SYSTEM_CONTEXT,
       clock: this.clock,
       log: this.log,
@@ -167,6 +168,7 @@ export class ApiServer {
       store: this.store,
       prefix: keyPrefix(rt),
       indexedFields: INDEXED_FIELDS[rt.resource] ?? {},
+      ...(builtin ? {} : { onDecode: customDecoder(rt) }),
       log: this.log,
       ...(this.opts.watchCacheSize ? { capacity: this.opts.watchCacheSize } : {}),
     });
@@ -340,6 +342,8 @@ export class ApiServer {
     this.stopping = true;
     this.systemNamespacesTimer?.cancel();
     this.crds.stop();
+    // The process's registry serves no types of a server that stopped.
+    for (const owner of this.customTypes.keys()) setCustomResourceTypes(owner, []);
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
   }
@@ -567,6 +571,16 @@ function isServed(group: string, version: string, resource: string, subresource:
 /** Upstream's GroupResource string: "pods", "deployments.apps". */
 function groupResource(group: string, resource: string): string {
   return group ? `${resource}.${group}` : resource;
+}
+
+/** A custom type's objects as it serves them: every version shares the keys, so events carry this version's apiVersion. */
+function customDecoder(rt: ResourceType): (obj: KubeObject) => void {
+  const apiVersion = apiVersionOf(rt.group, rt.version);
+  return (obj) => {
+    rt.onRead?.(obj);
+    obj.apiVersion = apiVersion;
+    obj.kind = rt.kind;
+  };
 }
 
 /** What discovery lists: the stored types, then the reviews. */

@@ -58,6 +58,11 @@ export interface WatchCacheOptions {
   capacity?: number;
   /** Fields whose exact values index objects and watchers (pods: spec.nodeName). */
   indexedFields?: Record<string, (obj: KubeObject) => string | undefined>;
+  /**
+   * What the served type does to an object read from storage (custom resources: their version's
+   * apiVersion, as objects of every version share keys, and their schema's defaults).
+   */
+  onDecode?: (obj: KubeObject) => void;
   log: Logger;
 }
 
@@ -65,14 +70,10 @@ function afterPendingCallbacks(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-function decode(kv: KeyValue, rv: number): KubeObject {
-  const obj = JSON.parse(kv.value) as KubeObject;
-  obj.metadata.resourceVersion = String(rv);
-  return obj;
-}
 
 export class WatchCache {
   private readonly store: Store;
+  private readonly onDecode?: (obj: KubeObject) => void;
   readonly prefix: string;
   private readonly capacity: number;
   private readonly log: Logger;
@@ -106,6 +107,7 @@ export class WatchCache {
     this.capacity = opts.capacity ?? 10_000;
     this.log = opts.log;
     this.indexedFields = opts.indexedFields ?? {};
+    if (opts.onDecode) this.onDecode = opts.onDecode;
     for (const f of Object.keys(this.indexedFields)) {
       this.indexedWatchers.set(f, new Map());
       this.objectIndex.set(f, new Map());
@@ -183,7 +185,7 @@ export class WatchCache {
     for (;;) {
       const page = await this.store.list({ prefix: this.prefix, limit: 1000, ...(after ? { after } : {}), ...(revision ? { revision } : {}) });
       revision = page.revision;
-      for (const kv of page.items) objects.set(kv.key, { object: decode(kv, kv.modRevision), rv: kv.modRevision });
+      for (const kv of page.items) objects.set(kv.key, { object: this.decode(kv, kv.modRevision), rv: kv.modRevision });
       if (!page.more || page.items.length === 0) break;
       after = page.items[page.items.length - 1]!.key;
     }
@@ -242,10 +244,17 @@ export class WatchCache {
     if (this.pendingWrites.get(key)?.value === value) this.pendingWrites.delete(key);
   }
 
+  private decode(kv: KeyValue, rv: number): KubeObject {
+    const obj = JSON.parse(kv.value) as KubeObject;
+    obj.metadata.resourceVersion = String(rv);
+    this.onDecode?.(obj);
+    return obj;
+  }
+
   /** The object an event carries: the written one when this process wrote it, else parsed. */
   private eventObject(kv: KeyValue, rv: number): KubeObject {
     const pending = this.pendingWrites.get(kv.key);
-    if (pending === undefined || pending.value !== kv.value) return decode(kv, rv);
+    if (pending === undefined || pending.value !== kv.value) return this.decode(kv, rv);
     this.pendingWrites.delete(kv.key);
     const rvText = String(rv);
     // The writer sets the same resourceVersion when its write returns; whichever comes first.
@@ -258,15 +267,15 @@ export class WatchCache {
     let cacheEvent: CacheEvent;
     if (ev.type === 'delete') {
       const prevEntry = this.objects.get(ev.kv.key);
-      const prev = prevEntry?.object ?? decode(ev.prev, ev.prev.modRevision);
-      const object = decode(ev.kv, rv);
+      const prev = prevEntry?.object ?? this.decode(ev.prev, ev.prev.modRevision);
+      const object = this.decode(ev.kv, rv);
       this.objects.delete(ev.kv.key);
       this.indexObject(ev.kv.key, undefined, prev);
       cacheEvent = { type: 'DELETED', rv, key: ev.kv.key, object, prev };
     } else {
       const object = this.eventObject(ev.kv, rv);
       const prevEntry = this.objects.get(ev.kv.key);
-      const prev = prevEntry?.object ?? (ev.type === 'update' ? decode(ev.prev, ev.prev.modRevision) : undefined);
+      const prev = prevEntry?.object ?? (ev.type === 'update' ? this.decode(ev.prev, ev.prev.modRevision) : undefined);
       this.objects.set(ev.kv.key, { object, rv });
       this.indexObject(ev.kv.key, object, prev);
       cacheEvent = prev ? { type: 'MODIFIED', rv, key: ev.kv.key, object, prev } : { type: 'ADDED', rv, key: ev.kv.key, object };

@@ -20,7 +20,7 @@ import type { Logger } from '../util/log.js';
 import type { EventRecorder } from '../controller-kit/events.js';
 import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
-import { CustomResourceTypes, typeKey } from '../controller-kit/custom-resource-types.js';
+import { CustomResourceTypes } from '../controller-kit/custom-resource-types.js';
 
 export const FINALIZER_ORPHAN = 'orphan';
 export const FINALIZER_FOREGROUND = 'foregroundDeletion';
@@ -98,16 +98,9 @@ class GarbageCollector implements Reconciler {
 
   run(signal: AbortSignal): void {
     for (const { rt, informer } of this.informers) this.handle(rt, informer);
-    // Custom resources own and depend like any kind: each gets an informer while its CRD serves it.
-    this.customTypes.onChange(({ added, removed }) => {
-      for (const rt of removed) this.stopCustom(rt);
-      for (const rt of added) {
-        const stop = new AbortController();
-        const informer = this.ctx.informers.scoped(collectionPathOf(rt), stop.signal, { readOnly: true });
-        this.custom.set(typeKey(rt), { rt, informer, stop });
-        this.handle(rt, informer);
-      }
-    });
+    // Custom resources own and depend like any kind: one informer per stored resource (its versions
+    // share the objects) while its CRD serves it.
+    this.customTypes.onChange(() => this.syncCustomInformers());
     const builtins = Promise.all(this.informers.map((i) => i.informer.waitForSync()));
     const customs = this.customTypes.waitForSync().then(() => Promise.all([...this.custom.values()].map((c) => c.informer.waitForSync())));
     void Promise.all([builtins, customs]).then(() => {
@@ -127,14 +120,29 @@ class GarbageCollector implements Reconciler {
     });
   }
 
-  /** A custom type no longer served: its watch stops and its objects leave the graph. */
-  private stopCustom(rt: ResourceType): void {
-    const key = typeKey(rt);
-    const c = this.custom.get(key);
-    if (!c) return;
-    c.stop.abort();
-    this.custom.delete(key);
-    for (const n of [...this.byUid.values()]) if (typeKey(n.rt) === key) this.forget(n.obj);
+  /** One informer per stored custom resource, on a version still served; objects of one no longer served leave the graph. */
+  private syncCustomInformers(): void {
+    const served = new Map<string, ResourceType[]>();
+    for (const rt of this.customTypes.types()) {
+      const list = served.get(rt.storageKey!) ?? [];
+      list.push(rt);
+      served.set(rt.storageKey!, list);
+    }
+    for (const [key, c] of [...this.custom]) {
+      const versions = served.get(key);
+      if (versions?.some((v) => v.version === c.rt.version && v.namespaced === c.rt.namespaced)) continue;
+      c.stop.abort();
+      this.custom.delete(key);
+      for (const n of [...this.byUid.values()]) if (n.rt.storageKey === key) this.forget(n.obj);
+    }
+    for (const [key, versions] of served) {
+      if (this.custom.has(key)) continue;
+      const rt = versions.find((v) => v.version === v.storageVersion) ?? versions[0]!;
+      const stop = new AbortController();
+      const informer = this.ctx.informers.scoped(collectionPathOf(rt), stop.signal, { readOnly: true });
+      this.custom.set(key, { rt, informer, stop });
+      this.handle(rt, informer);
+    }
   }
 
   // ---- the graph ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { customResourceDefinitionResource, type CustomResourceDefinition } from '../../src/api/kinds/customresourcedefinition.js';
 import { customResourceTypes, mergeSchemaOf } from '../../src/apiextensions/custom-resource.js';
 import type { KubeObject } from '../../src/api/types.js';
+import { jsonTypeError, metadataTypeError } from '../../src/apiserver/protobuf/json-types.js';
 
 function crd(overrides: Record<string, unknown> = {}): CustomResourceDefinition {
   return {
@@ -122,4 +123,37 @@ test('CEL rules are accepted with a warning naming where they are, never silentl
     'spec.versions[0].schema.openAPIV3Schema.properties[spec]: x-kubernetes-validations rules are not evaluated by this server; objects are checked against the rest of the schema only',
   ]);
   assert.deepEqual(customResourceDefinitionResource.warningsFor!(crd()), []);
+});
+
+test('schema values of the wrong type are refused as Go decodes them, and bad metadata of a custom object too', () => {
+  const c = crd();
+  const spec = c.spec.versions[0]!.schema!.openAPIV3Schema!.properties!['spec']! as Record<string, unknown>;
+  spec['required'] = 'replicas';
+  assert.equal(
+    jsonTypeError(c as unknown as Record<string, unknown>, 'apiextensions.k8s.io/v1', 'CustomResourceDefinition'),
+    'json: cannot unmarshal string into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.properties.required of type []string',
+  );
+  spec['required'] = ['replicas'];
+  (spec['properties'] as Record<string, Record<string, unknown>>)['detail']!['maxLength'] = '3';
+  assert.match(jsonTypeError(c as unknown as Record<string, unknown>, 'apiextensions.k8s.io/v1', 'CustomResourceDefinition') ?? '', /cannot unmarshal string into Go struct field JSONSchemaProps\..*\.maxLength of type int64/);
+  assert.equal(metadataTypeError({ metadata: { name: 'w', finalizers: 'abc' } }, 'Widget'), 'json: cannot unmarshal string into Go struct field ObjectMeta.metadata.finalizers of type []string');
+  assert.equal(metadataTypeError({ metadata: { name: 'w', finalizers: ['a/b'] } }, 'Widget'), undefined);
+});
+
+test('groups Kubernetes owns need approval, groups the server serves are refused, stored versions stay versions', () => {
+  const k8s = crd({ group: 'widgets.k8s.io' });
+  k8s.metadata.name = 'widgets.widgets.k8s.io';
+  assert.ok(causesOf(k8s).includes('metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111'));
+  k8s.metadata.annotations = { 'api-approved.kubernetes.io': 'unapproved, experimental' };
+  assert.deepEqual(causesOf(k8s), []);
+  const served = crd({ group: 'coordination.k8s.io' });
+  served.metadata.name = 'widgets.coordination.k8s.io';
+  assert.ok(causesOf(served).includes('spec.group: Forbidden: coordination.k8s.io is served by the API server itself'));
+  const old = structuredClone(crd()) as KubeObject;
+  customResourceDefinitionResource.defaults(old);
+  old.status = { storedVersions: ['v1'] };
+  const next = structuredClone(old);
+  (next.spec as CustomResourceDefinition['spec']).versions[0]!.name = 'v2';
+  customResourceDefinitionResource.prepareForUpdate!(next, old);
+  assert.ok(customResourceDefinitionResource.validate(next, old).some((c) => c.field === 'status.storedVersions[0]' && c.message === 'Invalid value: "v1": must appear in spec.versions'));
 });

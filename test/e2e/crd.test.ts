@@ -162,6 +162,24 @@ describe('CustomResourceDefinitions with kubectl', () => {
     });
   }
 
+  it('a name another CRD of the group holds is refused until that CRD goes; every version watches in its own apiVersion', async () => {
+    const group = 'names.stable.example.com';
+    await s.k(['apply', '-f', '-'], { input: crdManifest(group) });
+    const rival = crdManifest(group).replace(/crontabs/g, 'crontimers').replace('kind: CronTab', 'kind: CronTimer').replace('singular: crontab', 'singular: crontimer');
+    await s.k(['apply', '-f', '-'], { input: rival });
+    const accepted = (name: string) => s.k(['get', 'crd', name, '-o', 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].reason}']);
+    await eventually(async () => (await accepted(`crontimers.${group}`)) === 'ShortNamesConflict', 10_000, 'the short name ct refused');
+    // Written through v1beta1, seen through a v1 watch as v1.
+    await eventually(async () => (await s.kubectl(['get', `crontabs.v1beta1.${group}`])).code === 0, 10_000, 'served');
+    await s.k(['apply', '-f', '-'], { input: cronTab(group, 'old-style').replace(`${group}/v1`, `${group}/v1beta1`) });
+    const watched = await s.kubectl(['get', '--raw', `/apis/${group}/v1/namespaces/default/crontabs?watch=1&timeoutSeconds=1`]);
+    const events = watched.stdout.trim().split('\n').map((l) => JSON.parse(l) as { object: { apiVersion: string; metadata: { name: string } } });
+    assert.deepEqual(events.map((e) => [e.object.metadata.name, e.object.apiVersion]), [['old-style', `${group}/v1`]]);
+    await s.k(['delete', 'crd', `crontabs.${group}`]);
+    await eventually(async () => (await accepted(`crontimers.${group}`)) === 'NoConflicts', 10_000, 'accepted once the holder is gone');
+    await s.k(['delete', 'crd', `crontimers.${group}`]);
+  });
+
   it('a CRD and its objects survive a SIGKILL of the server and are served from its first request', async () => {
     const group = 'restart.stable.example.com';
     await s.k(['apply', '-f', '-'], { input: crdManifest(group) });

@@ -174,9 +174,11 @@ function validateScale(scale: Record<string, unknown>, path: string): StatusCaus
     }
     if (!ok(v)) out.push(field.invalid(childPath(path, key), v, why));
   };
-  check('specReplicasPath', (v) => v.startsWith('.spec.'), 'should be a json path under .spec', true);
-  check('statusReplicasPath', (v) => v.startsWith('.status.'), 'should be a json path under .status', true);
-  check('labelSelectorPath', (v) => v.startsWith('.spec.') || v.startsWith('.status.'), 'should be a json path under either .spec or .status', false);
+  // Simple paths only (no indexes or filters): the scale subresource writes to them.
+  const simple = (v: string, under: string) => new RegExp(`^\\.${under}(\\.[A-Za-z0-9_-]+)+$`).test(v);
+  check('specReplicasPath', (v) => simple(v, 'spec'), 'should be a json path under .spec', true);
+  check('statusReplicasPath', (v) => simple(v, 'status'), 'should be a json path under .status', true);
+  check('labelSelectorPath', (v) => simple(v, 'spec') || simple(v, 'status'), 'should be a json path under either .spec or .status', false);
   return out;
 }
 
@@ -209,6 +211,41 @@ function validateVersions(versions: Record<string, unknown>[], path: string): St
   return out;
 }
 
+/** Groups the server serves itself: a CRD may not add versions to them (they would shadow its kinds). */
+const SERVED_GROUPS = new Set([
+  'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apiregistration.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io',
+  'certificates.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io', 'flowcontrol.apiserver.k8s.io', 'networking.k8s.io',
+  'node.k8s.io', 'rbac.authorization.k8s.io', 'resource.k8s.io', 'scheduling.k8s.io', 'storage.k8s.io',
+]);
+const APPROVAL_ANNOTATION = 'api-approved.kubernetes.io';
+
+function isProtectedGroup(group: string): boolean {
+  return group === 'k8s.io' || group === 'kubernetes.io' || group.endsWith('.k8s.io') || group.endsWith('.kubernetes.io');
+}
+
+/** Upstream's rule for the groups Kubernetes itself owns: an API review must have approved them. */
+function validateApproval(o: KubeObject, group: string): StatusCause[] {
+  if (!isProtectedGroup(group)) return [];
+  const path = `metadata.annotations[${APPROVAL_ANNOTATION}]`;
+  const v = o.metadata.annotations?.[APPROVAL_ANNOTATION];
+  if (v === undefined) return [field.required(path, `protected groups must have approval annotation "${APPROVAL_ANNOTATION}", see https://github.com/kubernetes/enhancements/pull/1111`)];
+  if (!/^https?:\/\/\S+$/.test(v) && !v.startsWith('unapproved')) return [field.invalid(path, v, 'protected groups must have approval annotation "api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved", see https://github.com/kubernetes/enhancements/pull/1111')];
+  return [];
+}
+
+/** Every version objects may be stored in stays a version of the CRD, and the storage version is one of them (upstream). */
+function validateStoredVersions(o: KubeObject): StatusCause[] {
+  const stored = (obj(o.status).storedVersions as unknown[] | undefined) ?? [];
+  const versions = new Set(objArr(obj(o.spec).versions).map((v) => str(v.name)));
+  const out: StatusCause[] = [];
+  stored.forEach((v, i) => {
+    if (!versions.has(str(v))) out.push(field.invalid(`status.storedVersions[${i}]`, v, 'must appear in spec.versions'));
+  });
+  const storage = storageVersion(o);
+  if (storage && stored.length > 0 && !stored.includes(storage)) out.push(field.invalid('status.storedVersions', JSON.stringify(stored), `must have the storage version ${storage}`));
+  return out;
+}
+
 function validateCRD(o: KubeObject, old: KubeObject | undefined): StatusCause[] {
   const out = validateMeta(o, old, false, nameIsDNSSubdomain, true);
   const spec = obj(o.spec);
@@ -219,6 +256,8 @@ function validateCRD(o: KubeObject, old: KubeObject | undefined): StatusCause[] 
     const errs = isDNS1123Subdomain(group);
     if (errs.length) out.push(field.invalid('spec.group', group, joinErrors(errs)));
     else if (!group.includes('.')) out.push(field.invalid('spec.group', group, 'should be a domain with at least one dot'));
+    else if (SERVED_GROUPS.has(group)) out.push(field.forbidden('spec.group', `${group} is served by the API server itself`));
+    else out.push(...validateApproval(o, group));
   }
   const name = o.metadata.name ?? '';
   if (name && str(names.plural) && group && name !== `${str(names.plural)}.${group}`) out.push(field.invalid('metadata.name', name, 'must be spec.names.plural+"."+spec.group'));
@@ -232,6 +271,7 @@ function validateCRD(o: KubeObject, old: KubeObject | undefined): StatusCause[] 
   else if (strategy !== 'None') out.push(field.notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
   if (spec.preserveUnknownFields === true) out.push(field.invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   if (old) {
+    out.push(...validateStoredVersions(o));
     const was = obj(old.spec);
     out.push(...validateImmutable(spec.group, was.group, 'spec.group'));
     out.push(...validateImmutable(names.plural, obj(was.names).plural, 'spec.names.plural'));

@@ -92,8 +92,19 @@ const PLAIN_FIELDS: Record<string, string> = {
   required: 'required',
 };
 
+/** The JSON type each plain keyword takes. */
+const PLAIN_EXAMPLE: Record<string, unknown> = {
+  format: '', title: '', description: '', pattern: '',
+  multipleOf: 0, maximum: 0, minimum: 0, maxLength: 0, minLength: 0, maxItems: 0, minItems: 0, maxProperties: 0, minProperties: 0,
+  exclusiveMaximum: false, exclusiveMinimum: false, uniqueItems: false,
+};
+
 function yamlAny(v: unknown): { yaml: string } {
   return { yaml: toYaml(v) };
+}
+
+function isSchema(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A JSON schema as gnostic's Schema message (as a plain object for protobufjs). */
@@ -103,18 +114,22 @@ function gnosticSchema(s: Record<string, unknown>): Record<string, unknown> {
   for (const [key, v] of Object.entries(s)) {
     if (v === undefined) continue;
     if (key.startsWith('x-')) extensions.push({ name: key, value: yamlAny(v) });
-    else if (key in PLAIN_FIELDS) out[PLAIN_FIELDS[key]!] = v;
-    else if (key === '$ref') out['_ref'] = v;
-    else if (key === 'type') out['type'] = { value: [v] };
+    else if (key in PLAIN_FIELDS) {
+      // A custom schema's values were type-checked on write; anything else is left out rather than fail the document.
+      const ok = key === 'required' ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === (typeof PLAIN_EXAMPLE[key]);
+      if (ok) out[PLAIN_FIELDS[key]!] = v;
+    }
+    else if (key === '$ref' && typeof v === 'string') out['_ref'] = v;
+    else if (key === 'type' && typeof v === 'string') out['type'] = { value: [v] };
     else if (key === 'default') out['default'] = yamlAny(v);
     else if (key === 'example') out['example'] = yamlAny(v);
     else if (key === 'enum' && Array.isArray(v)) out['enum'] = v.map(yamlAny);
-    else if (key === 'items' && typeof v === 'object' && v !== null) out['items'] = { schema: [gnosticSchema(v as Record<string, unknown>)] };
-    else if (key === 'allOf' && Array.isArray(v)) out['all_of'] = v.map((x) => gnosticSchema(x as Record<string, unknown>));
-    else if (key === 'properties' && typeof v === 'object' && v !== null) {
-      out['properties'] = { additional_properties: Object.entries(v as Record<string, Record<string, unknown>>).map(([name, p]) => ({ name, value: gnosticSchema(p) })) };
-    } else if (key === 'additionalProperties') {
-      out['additional_properties'] = typeof v === 'boolean' ? { boolean: v } : { schema: gnosticSchema(v as Record<string, unknown>) };
+    else if (key === 'items' && isSchema(v)) out['items'] = { schema: [gnosticSchema(v)] };
+    else if (key === 'allOf' && Array.isArray(v)) out['all_of'] = v.filter(isSchema).map(gnosticSchema);
+    else if (key === 'properties' && isSchema(v)) {
+      out['properties'] = { additional_properties: Object.entries(v).filter(([, p]) => isSchema(p)).map(([name, p]) => ({ name, value: gnosticSchema(p as Record<string, unknown>) })) };
+    } else if (key === 'additionalProperties' && (typeof v === 'boolean' || isSchema(v))) {
+      out['additional_properties'] = typeof v === 'boolean' ? { boolean: v } : { schema: gnosticSchema(v) };
     }
   }
   if (extensions.length) out['vendor_extension'] = extensions;

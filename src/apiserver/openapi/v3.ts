@@ -25,7 +25,8 @@ export function openApiV3Document(gv: string, types: readonly OpenApiResource[],
   const paths: Record<string, unknown> = {};
   const schemas: Record<string, OpenApiSchema> = {};
   for (const rt of types) {
-    for (const [name, schema] of rt.definitions('#/components/schemas/')?.schemas ?? []) schemas[name] = schema;
+    // The first definition of a name stays: built-in kinds come first and a custom one never replaces them.
+    for (const [name, schema] of rt.definitions('#/components/schemas/')?.schemas ?? []) schemas[name] ??= schema;
     if (rt.verbs && !rt.verbs.includes('patch')) continue;
     const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
     const item = rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`;
@@ -44,7 +45,7 @@ export function openApiV3Document(gv: string, types: readonly OpenApiResource[],
 /** Swagger 2.0's single document: every definition of every served kind. */
 export function openApiV2Definitions(types: readonly OpenApiResource[]): Record<string, OpenApiSchema> {
   const out: Record<string, OpenApiSchema> = {};
-  for (const rt of types) for (const [name, schema] of rt.definitions('#/definitions/')?.schemas ?? []) out[name] = schema;
+  for (const rt of types) for (const [name, schema] of rt.definitions('#/definitions/')?.schemas ?? []) out[name] ??= schema;
   return sortedByName(out);
 }
 

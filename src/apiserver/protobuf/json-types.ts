@@ -6,7 +6,8 @@
 // field; a field they do not list is not checked here (unknown fields are field validation's).
 import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
-import { DURATION, FIELDS_V1, INT_OR_STRING, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor } from '../../api/schema/root.js';
+import { DURATION, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
+import { META_V1_PACKAGE } from '../../api/schema/messages.js';
 import { base64Error } from '../../api/kinds/configmap.js';
 import { quantityErrors } from '../../api/quantity.js';
 
@@ -73,7 +74,7 @@ function mismatch(value: unknown, ctx: Context, goType: string, numberText?: str
 }
 
 /** What a field's values must be, worked out once per field (protobufjs computes fullName on every read). */
-type ValueRule = 'string' | 'quantity' | 'int-or-string' | 'any' | 'message' | 'text' | 'bool' | 'float' | 'integer';
+type ValueRule = 'string' | 'quantity' | 'int-or-string' | 'any' | 'message' | 'text' | 'bool' | 'float' | 'integer' | 'json-schema';
 
 const rules = new WeakMap<Field, ValueRule>();
 
@@ -83,7 +84,7 @@ function ruleOf(field: Field): ValueRule {
   const resolved = field.resolvedType;
   if (resolved instanceof protobuf.Type) {
     const name = resolved.fullName;
-    rule = name === TIME || name === MICRO_TIME || name === DURATION ? 'string' : name === QUANTITY ? 'quantity' : name === INT_OR_STRING ? 'int-or-string' : name === RAW_EXTENSION || name === FIELDS_V1 ? 'any' : 'message';
+    rule = name === TIME || name === MICRO_TIME || name === DURATION ? 'string' : name === QUANTITY ? 'quantity' : name === INT_OR_STRING ? 'int-or-string' : name === RAW_EXTENSION || name === FIELDS_V1 ? 'any' : name === JSON_SCHEMA_PROPS ? 'json-schema' : 'message';
   } else if (field.type === 'string' || field.type === 'bytes') rule = 'text';
   else if (field.type === 'bool') rule = 'bool';
   else if (field.type === 'double' || field.type === 'float') rule = 'float';
@@ -115,6 +116,9 @@ function checkElement(value: unknown, field: Field, ctx: Context): void {
       return;
     case 'any':
       return;
+    case 'json-schema':
+      checkJsonSchema(value, ctx);
+      return;
     case 'message':
       if (!isPlainObject(value)) mismatch(value, ctx, goElementType(field));
       checkMessage(value, field.resolvedType as Type, ctx.path);
@@ -140,6 +144,90 @@ function checkElement(value: unknown, field: Field, ctx: Context): void {
       const min = unsigned ? 0 : bits === 32 ? -(2 ** 31) : -(2 ** 63);
       const max = bits === 32 ? (unsigned ? 2 ** 32 : 2 ** 31) - 1 : unsigned ? 2 ** 64 : 2 ** 63;
       if (!Number.isInteger(value) || value < min || value > max) mismatch(value, ctx, goElementType(field), String(value));
+    }
+  }
+}
+
+/**
+ * JSONSchemaProps is carried whole in the messages (its keys are no proto names), so its Go types
+ * are listed here: a CRD whose schema says `required: "a"` or `maxLength: "3"` is refused as Go's
+ * decoder refuses it, instead of being stored and half-enforced.
+ */
+const SCHEMA_FIELD_TYPES: Record<string, 'string' | 'float64' | 'bool' | 'int64' | '[]string' | 'schema' | 'schemas' | 'schema-map' | 'schema-or-bool' | 'schema-or-array' | 'any' | '[]any' | 'rules' | 'docs'> = {
+  id: 'string', $schema: 'string', $ref: 'string', description: 'string', type: 'string', format: 'string', title: 'string', pattern: 'string',
+  maximum: 'float64', minimum: 'float64', multipleOf: 'float64',
+  exclusiveMaximum: 'bool', exclusiveMinimum: 'bool', uniqueItems: 'bool', nullable: 'bool',
+  'x-kubernetes-preserve-unknown-fields': 'bool', 'x-kubernetes-embedded-resource': 'bool', 'x-kubernetes-int-or-string': 'bool',
+  maxLength: 'int64', minLength: 'int64', maxItems: 'int64', minItems: 'int64', maxProperties: 'int64', minProperties: 'int64',
+  required: '[]string', 'x-kubernetes-list-map-keys': '[]string', 'x-kubernetes-list-type': 'string', 'x-kubernetes-map-type': 'string',
+  properties: 'schema-map', patternProperties: 'schema-map', definitions: 'schema-map',
+  additionalProperties: 'schema-or-bool', additionalItems: 'schema-or-bool', items: 'schema-or-array',
+  allOf: 'schemas', oneOf: 'schemas', anyOf: 'schemas', not: 'schema',
+  default: 'any', example: 'any', enum: '[]any', 'x-kubernetes-validations': 'rules', externalDocs: 'docs',
+};
+
+function checkJsonSchema(value: unknown, ctx: Context): void {
+  if (value === null || value === undefined) return;
+  const struct = 'JSONSchemaProps';
+  if (!isPlainObject(value)) mismatch(value, ctx, `v1.${struct}`);
+  for (const [key, v] of Object.entries(value)) {
+    const t = SCHEMA_FIELD_TYPES[key];
+    if (!t || v === null || v === undefined) continue;
+    const at: Context = { struct, path: { name: key, parent: ctx.path } };
+    const scalar = (ok: boolean, goType: string): void => {
+      if (!ok) mismatch(v, at, goType);
+    };
+    switch (t) {
+      case 'string':
+        scalar(typeof v === 'string', 'string');
+        break;
+      case 'float64':
+        scalar(typeof v === 'number', 'float64');
+        break;
+      case 'bool':
+        scalar(typeof v === 'boolean', 'bool');
+        break;
+      case 'int64':
+        scalar(typeof v === 'number', 'int64');
+        if (!Number.isInteger(v)) mismatch(v, at, 'int64', String(v));
+        break;
+      case '[]string':
+        scalar(Array.isArray(v), '[]string');
+        for (const x of v as unknown[]) if (typeof x !== 'string') mismatch(x, at, 'string');
+        break;
+      case 'schema':
+        checkJsonSchema(v, at);
+        break;
+      case 'schemas':
+        scalar(Array.isArray(v), '[]v1.JSONSchemaProps');
+        for (const x of v as unknown[]) checkJsonSchema(x, at);
+        break;
+      case 'schema-map':
+        scalar(isPlainObject(v), 'map[string]v1.JSONSchemaProps');
+        for (const x of Object.values(v as Record<string, unknown>)) checkJsonSchema(x, at);
+        break;
+      case 'schema-or-bool':
+        if (typeof v !== 'boolean') checkJsonSchema(v, at);
+        break;
+      case 'schema-or-array':
+        if (Array.isArray(v)) for (const x of v) checkJsonSchema(x, at);
+        else checkJsonSchema(v, at);
+        break;
+      case '[]any':
+        scalar(Array.isArray(v), '[]v1.JSON');
+        break;
+      case 'rules':
+        scalar(Array.isArray(v), 'v1.ValidationRules');
+        for (const r of v as unknown[]) {
+          if (!isPlainObject(r)) mismatch(r, at, 'v1.ValidationRule');
+          for (const f of ['rule', 'message', 'messageExpression', 'reason', 'fieldPath']) if (r[f] !== undefined && r[f] !== null && typeof r[f] !== 'string') mismatch(r[f], { struct: 'ValidationRule', path: { name: f, parent: at.path } }, 'string');
+        }
+        break;
+      case 'docs':
+        scalar(isPlainObject(v), 'v1.ExternalDocumentation');
+        break;
+      case 'any':
+        break;
     }
   }
 }
@@ -211,6 +299,20 @@ export function jsonTypeError(obj: Record<string, unknown>, apiVersion: string, 
   if (!type) return undefined;
   try {
     checkMessage(obj, type, undefined);
+    return undefined;
+  } catch (e) {
+    if (e instanceof TypeMismatch) return e.message;
+    throw e;
+  }
+}
+
+/** The same for an object's metadata alone: custom resources have no message but ObjectMeta's. */
+export function metadataTypeError(obj: Record<string, unknown>, kind: string): string | undefined {
+  const meta = obj['metadata'];
+  if (meta === undefined || meta === null) return undefined;
+  try {
+    if (!isPlainObject(meta)) mismatch(meta, { struct: kind, path: { name: 'metadata', parent: undefined } }, 'v1.ObjectMeta');
+    checkMessage(meta, protobufSchema().lookupType(`${META_V1_PACKAGE}.ObjectMeta`), { name: 'metadata', parent: undefined });
     return undefined;
   } catch (e) {
     if (e instanceof TypeMismatch) return e.message;
