@@ -1,6 +1,7 @@
 // The resource types a CustomResourceDefinition adds: one per served version, each a ResourceType
 // like the built-in kinds', with its behaviour read off the CRD (schema, names, subresources,
 // printer columns) instead of messages. Versions differ only in apiVersion (conversion None).
+import { isDeepStrictEqual } from 'node:util';
 import type { ResourceType, TableColumn } from '../api/resource.js';
 import type { KubeObject, StatusCause } from '../api/types.js';
 import { unknownFields } from '../api/field-validation.js';
@@ -102,9 +103,34 @@ function pruneUnknown(o: KubeObject, schema: JSONSchemaProps): string[] {
   return [...meta, ...prune(o, schema, true)];
 }
 
+/** The value at a cause's field path (`spec.items[0].name`), or undefined. */
+function valueAt(obj: unknown, path: string): unknown {
+  let at: unknown = obj;
+  for (const m of path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = m[2] !== undefined ? (Array.isArray(at) ? at[Number(m[2])] : undefined) : (at as Record<string, unknown>)[m[1]!];
+  }
+  return at;
+}
+
+/**
+ * Validation ratcheting (upstream's CRDValidationRatcheting, on by default since 1.30): an update
+ * may keep a value the schema has since been tightened against, as long as it does not change it.
+ * A required field belongs to its parent: only an unchanged parent lets its absence pass.
+ */
+function ratchet(causes: StatusCause[], o: KubeObject, old: KubeObject): StatusCause[] {
+  return causes.filter((c) => {
+    const path = c.field ?? '';
+    const node = c.reason === 'FieldValueRequired' ? path.replace(/(\.[^.[\]]+|\[\d+\])$/, '') : path;
+    if (!node || node === '<nil>') return true;
+    return !isDeepStrictEqual(valueAt(o, node), valueAt(old, node));
+  });
+}
+
 function validateCustom(o: KubeObject, old: KubeObject | undefined, namespaced: boolean, schema: JSONSchemaProps, v: CustomResourceDefinitionVersion): StatusCause[] {
   const out = validateMeta(o, old, namespaced, nameIsDNSSubdomain, true);
-  out.push(...validateAgainstSchema(o, schema, ''));
+  const schemaCauses = validateAgainstSchema(o, schema, '');
+  out.push(...(old ? ratchet(schemaCauses, o, old) : schemaCauses));
   const scale = v.subresources?.scale;
   if (scale) {
     const replicas = evaluateJsonPath(o, scale.specReplicasPath);

@@ -241,7 +241,7 @@ export class CustomResourceDefinitions {
     const stored = left.length > 0 ? left.length : await this.deps.storedCount(`/registry/${crd.spec.group}/${crd.spec.names.plural}/`);
     if (stored > 0) {
       const now = rfc3339(this.deps.clock.now());
-      const message = `CustomResource deletion is in progress: ${stored} remaining`;
+      const message = 'CustomResource deletion is in progress';
       if (crdCondition(crd, 'Terminating')?.message !== message) {
         await this.deps.crds.update(undefined, name, (cur) => {
           const next = asCRD(cur);

@@ -427,6 +427,8 @@ export class ObjectStore {
       // Status writers (kubelets, controllers) change status only; labels and the rest stay.
       next = { ...structuredClone(old), status: input.status };
       if (input.status === undefined) delete next.status;
+      // Server-side apply to /status recorded its field owner on the object it built: keep that.
+      if (ctx.managedFieldsSet) next.metadata.managedFields = input.metadata.managedFields;
     } else if (subresource === 'binding') {
       // The binding computed spec.nodeName and the PodScheduled condition itself.
       next = input;

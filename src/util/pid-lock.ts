@@ -11,13 +11,18 @@ interface Holder {
   start?: string;
 }
 
-function startTimeOf(pid: number): string | undefined {
+/** The fields of /proc/<pid>/stat after the command name (state first), or undefined. */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+function startTimeOf(pid: number): string | undefined {
+  return statFields(pid)?.[19];
 }
 
 function alive(h: Holder): boolean {
@@ -28,9 +33,12 @@ function alive(h: Holder): boolean {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  // A killed holder nobody has reaped yet (a zombie) holds nothing any more.
+  if (statFields(h.pid)?.[0] === 'Z') return false;
   const start = startTimeOf(h.pid);
   return h.start === undefined || start === undefined || start === h.start;
 }
+
 
 function readHolder(path: string): Holder | undefined {
   try {

@@ -157,3 +157,25 @@ test('groups Kubernetes owns need approval, groups the server serves are refused
   customResourceDefinitionResource.prepareForUpdate!(next, old);
   assert.ok(customResourceDefinitionResource.validate(next, old).some((c) => c.field === 'status.storedVersions[0]' && c.message === 'Invalid value: "v1": must appear in spec.versions'));
 });
+
+test('a value the schema was tightened against may stay while it is not changed (validation ratcheting)', () => {
+  const c = crd();
+  const props = c.spec.versions[0]!.schema!.openAPIV3Schema!.properties!['spec']!.properties!;
+  props['detail'] = { type: 'string', maxLength: 3 };
+  props['replicas'] = { type: 'integer', maximum: 5 };
+  const [rt] = customResourceTypes(c);
+  const old = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'default' }, spec: { detail: 'too long', replicas: 3 } } as KubeObject;
+  const labelled = structuredClone(old);
+  labelled.metadata.labels = { ratchet: 'yes' };
+  assert.deepEqual(rt!.validate(labelled, old), []);
+  const changed = structuredClone(old);
+  (changed.spec as { detail: string }).detail = 'longer still';
+  assert.deepEqual(rt!.validate(changed, old).map((x) => x.field), ['spec.detail']);
+  assert.deepEqual(rt!.validate(old, undefined).map((x) => x.field), ['spec.detail']);
+});
+
+test('a printer column path must start with a dot', () => {
+  const c = crd();
+  c.spec.versions[0]!.additionalPrinterColumns = [{ name: 'Color', type: 'string', jsonPath: 'spec.color' }];
+  assert.ok(causesOf(c).includes('spec.versions[0].additionalPrinterColumns[0].jsonPath: Invalid value: "spec.color": must be a simple json path starting with .'));
+});

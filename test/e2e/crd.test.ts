@@ -203,6 +203,12 @@ describe('CustomResourceDefinitions with kubectl', () => {
     await s.k(['apply', '-f', '-'], {
       input: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\n  ownerReferences:\n  - {apiVersion: ${group}/v1, kind: CronTab, name: owner, uid: ${uid}}\n`,
     });
+    // A controller applying status server-side owns what it applied, as a field manager of the status subresource.
+    await s.k(['apply', '--server-side', '--subresource=status', '--field-manager=ctrl', '-f', '-'], { input: `apiVersion: ${group}/v1\nkind: CronTab\nmetadata: {name: owner}\nstatus: {replicas: 2}\n` });
+    const withStatus = JSON.parse(await s.k(['get', `crontabs.${group}`, 'owner', '-o', 'json', '--show-managed-fields'])) as { status: { replicas: number }; metadata: { managedFields: { manager: string; operation: string; subresource?: string; fieldsV1: unknown }[] } };
+    assert.equal(withStatus.status.replicas, 2);
+    const ctrl = withStatus.metadata.managedFields.find((m) => m.manager === 'ctrl');
+    assert.deepEqual([ctrl?.operation, ctrl?.subresource, ctrl?.fieldsV1], ['Apply', 'status', { 'f:status': { 'f:replicas': {} } }]);
     await s.k(['delete', `crontabs.${group}`, 'owner']);
     await eventually(async () => (await s.kubectl(['get', 'configmap', 'owned'])).code !== 0, 20_000, 'the dependent ConfigMap collected');
     await s.k(['delete', 'crd', `crontabs.${group}`]);

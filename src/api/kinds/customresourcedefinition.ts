@@ -160,6 +160,7 @@ function validateColumns(columns: Record<string, unknown>[], path: string): Stat
     if (c.format && !COLUMN_FORMATS.includes(str(c.format))) out.push(field.notSupported(childPath(p, 'format'), c.format, COLUMN_FORMATS));
     if (typeof c.priority === 'number' && c.priority < 0) out.push(field.invalid(childPath(p, 'priority'), c.priority, 'must be greater than or equal to 0'));
     if (!str(c.jsonPath)) out.push(field.required(childPath(p, 'jsonPath')));
+    else if (!str(c.jsonPath).startsWith('.')) out.push(field.invalid(childPath(p, 'jsonPath'), c.jsonPath, 'must be a simple json path starting with .'));
   });
   return out;
 }

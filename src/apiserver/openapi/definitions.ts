@@ -170,9 +170,14 @@ export function customKindDefinitions(gvk: { group: string; version: string; kin
   const root = customDefinitionName(gvk.group, gvk.version, gvk.kind);
   const metaRef = { $ref: `${prefix}${meta.root}` };
   const properties = { ...((schema['properties'] as Record<string, OpenApiSchema> | undefined) ?? {}) };
-  properties['apiVersion'] = { type: 'string' };
-  properties['kind'] = { type: 'string' };
-  properties['metadata'] = prefix === '#/components/schemas/' ? { allOf: [metaRef] } : metaRef;
+  // What the CRD says of these (descriptions) stays; their types are every object's.
+  const described = (key: string): OpenApiSchema => {
+    const d = properties[key]?.['description'];
+    return typeof d === 'string' ? { description: d } : {};
+  };
+  properties['apiVersion'] = { ...described('apiVersion'), type: 'string' };
+  properties['kind'] = { ...described('kind'), type: 'string' };
+  properties['metadata'] = prefix === '#/components/schemas/' ? { ...described('metadata'), allOf: [metaRef] } : { ...described('metadata'), ...metaRef };
   const schemas = new Map(meta.schemas);
   schemas.set(root, { ...schema, type: 'object', properties, 'x-kubernetes-group-version-kind': [gvk] });
   return { root, schemas };
