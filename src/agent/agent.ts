@@ -47,6 +47,10 @@ export interface AgentConfig {
   runtime: 'process' | 'simulated';
   labels: Record<string, string>;
   taints: Taint[];
+  /** The machine's ID at its cloud (spec.providerID), when a cloud runs it. */
+  providerID?: string;
+  /** `external`: a cloud controller initialises the Node (it registers tainted uninitialized, as upstream's kubelet with --cloud-provider=external). */
+  cloudProvider?: 'external';
   reregister: boolean;
   endpointDiscovery: boolean;
   rejoin: boolean;
@@ -304,7 +308,18 @@ export class Agent {
       if (cfg.cpu) capacity.cpu = cfg.cpu;
       if (cfg.memory) capacity.memory = cfg.memory;
     }
-    this.nodeConfig = { nodeName: this.nodeName, machineId, nodeIP: cfg.nodeIP, runtime: cfg.runtime, labels: cfg.labels, taints: cfg.taints, capacity, kubeletPort };
+    this.nodeConfig = {
+      nodeName: this.nodeName,
+      machineId,
+      nodeIP: cfg.nodeIP,
+      runtime: cfg.runtime,
+      labels: cfg.labels,
+      taints: cfg.taints,
+      capacity,
+      kubeletPort,
+      ...(cfg.providerID ? { providerID: cfg.providerID } : {}),
+      ...(cfg.cloudProvider ? { cloudProvider: cfg.cloudProvider } : {}),
+    };
 
     const signal = this.abort.signal;
     this.keeper = new NodeKeeper({

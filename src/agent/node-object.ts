@@ -20,7 +20,12 @@ export interface NodeConfig {
   capacity: Record<string, string>;
   /** Actual port of the log (kubelet) server, reported in daemonEndpoints. */
   kubeletPort: number;
+  providerID?: string;
+  cloudProvider?: 'external';
 }
+
+/** Held by a Node until a cloud controller has initialised it (upstream's name). */
+export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
 
 const GO_ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
 
@@ -114,11 +119,14 @@ export function initialNode(cfg: NodeConfig, observed: ObservedNode | undefined,
   delete annotations[RETIRE_ANNOTATION];
   annotations[MACHINE_ID_ANNOTATION] = cfg.machineId;
   const taints = observed ? observed.taints.map((t) => ({ ...t })) : cfg.taints.map((t) => ({ ...t }));
+  // A Node its cloud has not seen yet waits for the cloud node controller. One re-created from its
+  // observed copy was initialised before: its cloud labels came back with it.
+  if (cfg.cloudProvider === 'external' && !observed && !taints.some((t) => t.key === UNINITIALIZED_TAINT)) taints.push({ key: UNINITIALIZED_TAINT, value: 'true', effect: 'NoSchedule' });
   const node: Node = {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name: cfg.nodeName, labels, annotations },
-    spec: {},
+    spec: cfg.providerID ? { providerID: cfg.providerID } : {},
     status,
   };
   if (observed?.unschedulable) {

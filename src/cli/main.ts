@@ -41,7 +41,7 @@ async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
     return;
   }
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -51,6 +51,7 @@ async function run(argv: string[]): Promise<void> {
     import('./haproxy-config.js'),
     import('./install.js'),
     import('./backup.js'),
+    import('./cloud.js'),
   ]);
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
@@ -59,6 +60,7 @@ async function run(argv: string[]): Promise<void> {
   program.addCommand(agentCommand());
   program.addCommand(nodeCommand());
   program.addCommand(haproxyConfigCommand());
+  program.addCommand(cloudCommand());
   for (const c of [...installCommands(), ...backupCommands()]) program.addCommand(c);
   await program.parseAsync(argv);
 }

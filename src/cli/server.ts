@@ -36,9 +36,12 @@ export function serverCommand(): Command {
     .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes that makes a zone unhealthy', Number, 0.55)
     .option('--node-eviction-rate <perSecond>', 'nodes per second whose pods may be evicted in a healthy zone', Number, 0.1)
     .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01)
+    .addOption(new Option('--cloud-provider <name>', 'the cloud the machines run in: its controllers initialise Nodes and remove those whose instance is gone').choices(['local']))
+    .option('--cloud-endpoint <url>', 'the cloud API (for local: the URL `skiff cloud serve` listens on)')
     .option('--with-agent', "also register this machine as a control-plane Node (label node-role.kubernetes.io/control-plane, NoSchedule taint); its state goes to <data-dir>/agent", false);
   // The node's flags, as `skiff agent` takes them.
-  for (const opt of nodeOptions()) cmd.addOption(opt.helpGroup('Node options (with --with-agent):'));
+  // A member's own node is not a cloud instance: the server's --cloud-provider names the cloud it reconciles with.
+  for (const opt of nodeOptions()) if (opt.long !== '--cloud-provider' && opt.long !== '--provider-id') cmd.addOption(opt.helpGroup('Node options (with --with-agent):'));
   cmd.addOption(logFormatOption());
   addConfigFile(cmd);
   cmd.action(async (o: Record<string, unknown>) => {
@@ -97,6 +100,7 @@ export function serverCommand(): Command {
             secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
           },
           ...(o.withAgent ? { agent: nodeConfigFrom(o) } : {}),
+          ...(o.cloudProvider ? { cloud: { provider: 'local' as const, endpoint: cloudEndpoint(o.cloudEndpoint) } } : {}),
           leaderElection: {
             leaseDurationMs: o.leaderElectLeaseDuration as number,
             renewDeadlineMs: o.leaderElectRenewDeadline as number,
@@ -115,4 +119,10 @@ export function serverCommand(): Command {
     }
   });
   return cmd;
+}
+
+/** --cloud-endpoint, required with --cloud-provider: where the cloud API is. */
+function cloudEndpoint(v: unknown): string {
+  if (typeof v !== 'string' || !/^https?:\/\/[^/]+/.test(v)) throw new Error('--cloud-provider needs --cloud-endpoint URL (http://HOST:PORT of `skiff cloud serve`)');
+  return v;
 }

@@ -19,8 +19,12 @@ import { TaintEvictionController } from './taint-eviction.js';
 import { PodGCController } from './pod-gc.js';
 import { GarbageCollectorController } from './garbage-collector.js';
 import { SchedulerController } from '../scheduler/scheduler.js';
+import type { CloudProvider } from '../cloud/provider.js';
+import { CloudNodeController } from './cloud-node.js';
+import { CloudNodeLifecycleController } from './cloud-node-lifecycle.js';
 
-export function allControllers(): Controller[] {
+/** `cloud`: the controllers that reconcile Nodes with their cloud's instances run too. */
+export function allControllers(cloud?: CloudProvider): Controller[] {
   return [
     new NamespaceController(),
     new ReplicaSetController(),
@@ -42,5 +46,6 @@ export function allControllers(): Controller[] {
     new PodGCController(),
     new GarbageCollectorController(),
     new SchedulerController(),
+    ...(cloud ? [new CloudNodeController(cloud), new CloudNodeLifecycleController(cloud)] : []),
   ];
 }

@@ -16,6 +16,7 @@ import type { Store } from '../store/store.js';
 import type { Logger } from '../util/log.js';
 import { ApiClient } from '../client/rest.js';
 import { ControllerManager, type ControllerOptions, type LeaderElectionTimings } from '../controller-kit/manager.js';
+import { LocalCloudProvider } from '../cloud/local-provider.js';
 import { allControllers } from '../controllers/index.js';
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
@@ -45,6 +46,8 @@ export interface ServerConfig {
   leaderElection: LeaderElectionTimings;
   /** Register this machine as a control-plane Node (`--with-agent`). */
   agent?: AgentNodeConfig;
+  /** The cloud the machines run in (`--cloud-provider local --cloud-endpoint URL`). */
+  cloud?: { provider: 'local'; endpoint: string };
 }
 
 export interface RunningServer {
@@ -126,7 +129,8 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     userAgent: userAgent('skiff-controller-manager'),
     metrics: api.metrics.client,
   });
-  const manager = new ControllerManager(controllerClient, allControllers(), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
+  const cloud = cfg.cloud ? new LocalCloudProvider(cfg.cloud.endpoint) : undefined;
+  const manager = new ControllerManager(controllerClient, allControllers(cloud), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });

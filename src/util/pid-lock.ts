@@ -4,6 +4,7 @@
 // holding the holder's pid and start time: a holder killed with SIGKILL leaves it behind, and the
 // next start finds that process gone (or the pid reused by another program) and takes over.
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { processAlive, processStartTime } from './proc.js';
 
 interface Holder {
   pid: number;
@@ -11,34 +12,9 @@ interface Holder {
   start?: string;
 }
 
-/** The fields of /proc/<pid>/stat after the command name (state first), or undefined. */
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-function startTimeOf(pid: number): string | undefined {
-  return statFields(pid)?.[19];
-}
-
 function alive(h: Holder): boolean {
-  // 0 and -1 would signal a process group or everything: a lock file holding them is garbage.
-  if (!Number.isInteger(h.pid) || h.pid <= 1) return false;
-  try {
-    process.kill(h.pid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  // A killed holder nobody has reaped yet (a zombie) holds nothing any more.
-  if (statFields(h.pid)?.[0] === 'Z') return false;
-  const start = startTimeOf(h.pid);
-  return h.start === undefined || start === undefined || start === h.start;
+  return processAlive(h.pid, h.start);
 }
-
 
 function readHolder(path: string): Holder | undefined {
   try {
@@ -71,7 +47,7 @@ export class PidLock {
 
   /** Takes the lock at `path` for this process, or throws DirectoryInUseError naming `what`. */
   static acquire(path: string, what: string): PidLock {
-    const me: Holder = { pid: process.pid, ...(startTimeOf(process.pid) ? { start: startTimeOf(process.pid)! } : {}) };
+    const me: Holder = { pid: process.pid, ...(processStartTime(process.pid) ? { start: processStartTime(process.pid)! } : {}) };
     const tmp = `${path}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(me), { mode: 0o600 });
     try {
