@@ -1,5 +1,7 @@
 // `skiff server`: API server (and, later, controllers and scheduler) in one process.
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { AUTOSCALER_DEFAULTS, parseNodesFlag, type AutoscalerGroup, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
+import { EXPANDERS, type Expander } from '../cloud/autoscaler/plan.js';
 import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
 import { runServer } from '../server/run-server.js';
 import { addConfigFile, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg } from './options.js';
@@ -38,6 +40,16 @@ export function serverCommand(): Command {
     .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01)
     .addOption(new Option('--cloud-provider <name>', 'the cloud the machines run in: its controllers initialise Nodes and remove those whose instance is gone').choices(['local']))
     .option('--cloud-endpoint <url>', 'the cloud API (for local: the URL `skiff cloud serve` listens on)')
+    .option('--nodes <min:max:group>', 'a node group the cluster autoscaler manages, with its size bounds (repeatable; needs --cloud-provider)', (v: string, p: AutoscalerGroup[]) => [...p, parseNodesArg(v)], [] as AutoscalerGroup[])
+    .addOption(durationOption('--scan-interval <duration>', 'autoscaler: how often the cluster is looked at', AUTOSCALER_DEFAULTS.scanIntervalMs))
+    .addOption(new Option('--expander <name>', 'autoscaler: which node group grows').choices([...EXPANDERS]).default(AUTOSCALER_DEFAULTS.expander))
+    .addOption(durationOption('--scale-down-unneeded-time <duration>', 'autoscaler: how long a node is unneeded before it goes', AUTOSCALER_DEFAULTS.scaleDownUnneededMs))
+    .addOption(durationOption('--scale-down-delay-after-add <duration>', 'autoscaler: no scale-down this long after a scale-up', AUTOSCALER_DEFAULTS.scaleDownDelayAfterAddMs))
+    .option('--scale-down-utilization-threshold <fraction>', 'autoscaler: below this share of cpu and memory requested a node may go', Number, AUTOSCALER_DEFAULTS.scaleDownUtilizationThreshold)
+    .addOption(durationOption('--max-node-provision-time <duration>', 'autoscaler: an instance without a Node this long is replaced', AUTOSCALER_DEFAULTS.maxNodeProvisionMs))
+    .option('--max-graceful-termination-sec <n>', 'autoscaler: how long draining a node may take', intArg, AUTOSCALER_DEFAULTS.maxGracefulTerminationSec)
+    .addOption(durationOption('--initial-node-group-backoff-duration <duration>', 'autoscaler: back-off of a group whose new instance never registered (doubles)', AUTOSCALER_DEFAULTS.initialBackoffMs))
+    .addOption(durationOption('--max-node-group-backoff-duration <duration>', 'autoscaler: the longest back-off', AUTOSCALER_DEFAULTS.maxBackoffMs))
     .option('--with-agent', "also register this machine as a control-plane Node (label node-role.kubernetes.io/control-plane, NoSchedule taint); its state goes to <data-dir>/agent", false);
   // The node's flags, as `skiff agent` takes them.
   // A member's own node is not a cloud instance: the server's --cloud-provider names the cloud it reconciles with.
@@ -101,6 +113,7 @@ export function serverCommand(): Command {
           },
           ...(o.withAgent ? { agent: nodeConfigFrom(o) } : {}),
           ...(o.cloudProvider ? { cloud: { provider: 'local' as const, endpoint: cloudEndpoint(o.cloudEndpoint) } } : {}),
+          ...((o.nodes as AutoscalerGroup[]).length > 0 ? { autoscaler: autoscalerOptions(o) } : {}),
           leaderElection: {
             leaseDurationMs: o.leaderElectLeaseDuration as number,
             renewDeadlineMs: o.leaderElectRenewDeadline as number,
@@ -125,4 +138,28 @@ export function serverCommand(): Command {
 function cloudEndpoint(v: unknown): string {
   if (typeof v !== 'string' || !/^https?:\/\/[^/]+/.test(v)) throw new Error('--cloud-provider needs --cloud-endpoint URL (http://HOST:PORT of `skiff cloud serve`)');
   return v;
+}
+
+function parseNodesArg(v: string): AutoscalerGroup {
+  try {
+    return parseNodesFlag(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
+function autoscalerOptions(o: Record<string, unknown>): AutoscalerOptions {
+  if (!o.cloudProvider) throw new Error('--nodes needs --cloud-provider: the autoscaler grows and shrinks node groups of a cloud');
+  return {
+    groups: o.nodes as AutoscalerGroup[],
+    scanIntervalMs: o.scanInterval as number,
+    expander: o.expander as Expander,
+    scaleDownUnneededMs: o.scaleDownUnneededTime as number,
+    scaleDownDelayAfterAddMs: o.scaleDownDelayAfterAdd as number,
+    scaleDownUtilizationThreshold: o.scaleDownUtilizationThreshold as number,
+    maxNodeProvisionMs: o.maxNodeProvisionTime as number,
+    maxGracefulTerminationSec: o.maxGracefulTerminationSec as number,
+    initialBackoffMs: o.initialNodeGroupBackoffDuration as number,
+    maxBackoffMs: o.maxNodeGroupBackoffDuration as number,
+  };
 }

@@ -22,9 +22,10 @@ import { SchedulerController } from '../scheduler/scheduler.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import { CloudNodeController } from './cloud-node.js';
 import { CloudNodeLifecycleController } from './cloud-node-lifecycle.js';
+import { ClusterAutoscaler, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 
-/** `cloud`: the controllers that reconcile Nodes with their cloud's instances run too. */
-export function allControllers(cloud?: CloudProvider): Controller[] {
+/** `cloud`: the controllers that reconcile Nodes with their cloud's instances run too; `autoscaler`: and the cluster autoscaler. */
+export function allControllers(cloud?: CloudProvider, autoscaler?: AutoscalerOptions): Controller[] {
   return [
     new NamespaceController(),
     new ReplicaSetController(),
@@ -47,5 +48,6 @@ export function allControllers(cloud?: CloudProvider): Controller[] {
     new GarbageCollectorController(),
     new SchedulerController(),
     ...(cloud ? [new CloudNodeController(cloud), new CloudNodeLifecycleController(cloud)] : []),
+    ...(cloud && autoscaler && autoscaler.groups.length > 0 ? [new ClusterAutoscaler(cloud, autoscaler)] : []),
   ];
 }

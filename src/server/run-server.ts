@@ -17,6 +17,7 @@ import type { Logger } from '../util/log.js';
 import { ApiClient } from '../client/rest.js';
 import { ControllerManager, type ControllerOptions, type LeaderElectionTimings } from '../controller-kit/manager.js';
 import { LocalCloudProvider } from '../cloud/local-provider.js';
+import type { AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 import { allControllers } from '../controllers/index.js';
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
@@ -48,6 +49,8 @@ export interface ServerConfig {
   agent?: AgentNodeConfig;
   /** The cloud the machines run in (`--cloud-provider local --cloud-endpoint URL`). */
   cloud?: { provider: 'local'; endpoint: string };
+  /** The cluster autoscaler, with the node groups it manages (`--nodes MIN:MAX:GROUP`). */
+  autoscaler?: AutoscalerOptions;
 }
 
 export interface RunningServer {
@@ -130,7 +133,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     metrics: api.metrics.client,
   });
   const cloud = cfg.cloud ? new LocalCloudProvider(cfg.cloud.endpoint) : undefined;
-  const manager = new ControllerManager(controllerClient, allControllers(cloud), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
+  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });

@@ -1,0 +1,374 @@
+// The cluster autoscaler (kubernetes/autoscaler's cluster-autoscaler, its flags and defaults),
+// leader-elected with the other controllers. Every --scan-interval:
+//  - instances that never registered a Node (or stopped having one) for --max-node-provision-time
+//    are deleted, and a group whose new instances did not register backs off: no machine is left
+//    running without a Node;
+//  - pods the scheduler could not place grow the group the expander picks, within its maximum;
+//  - nodes under --scale-down-utilization-threshold whose pods fit elsewhere, unneeded for
+//    --scale-down-unneeded-time, are tainted ToBeDeletedByClusterAutoscaler, drained through the
+//    eviction API (PodDisruptionBudgets hold it back) and their instances deleted;
+//  - kube-system/cluster-autoscaler-status says where it stands.
+import { stringify as toYaml } from 'yaml';
+import type { Node } from '../../api/kinds/node.js';
+import type { Pod } from '../../api/kinds/pod.js';
+import type { KubeObject } from '../../api/types.js';
+import { isStatusError } from '../../api/errors.js';
+import { matchLabelSelectorObject } from '../../api/labels.js';
+import { isDaemonSetPod } from '../../agent/drain.js';
+import type { EventRecorder } from '../../controller-kit/events.js';
+import { PATHS } from '../../controller-kit/informers.js';
+import type { Controller, ControllerContext } from '../../controller-kit/manager.js';
+import { errorText } from '../../util/error-text.js';
+import type { Logger } from '../../util/log.js';
+import { rfc3339 } from '../../util/time.js';
+import type { CloudProvider, NodeGroup } from '../provider.js';
+import { planScaleUp, scaleDownCandidates, type Expander, type GroupSnapshot, type NodeSnapshot } from './plan.js';
+
+export interface AutoscalerGroup {
+  name: string;
+  min: number;
+  max: number;
+}
+
+export interface AutoscalerOptions {
+  groups: AutoscalerGroup[];
+  scanIntervalMs: number;
+  expander: Expander;
+  scaleDownUnneededMs: number;
+  scaleDownDelayAfterAddMs: number;
+  scaleDownUtilizationThreshold: number;
+  maxNodeProvisionMs: number;
+  maxGracefulTerminationSec: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+}
+
+export const AUTOSCALER_DEFAULTS: Omit<AutoscalerOptions, 'groups'> = {
+  scanIntervalMs: 10_000,
+  expander: 'least-waste',
+  scaleDownUnneededMs: 600_000,
+  scaleDownDelayAfterAddMs: 600_000,
+  scaleDownUtilizationThreshold: 0.5,
+  maxNodeProvisionMs: 900_000,
+  maxGracefulTerminationSec: 600,
+  initialBackoffMs: 300_000,
+  maxBackoffMs: 1_800_000,
+};
+
+export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
+const SAFE_TO_EVICT = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
+const SCALE_DOWN_DISABLED = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
+const STATUS_PATH = '/api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-status';
+
+/** `MIN:MAX:GROUP`, as --nodes takes it. */
+export function parseNodesFlag(v: string): AutoscalerGroup {
+  const m = /^(\d+):(\d+):([a-z0-9]([a-z0-9-]*[a-z0-9])?)$/.exec(v);
+  if (!m || Number(m[1]) > Number(m[2])) throw new Error(`--nodes ${v}: use MIN:MAX:GROUP with MIN <= MAX`);
+  return { min: Number(m[1]), max: Number(m[2]), name: m[3]! };
+}
+
+function isReady(n: Node): boolean {
+  return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+}
+
+function isUnschedulable(p: Pod): boolean {
+  return !p.spec?.nodeName && !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+}
+
+function isActive(p: Pod): boolean {
+  return p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+}
+
+interface GroupState {
+  backoffUntil?: number;
+  backoffMs?: number;
+}
+
+export class ClusterAutoscaler implements Controller {
+  readonly name = 'cluster-autoscaler';
+  constructor(
+    private readonly cloud: CloudProvider,
+    private readonly opts: AutoscalerOptions,
+  ) {}
+
+  start(ctx: ControllerContext, signal: AbortSignal): void {
+    new AutoscalerLoop(ctx, this.cloud, this.opts).run(signal);
+  }
+}
+
+class AutoscalerLoop {
+  private readonly log: Logger;
+  private readonly recorder: EventRecorder;
+  /** Instance id → when it was first seen without a Node. */
+  private readonly unregisteredSince = new Map<string, number>();
+  /** Instance ids that have had a Node: one without a Node now lost it rather than never booted. */
+  private readonly registered = new Set<string>();
+  /** Node name → since when it has been unneeded. */
+  private readonly unneededSince = new Map<string, number>();
+  private readonly groupState = new Map<string, GroupState>();
+  /** Pod uid → the last reason it could not be helped, so NotTriggerScaleUp is said once per reason. */
+  private readonly told = new Map<string, string>();
+  private readonly deleting = new Set<string>();
+  private lastScaleUp = 0;
+  private status: Record<string, unknown> = {};
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly cloud: CloudProvider,
+    private readonly opts: AutoscalerOptions,
+  ) {
+    this.log = ctx.log.child({ controller: 'cluster-autoscaler' });
+    this.recorder = ctx.recorder('cluster-autoscaler');
+  }
+
+  run(signal: AbortSignal): void {
+    const nodes = this.ctx.informers.for<Node>(PATHS.nodes);
+    const pods = this.ctx.informers.for<Pod>(PATHS.pods);
+    const pdbs = this.ctx.informers.for(PATHS.pdbs);
+    void (async () => {
+      await Promise.all([nodes.waitForSync(), pods.waitForSync(), pdbs.waitForSync()]);
+      let failing = false;
+      while (!signal.aborted) {
+        try {
+          await this.loop(nodes.list(), pods.list(), pdbs.list(), signal);
+          if (failing) this.log.info('autoscaling again');
+          failing = false;
+        } catch (e) {
+          if (!failing) this.log.warn({ err: errorText(e) }, 'autoscaler loop failed; retrying every scan interval');
+          failing = true;
+        }
+        await this.ctx.clock.sleep(this.opts.scanIntervalMs, signal).catch(() => {});
+      }
+    })();
+  }
+
+  private managed(): { spec: AutoscalerGroup; group: NodeGroup }[] {
+    const byId = new Map(this.cloud.nodeGroups().map((g) => [g.id(), g]));
+    return this.opts.groups.flatMap((spec) => {
+      const group = byId.get(spec.name);
+      return group ? [{ spec, group }] : [];
+    });
+  }
+
+  private async loop(nodes: Node[], pods: Pod[], pdbs: KubeObject[], signal: AbortSignal): Promise<void> {
+    await this.cloud.refresh();
+    const now = this.ctx.clock.now();
+    const managed = this.managed();
+    const byProvider = new Map(nodes.filter((n) => n.spec?.providerID).map((n) => [n.spec!.providerID!, n]));
+    const snapshots: GroupSnapshot[] = [];
+    const unregistered: Record<string, number> = {};
+    let longUnregistered = 0;
+    for (const { spec, group } of managed) {
+      const instances = await group.nodes();
+      let upcoming = 0;
+      for (const inst of instances) {
+        if (inst.status === 'Deleting') continue;
+        if (byProvider.has(inst.id)) {
+          this.registered.add(inst.id);
+          this.unregisteredSince.delete(inst.id);
+          continue;
+        }
+        const since = this.unregisteredSince.get(inst.id) ?? now;
+        this.unregisteredSince.set(inst.id, since);
+        if (now - since < this.opts.maxNodeProvisionMs) {
+          upcoming++;
+          continue;
+        }
+        longUnregistered++;
+        await this.deleteUnregistered(spec.name, group, inst.id, !this.registered.has(inst.id), now);
+      }
+      unregistered[spec.name] = upcoming;
+      const st = this.groupState.get(spec.name) ?? {};
+      snapshots.push({ id: spec.name, min: spec.min, max: spec.max, target: await group.targetSize(), template: await group.templateNode(), backedOff: (st.backoffUntil ?? 0) > now });
+    }
+
+    const scaleUp = await this.scaleUp(pods, snapshots, unregistered, managed);
+    const scaleDown = scaleUp ? 'NoCandidates' : await this.scaleDown(nodes, pods, pdbs, snapshots, managed, now, signal);
+    await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, scaleUp ? 'InProgress' : 'NoActivity', scaleDown, now, signal);
+  }
+
+  /** An instance without a Node past the provision time: replaced, as upstream removes long-unregistered nodes. */
+  private async deleteUnregistered(groupName: string, group: NodeGroup, providerID: string, neverRegistered: boolean, now: number): Promise<void> {
+    this.log.info({ group: groupName, instance: providerID, neverRegistered }, 'deleting an instance that has no Node');
+    try {
+      await group.deleteNodes([{ apiVersion: 'v1', kind: 'Node', metadata: { name: providerID }, spec: { providerID } } as Node]);
+      this.unregisteredSince.delete(providerID);
+      await this.statusEvent('Normal', 'DeleteUnregistered', `Removed unregistered node ${providerID}`);
+    } catch (e) {
+      await this.statusEvent('Warning', 'DeleteUnregisteredFailed', `Failed to remove node ${providerID}: ${errorText(e)}`);
+    }
+    if (neverRegistered) {
+      // A scale-up whose machine never came up: do not keep asking the group for more at once.
+      const st = this.groupState.get(groupName) ?? {};
+      st.backoffMs = Math.min(this.opts.maxBackoffMs, st.backoffMs ? st.backoffMs * 2 : this.opts.initialBackoffMs);
+      st.backoffUntil = now + st.backoffMs;
+      this.groupState.set(groupName, st);
+      this.log.info({ group: groupName, backoffMs: st.backoffMs }, 'node group backing off: its new instance never registered');
+      await this.statusEvent('Warning', 'ScaleUpTimedOut', `Nodes added to group ${groupName} failed to register within ${Math.round(this.opts.maxNodeProvisionMs / 1000)}s`);
+    }
+  }
+
+  private async scaleUp(pods: Pod[], groups: GroupSnapshot[], upcoming: Record<string, number>, managed: { spec: AutoscalerGroup; group: NodeGroup }[]): Promise<boolean> {
+    let pending = pods.filter(isUnschedulable);
+    if (pending.length === 0) return false;
+    // Pods the instances still booting will take do not ask for more.
+    for (const g of groups) {
+      const booting = upcoming[g.id] ?? 0;
+      if (booting === 0 || pending.length === 0) continue;
+      const fit = planScaleUp(pending, [{ ...g, target: 0, max: booting, backedOff: false }], 'most-pods');
+      const taken = new Set((fit.plan?.pods ?? []).map((p) => p.metadata.uid));
+      pending = pending.filter((p) => !taken.has(p.metadata.uid));
+    }
+    if (pending.length === 0) return true;
+    const result = planScaleUp(pending, groups, this.opts.expander);
+    for (const { pod, reason } of result.unhelpable) {
+      if (this.told.get(pod.metadata.uid!) === reason) continue;
+      this.told.set(pod.metadata.uid!, reason);
+      this.recorder.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Normal', 'NotTriggerScaleUp', `pod didn't trigger scale-up: ${reason}`);
+    }
+    if (!result.plan) return false;
+    const { group: id, count, pods: helped } = result.plan;
+    const g = managed.find((m) => m.spec.name === id)!;
+    const before = groups.find((x) => x.id === id)!.target;
+    this.log.info({ group: id, from: before, to: before + count, pods: helped.length }, 'scaling up');
+    await g.group.increaseSize(count);
+    this.lastScaleUp = this.ctx.clock.now();
+    await this.statusEvent('Normal', 'ScaledUpGroup', `Scale-up: setting group ${id} size to ${before + count} instead of ${before} (max: ${g.spec.max})`);
+    for (const p of helped) this.recorder.event({ ...p, apiVersion: 'v1', kind: 'Pod' }, 'Normal', 'TriggeredScaleUp', `pod triggered scale-up: [{${id} ${before}->${before + count} (max: ${g.spec.max})}]`);
+    return true;
+  }
+
+  /** Why a node may not be removed, or undefined (upstream's scale-down blockers). */
+  private blocker(node: Node, podsOn: Pod[], pdbs: KubeObject[]): string | undefined {
+    if (node.metadata.annotations?.[SCALE_DOWN_DISABLED] === 'true') return 'scale-down disabled by annotation';
+    for (const p of podsOn) {
+      if (isDaemonSetPod(p)) continue;
+      const safe = p.metadata.annotations?.[SAFE_TO_EVICT];
+      if (safe === 'false') return `pod ${p.metadata.namespace}/${p.metadata.name} is not safe to evict`;
+      if (safe === 'true') continue;
+      if (!(p.metadata.ownerReferences ?? []).some((o) => o.controller)) return `pod ${p.metadata.namespace}/${p.metadata.name} has no controller`;
+      const budgets = pdbs.filter((b) => b.metadata.namespace === p.metadata.namespace && matchLabelSelectorObject((b.spec as { selector?: unknown } | undefined)?.selector, p.metadata.labels));
+      if (p.metadata.namespace === 'kube-system' && budgets.length === 0) return `kube-system pod ${p.metadata.name} has no PodDisruptionBudget`;
+      for (const b of budgets) {
+        const allowed = (b.status as { disruptionsAllowed?: number } | undefined)?.disruptionsAllowed ?? 0;
+        const here = podsOn.filter((x) => matchLabelSelectorObject((b.spec as { selector?: unknown } | undefined)?.selector, x.metadata.labels)).length;
+        if (here > allowed) return `not enough pod disruption budget to move ${p.metadata.namespace}/${p.metadata.name}`;
+      }
+    }
+    return undefined;
+  }
+
+  private async scaleDown(nodes: Node[], pods: Pod[], pdbs: KubeObject[], groups: GroupSnapshot[], managed: { spec: AutoscalerGroup; group: NodeGroup }[], now: number, signal: AbortSignal): Promise<string> {
+    const podsByNode = new Map<string, Pod[]>();
+    for (const p of pods) {
+      if (!p.spec?.nodeName || !isActive(p)) continue;
+      const list = podsByNode.get(p.spec.nodeName) ?? [];
+      list.push(p);
+      podsByNode.set(p.spec.nodeName, list);
+    }
+    const snapshots: NodeSnapshot[] = [];
+    for (const n of nodes) {
+      const g = this.cloud.nodeGroupForNode(n);
+      if (!g || !managed.some((m) => m.spec.name === g.id()) || !isReady(n) || n.metadata.deletionTimestamp) continue;
+      const on = podsByNode.get(n.metadata.name!) ?? [];
+      const blocked = this.blocker(n, on, pdbs) ?? ((n.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT) ? 'being deleted' : undefined);
+      snapshots.push({ node: n, group: g.id(), movable: on.filter((p) => !isDaemonSetPod(p)), ...(blocked ? { blocked } : {}) });
+    }
+    const sizes = new Map(groups.map((g) => [g.id, { min: g.min, target: g.target }]));
+    const candidates = scaleDownCandidates(snapshots, podsByNode, sizes, this.opts.scaleDownUtilizationThreshold);
+    const names = new Set(candidates.map((c) => c.metadata.name!));
+    for (const name of [...this.unneededSince.keys()]) if (!names.has(name)) this.unneededSince.delete(name);
+    for (const name of names) if (!this.unneededSince.has(name)) this.unneededSince.set(name, now);
+    if (now - this.lastScaleUp < this.opts.scaleDownDelayAfterAddMs) return candidates.length ? 'CandidatesPresent' : 'NoCandidates';
+    for (const node of candidates) {
+      const name = node.metadata.name!;
+      if (now - (this.unneededSince.get(name) ?? now) < this.opts.scaleDownUnneededMs || this.deleting.has(name)) continue;
+      const group = managed.find((m) => m.spec.name === this.cloud.nodeGroupForNode(node)?.id())!.group;
+      this.deleting.add(name);
+      void this.removeNode(node, group, podsByNode.get(name) ?? [], signal).finally(() => this.deleting.delete(name));
+    }
+    return candidates.length ? 'CandidatesPresent' : 'NoCandidates';
+  }
+
+  /** Taint, drain through evictions (PDBs honoured, retried up to the graceful bound), then delete the instance. */
+  private async removeNode(node: Node, group: NodeGroup, podsOn: Pod[], signal: AbortSignal): Promise<void> {
+    const name = node.metadata.name!;
+    const path = `/api/v1/nodes/${encodeURIComponent(name)}`;
+    try {
+      const taints = [...(node.spec?.taints ?? []).filter((t) => t.key !== TO_BE_DELETED_TAINT), { key: TO_BE_DELETED_TAINT, value: String(Math.floor(this.ctx.clock.now() / 1000)), effect: 'NoSchedule' as const }];
+      await this.ctx.client.patch(path, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints } }, 'merge', { signal });
+      this.log.info({ node: name, group: group.id() }, 'scaling down: node tainted, draining');
+      this.recorder.event({ ...node, apiVersion: 'v1', kind: 'Node' }, 'Normal', 'ScaleDown', 'marked the node as toBeDeleted/unschedulable');
+      const deadline = this.ctx.clock.now() + this.opts.maxGracefulTerminationSec * 1000;
+      let left = podsOn.filter((p) => !isDaemonSetPod(p));
+      while (left.length > 0) {
+        const next: Pod[] = [];
+        for (const p of left) {
+          try {
+            await this.ctx.client.create(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata.name, namespace: p.metadata.namespace } }, { signal });
+          } catch (e) {
+            if (isStatusError(e, 'NotFound')) continue;
+            if (isStatusError(e, 'TooManyRequests')) next.push(p);
+            else throw e;
+          }
+        }
+        left = next;
+        if (left.length === 0) break;
+        if (this.ctx.clock.now() > deadline) throw new Error(`pods still not evicted after ${this.opts.maxGracefulTerminationSec}s: ${left.map((p) => p.metadata.name).join(', ')}`);
+        await this.ctx.clock.sleep(1000, signal);
+      }
+      await group.deleteNodes([node]);
+      this.unneededSince.delete(name);
+      this.log.info({ node: name, group: group.id() }, 'scaled down: instance deleted');
+      await this.statusEvent('Normal', 'ScaleDown', `Scale-down: removing node ${name}, utilization below ${this.opts.scaleDownUtilizationThreshold}`);
+    } catch (e) {
+      if (signal.aborted) return;
+      this.log.warn({ node: name, err: errorText(e) }, 'scale-down failed; the node stays');
+      this.recorder.event({ ...node, apiVersion: 'v1', kind: 'Node' }, 'Warning', 'ScaleDownFailed', `failed to drain the node: ${errorText(e)}`);
+      // Give the node back: it is not going after all.
+      try {
+        const fresh = await this.ctx.client.get<Node>(path, { signal });
+        await this.ctx.client.patch(path, { metadata: { resourceVersion: fresh.metadata.resourceVersion }, spec: { taints: (fresh.spec?.taints ?? []).filter((t) => t.key !== TO_BE_DELETED_TAINT) } }, 'merge', { signal });
+      } catch {
+        /* next loop sees it */
+      }
+    }
+  }
+
+  private async statusEvent(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const cm = await this.ctx.client.get<KubeObject>(STATUS_PATH).catch(() => undefined);
+    if (cm) this.recorder.event({ ...cm, apiVersion: 'v1', kind: 'ConfigMap' }, type, reason, message);
+  }
+
+  private async writeStatus(nodes: Node[], groups: GroupSnapshot[], unregistered: Record<string, number>, longUnregistered: number, scaleUp: string, scaleDown: string, now: number, signal: AbortSignal): Promise<void> {
+    const ready = nodes.filter(isReady).length;
+    const status = {
+      time: rfc3339(now),
+      autoscalerStatus: 'Running',
+      clusterWide: {
+        health: { status: 'Healthy', nodeCounts: { registered: { total: nodes.length, ready, notStarted: 0, unready: nodes.length - ready, beingDeleted: this.deleting.size }, longUnregistered, unregistered: Object.values(unregistered).reduce((a, b) => a + b, 0) } },
+        scaleUp: { status: scaleUp },
+        scaleDown: { status: scaleDown, candidates: this.unneededSince.size },
+      },
+      nodeGroups: groups.map((g) => {
+        const st = this.groupState.get(g.id);
+        const backedOff = (st?.backoffUntil ?? 0) > now;
+        return {
+          name: g.id,
+          health: { status: 'Healthy', cloudProviderTarget: g.target, minSize: g.min, maxSize: g.max, nodeCounts: { unregistered: unregistered[g.id] ?? 0 } },
+          scaleUp: { status: backedOff ? 'Backoff' : g.target >= g.max ? 'NoActivity' : scaleUp, ...(backedOff ? { backoffInfo: { until: rfc3339(st!.backoffUntil!) } } : {}) },
+        };
+      }),
+    };
+    const comparable = JSON.stringify({ ...status, time: '' });
+    if (comparable === JSON.stringify({ ...this.status, time: '' })) return;
+    this.status = status;
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cluster-autoscaler-status', namespace: 'kube-system', annotations: { 'cluster-autoscaler.kubernetes.io/last-updated': status.time } }, data: { status: toYaml(status) } };
+    try {
+      await this.ctx.client.patch(STATUS_PATH, body, 'merge', { signal });
+    } catch (e) {
+      if (!isStatusError(e, 'NotFound')) throw e;
+      await this.ctx.client.create('/api/v1/namespaces/kube-system/configmaps', body, { signal });
+    }
+  }
+}

@@ -1,0 +1,137 @@
+// The cluster autoscaler end to end, with a real cloud of agent processes and short timings
+// through the flags: pending pods that fit nowhere grow the group, load removed shrinks it back to
+// its minimum through taint, drain and instance deletion, and instances that never register a
+// Node, or lost theirs to an agent that never re-creates it (the zombie of the story), are replaced.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { SKIFF_BIN, TestServer, eventually } from '../support/cluster.js';
+import { freePorts } from '../support/etcd.js';
+import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
+import { CloudClient } from '../../src/cloud/client.js';
+import type { Instance } from '../../src/cloud/api.js';
+import type { Node } from '../../src/api/kinds/node.js';
+import type { Pod } from '../../src/api/kinds/pod.js';
+import type { KubeList, KubeObject } from '../../src/api/types.js';
+import type { ApiClient } from '../../src/client/rest.js';
+
+const TOKEN = 'scaler.0123456789abcdef';
+
+describe('cluster autoscaler on a local cloud', () => {
+  const s = new TestServer('autoscaler');
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-autoscaler-'));
+  let cloudProc: ManagedProcess | undefined;
+  let cloud: CloudClient;
+  let api: ApiClient;
+
+  const live = async (): Promise<Instance[]> => (await cloud.instances('pool')).filter((i) => i.state !== 'Terminated');
+  const nodes = async (): Promise<Node[]> => (await api.get<KubeList<Node>>('/api/v1/nodes')).items.filter((n) => n.spec?.providerID?.startsWith('skiff://pool/'));
+  const readyCount = async (): Promise<number> => (await nodes()).filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+  const runningPods = async (): Promise<Pod[]> => (await api.get<KubeList<Pod>>('/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=crunch' } })).items.filter((p) => p.status?.phase === 'Running');
+  /** At rest, every live instance has its Node and every Node its instance. */
+  const matched = async (): Promise<boolean> => {
+    const [is, ns] = await Promise.all([live(), nodes()]);
+    return is.length === ns.length && is.every((i) => ns.some((n) => n.spec?.providerID === i.providerID));
+  };
+
+  before(async () => {
+    const [port] = await freePorts(1);
+    const endpoint = `http://127.0.0.1:${port!}`;
+    await s.start([
+      '--token', TOKEN, '--cloud-provider', 'local', '--cloud-endpoint', endpoint, '--nodes', '1:3:pool',
+      '--scan-interval', '1s', '--scale-down-unneeded-time', '3s', '--scale-down-delay-after-add', '3s', '--max-node-provision-time', '8s',
+      '--initial-node-group-backoff-duration', '4s', '--node-monitor-period', '1s', '--node-monitor-grace-period', '6s', '--pod-gc-orphan-quarantine', '2s',
+    ]);
+    api = s.client();
+    cloudProc = startProcess({
+      name: 'cloud',
+      command: process.execPath,
+      args: [SKIFF_BIN, 'cloud', 'serve', '--data-dir', join(dir, 'cloud'), '--listen', `127.0.0.1:${port!}`, '--server', `https://127.0.0.1:${s.port!}`, '--ca-file', join(s.dataDir, 'tls', 'ca.crt'), '--termination-grace', '5s', '--agent-flag=--node-status-update-frequency=1s', '--agent-flag=--node-lease-duration-seconds=4'],
+      env: { ...process.env, SKIFF_TOKEN: TOKEN },
+      output: join(dir, 'cloud.log'),
+    });
+    cloud = new CloudClient(endpoint);
+    await eventually(() => cloud.nodeGroups().then(() => true), 15_000, 'cloud API up');
+    await cloud.setNodeGroup('pool', { instanceType: 'small', zones: ['local-a'], minSize: 1, maxSize: 3 });
+    await cloud.createInstances('pool', 1);
+    await eventually(async () => (await readyCount()) === 1, 30_000, 'the first node Ready');
+  });
+
+  after(async () => {
+    const state = join(dir, 'cloud', 'cloud.json');
+    if (existsSync(state)) {
+      for (const i of (JSON.parse(readFileSync(state, 'utf8')) as { instances: { machine?: { pid: number } }[] }).instances) {
+        try {
+          if (i.machine) process.kill(i.machine.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+    }
+    await cloudProc?.stop(3000);
+    api?.close();
+    await s.stop();
+    s.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('grows the group for pods that fit nowhere, and the pods run on the new nodes', async () => {
+    // Each pod asks for most of a small instance's 2 cpus: one per node.
+    await s.k(['apply', '-f', '-'], {
+      input: `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: crunch}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: crunch}}
+  template:
+    metadata: {labels: {app: crunch}}
+    spec:
+      containers:
+      - name: crunch
+        image: busybox
+        command: [sleep, "3600"]
+        resources: {requests: {cpu: 1500m, memory: 256Mi}}
+`,
+    });
+    await eventually(async () => (await runningPods()).length === 3, 60_000, 'three pods Running');
+    assert.equal((await live()).length, 3);
+    assert.equal(await readyCount(), 3);
+    const events = await api.get<KubeList<KubeObject & { reason?: string; message?: string }>>('/api/v1/namespaces/default/events', { query: { fieldSelector: 'reason=TriggeredScaleUp' } });
+    assert.ok(events.items.some((e) => /pod triggered scale-up: \[\{pool \d->\d \(max: 3\)\}\]/.test(e.message ?? '')), 'TriggeredScaleUp events on the pods');
+    const status = await api.get<KubeObject & { data: { status: string } }>('/api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-status');
+    const parsed = parseYaml(status.data.status) as { autoscalerStatus: string; nodeGroups: { name: string; health: { cloudProviderTarget: number; maxSize: number } }[] };
+    assert.equal(parsed.autoscalerStatus, 'Running');
+    assert.equal(parsed.nodeGroups[0]?.health.maxSize, 3);
+  });
+
+  it('at the maximum, a pod that fits nowhere says so and the group stays', async () => {
+    await s.k(['scale', 'deployment', 'crunch', '--replicas', '4']);
+    const said = await eventually(async () => {
+      const ev = await api.get<KubeList<KubeObject & { message?: string }>>('/api/v1/namespaces/default/events', { query: { fieldSelector: 'reason=NotTriggerScaleUp' } });
+      return ev.items.find((e) => /max node group size reached/.test(e.message ?? ''));
+    }, 20_000, 'NotTriggerScaleUp');
+    assert.ok(said);
+    assert.equal((await live()).length, 3);
+  });
+
+  it('shrinks back to the minimum when the load goes, without leaking an instance or a Node', async () => {
+    await s.k(['scale', 'deployment', 'crunch', '--replicas', '1']);
+    await eventually(async () => (await live()).length === 1 && (await nodes()).length === 1, 60_000, 'one instance and one Node left');
+    await eventually(matched, 15_000, 'instances and Nodes one to one');
+    assert.equal((await runningPods()).length, 1);
+  });
+
+  it('replaces an instance that never boots, and the zombie a classic agent leaves behind', async () => {
+    const [noBoot] = await cloud.createInstances('pool', 1, ['no-boot']);
+    await eventually(async () => (await cloud.instance(noBoot!.id))?.state === 'Terminated', 30_000, 'the never-booting instance deleted');
+    const [classic] = await cloud.createInstances('pool', 1, ['classic']);
+    await eventually(async () => (await nodes()).some((n) => n.spec?.providerID === classic!.providerID), 30_000, 'the classic instance registered');
+    await api.delete(`/api/v1/nodes/${classic!.nodeName}`);
+    await eventually(async () => (await cloud.instance(classic!.id))?.state === 'Terminated', 40_000, 'the zombie instance reaped');
+    await eventually(matched, 30_000, 'instances and Nodes one to one again');
+  });
+});
