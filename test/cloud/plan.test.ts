@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
-import { planScaleUp, scaleDownCandidates, utilization, type GroupSnapshot } from '../../src/cloud/autoscaler/plan.js';
+import { planScaleUp, scaleDownBlocker, scaleDownCandidates, utilization, type GroupSnapshot } from '../../src/cloud/autoscaler/plan.js';
 
 function node(name: string, cpu: string, memory: string, labels: Record<string, string> = {}): Node {
   const capacity = { cpu, memory, pods: '110' };
@@ -59,4 +59,18 @@ test('scale-down takes underused nodes whose pods fit on the others, never below
   assert.deepEqual(atMin.map((n) => n.metadata.name), ['n2']);
   const blocked = scaleDownCandidates(snaps.map((s) => ({ ...s, blocked: 'pdb' })), pods, new Map([['g', { min: 0, target: 3 }]]), 0.5);
   assert.deepEqual(blocked, []);
+});
+
+test('a budget without room, an unsafe or unowned pod, or the node\'s own annotation keeps a node', () => {
+  const n = node('n1', '2', '4Gi');
+  const owned = (p: Pod): Pod => ({ ...p, metadata: { ...p.metadata, labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true }] } });
+  const web = owned(pod('web-1', '100m', {}, 'n1'));
+  const pdb = (allowed: number) => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } } }, status: { disruptionsAllowed: allowed } });
+  assert.equal(scaleDownBlocker(n, [web], [pdb(1)]), undefined);
+  assert.equal(scaleDownBlocker(n, [web], [pdb(0)]), 'not enough pod disruption budget to move default/web-1');
+  assert.equal(scaleDownBlocker(n, [pod('bare', '100m', {}, 'n1')], []), 'pod default/bare has no controller');
+  const unsafe = { ...web, metadata: { ...web.metadata, annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false' } } };
+  assert.equal(scaleDownBlocker(n, [unsafe], []), 'pod default/web-1 is not safe to evict');
+  const disabled = { ...n, metadata: { ...n.metadata, annotations: { 'cluster-autoscaler.kubernetes.io/scale-down-disabled': 'true' } } };
+  assert.equal(scaleDownBlocker(disabled, [], []), 'scale-down disabled by annotation');
 });

@@ -8,12 +8,11 @@
 //    --scale-down-unneeded-time, are tainted ToBeDeletedByClusterAutoscaler, drained through the
 //    eviction API (PodDisruptionBudgets hold it back) and their instances deleted;
 //  - kube-system/cluster-autoscaler-status says where it stands.
-import { stringify as toYaml } from 'yaml';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import type { Node } from '../../api/kinds/node.js';
 import type { Pod } from '../../api/kinds/pod.js';
 import type { KubeObject } from '../../api/types.js';
 import { isStatusError } from '../../api/errors.js';
-import { matchLabelSelectorObject } from '../../api/labels.js';
 import { isDaemonSetPod } from '../../agent/drain.js';
 import type { EventRecorder } from '../../controller-kit/events.js';
 import { PATHS } from '../../controller-kit/informers.js';
@@ -22,7 +21,7 @@ import { errorText } from '../../util/error-text.js';
 import type { Logger } from '../../util/log.js';
 import { rfc3339 } from '../../util/time.js';
 import type { CloudProvider, NodeGroup } from '../provider.js';
-import { planScaleUp, scaleDownCandidates, type Expander, type GroupSnapshot, type NodeSnapshot } from './plan.js';
+import { planScaleUp, scaleDownBlocker, scaleDownCandidates, type Expander, type GroupSnapshot, type NodeSnapshot } from './plan.js';
 
 export interface AutoscalerGroup {
   name: string;
@@ -56,9 +55,8 @@ export const AUTOSCALER_DEFAULTS: Omit<AutoscalerOptions, 'groups'> = {
 };
 
 export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
-const SAFE_TO_EVICT = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
-const SCALE_DOWN_DISABLED = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
 const STATUS_PATH = '/api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-status';
+const PRIORITY_PATH = '/api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-priority-expander';
 
 /** `MIN:MAX:GROUP`, as --nodes takes it. */
 export function parseNodesFlag(v: string): AutoscalerGroup {
@@ -110,6 +108,7 @@ class AutoscalerLoop {
   private readonly told = new Map<string, string>();
   private readonly deleting = new Set<string>();
   private lastScaleUp = 0;
+  private badPriorities = false;
   private status: Record<string, unknown> = {};
 
   constructor(
@@ -181,10 +180,37 @@ class AutoscalerLoop {
       const st = this.groupState.get(spec.name) ?? {};
       snapshots.push({ id: spec.name, min: spec.min, max: spec.max, target: await group.targetSize(), template: await group.templateNode(), backedOff: (st.backoffUntil ?? 0) > now });
     }
+    if (this.opts.expander === 'priority') {
+      const priorities = await this.priorities(signal);
+      for (const g of snapshots) g.priority = priorities(g.id);
+    }
 
     const scaleUp = await this.scaleUp(pods, snapshots, unregistered, managed);
     const scaleDown = scaleUp ? 'NoCandidates' : await this.scaleDown(nodes, pods, pdbs, snapshots, managed, now, signal);
     await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, scaleUp ? 'InProgress' : 'NoActivity', scaleDown, now, signal);
+  }
+
+  /**
+   * The priority expander's table, as upstream reads it: ConfigMap
+   * kube-system/cluster-autoscaler-priority-expander, data.priorities a YAML map of priority to
+   * group-name regexps; a group takes the highest priority whose regexp matches it (none: 0).
+   */
+  private async priorities(signal: AbortSignal): Promise<(group: string) => number> {
+    const cm = await this.ctx.client.get<KubeObject & { data?: Record<string, string> }>(PRIORITY_PATH, { signal }).catch(() => undefined);
+    const table: [number, RegExp[]][] = [];
+    try {
+      const parsed = parseYaml(cm?.data?.['priorities'] ?? '') as Record<string, unknown> | null;
+      for (const [k, v] of Object.entries(parsed ?? {})) {
+        if (!Array.isArray(v) || !Number.isFinite(Number(k))) continue;
+        table.push([Number(k), v.filter((x): x is string => typeof x === 'string').map((x) => new RegExp(`^(?:${x})$`))]);
+      }
+    } catch (e) {
+      if (!this.badPriorities) this.log.warn({ err: errorText(e) }, 'the priority expander ConfigMap cannot be read; every group has priority 0');
+      this.badPriorities = true;
+      return () => 0;
+    }
+    this.badPriorities = false;
+    return (group) => Math.max(0, ...table.filter(([, res]) => res.some((r) => r.test(group))).map(([p]) => p));
   }
 
   /** An instance without a Node past the provision time: replaced, as upstream removes long-unregistered nodes. */
@@ -238,26 +264,6 @@ class AutoscalerLoop {
     return true;
   }
 
-  /** Why a node may not be removed, or undefined (upstream's scale-down blockers). */
-  private blocker(node: Node, podsOn: Pod[], pdbs: KubeObject[]): string | undefined {
-    if (node.metadata.annotations?.[SCALE_DOWN_DISABLED] === 'true') return 'scale-down disabled by annotation';
-    for (const p of podsOn) {
-      if (isDaemonSetPod(p)) continue;
-      const safe = p.metadata.annotations?.[SAFE_TO_EVICT];
-      if (safe === 'false') return `pod ${p.metadata.namespace}/${p.metadata.name} is not safe to evict`;
-      if (safe === 'true') continue;
-      if (!(p.metadata.ownerReferences ?? []).some((o) => o.controller)) return `pod ${p.metadata.namespace}/${p.metadata.name} has no controller`;
-      const budgets = pdbs.filter((b) => b.metadata.namespace === p.metadata.namespace && matchLabelSelectorObject((b.spec as { selector?: unknown } | undefined)?.selector, p.metadata.labels));
-      if (p.metadata.namespace === 'kube-system' && budgets.length === 0) return `kube-system pod ${p.metadata.name} has no PodDisruptionBudget`;
-      for (const b of budgets) {
-        const allowed = (b.status as { disruptionsAllowed?: number } | undefined)?.disruptionsAllowed ?? 0;
-        const here = podsOn.filter((x) => matchLabelSelectorObject((b.spec as { selector?: unknown } | undefined)?.selector, x.metadata.labels)).length;
-        if (here > allowed) return `not enough pod disruption budget to move ${p.metadata.namespace}/${p.metadata.name}`;
-      }
-    }
-    return undefined;
-  }
-
   private async scaleDown(nodes: Node[], pods: Pod[], pdbs: KubeObject[], groups: GroupSnapshot[], managed: { spec: AutoscalerGroup; group: NodeGroup }[], now: number, signal: AbortSignal): Promise<string> {
     const podsByNode = new Map<string, Pod[]>();
     for (const p of pods) {
@@ -271,7 +277,7 @@ class AutoscalerLoop {
       const g = this.cloud.nodeGroupForNode(n);
       if (!g || !managed.some((m) => m.spec.name === g.id()) || !isReady(n) || n.metadata.deletionTimestamp) continue;
       const on = podsByNode.get(n.metadata.name!) ?? [];
-      const blocked = this.blocker(n, on, pdbs) ?? ((n.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT) ? 'being deleted' : undefined);
+      const blocked = scaleDownBlocker(n, on, pdbs) ?? ((n.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT) ? 'being deleted' : undefined);
       snapshots.push({ node: n, group: g.id(), movable: on.filter((p) => !isDaemonSetPod(p)), ...(blocked ? { blocked } : {}) });
     }
     const sizes = new Map(groups.map((g) => [g.id, { min: g.min, target: g.target }]));

@@ -7,6 +7,9 @@ import type { Pod } from '../../api/kinds/pod.js';
 import { NodeInfo } from '../../scheduler/node-info.js';
 import { podInfoOf, type PodInfo } from '../../scheduler/pod-info.js';
 import { runFilters } from '../../scheduler/filters.js';
+import type { KubeObject } from '../../api/types.js';
+import { matchLabelSelectorObject } from '../../api/labels.js';
+import { isDaemonSetPod } from '../../agent/drain.js';
 
 export type Expander = 'least-waste' | 'random' | 'most-pods' | 'priority';
 export const EXPANDERS: readonly Expander[] = ['least-waste', 'random', 'most-pods', 'priority'];
@@ -179,4 +182,27 @@ export function scaleDownCandidates(nodes: NodeSnapshot[], allPods: Map<string, 
     out.push(n.node);
   }
   return out;
+}
+
+const SAFE_TO_EVICT = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
+const SCALE_DOWN_DISABLED = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
+
+/** Why a node may not be removed, or undefined (upstream's scale-down blockers). */
+export function scaleDownBlocker(node: Node, podsOn: Pod[], pdbs: KubeObject[]): string | undefined {
+  if (node.metadata.annotations?.[SCALE_DOWN_DISABLED] === 'true') return 'scale-down disabled by annotation';
+  for (const p of podsOn) {
+    if (isDaemonSetPod(p)) continue;
+    const safe = p.metadata.annotations?.[SAFE_TO_EVICT];
+    if (safe === 'false') return `pod ${p.metadata.namespace}/${p.metadata.name} is not safe to evict`;
+    if (safe === 'true') continue;
+    if (!(p.metadata.ownerReferences ?? []).some((o) => o.controller)) return `pod ${p.metadata.namespace}/${p.metadata.name} has no controller`;
+    const budgets = pdbs.filter((b) => b.metadata.namespace === p.metadata.namespace && matchLabelSelectorObject((b.spec as { selector?: unknown } | undefined)?.selector, p.metadata.labels));
+    if (p.metadata.namespace === 'kube-system' && budgets.length === 0) return `kube-system pod ${p.metadata.name} has no PodDisruptionBudget`;
+    for (const b of budgets) {
+      const allowed = (b.status as { disruptionsAllowed?: number } | undefined)?.disruptionsAllowed ?? 0;
+      const here = podsOn.filter((x) => matchLabelSelectorObject((b.spec as { selector?: unknown } | undefined)?.selector, x.metadata.labels)).length;
+      if (here > allowed) return `not enough pod disruption budget to move ${p.metadata.namespace}/${p.metadata.name}`;
+    }
+  }
+  return undefined;
 }
