@@ -4,13 +4,14 @@
 // Node, or lost theirs to an agent that never re-creates it (the zombie of the story), are replaced.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { SKIFF_BIN, TestServer, eventually } from '../support/cluster.js';
+import { TestServer, eventually } from '../support/cluster.js';
 import { freePorts } from '../support/etcd.js';
-import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
+import type { ManagedProcess } from '../../src/util/processes.js';
+import { killInstanceMachines, startTestCloud } from '../support/cloud.js';
 import { CloudClient } from '../../src/cloud/client.js';
 import type { Instance } from '../../src/cloud/api.js';
 import type { Node } from '../../src/api/kinds/node.js';
@@ -46,13 +47,7 @@ describe('cluster autoscaler on a local cloud', () => {
       '--initial-node-group-backoff-duration', '4s', '--node-monitor-period', '1s', '--node-monitor-grace-period', '6s', '--pod-gc-orphan-quarantine', '2s',
     ]);
     api = s.client();
-    cloudProc = startProcess({
-      name: 'cloud',
-      command: process.execPath,
-      args: [SKIFF_BIN, 'cloud', 'serve', '--data-dir', join(dir, 'cloud'), '--listen', `127.0.0.1:${port!}`, '--server', `https://127.0.0.1:${s.port!}`, '--ca-file', join(s.dataDir, 'tls', 'ca.crt'), '--termination-grace', '5s', '--agent-flag=--node-status-update-frequency=1s', '--agent-flag=--node-lease-duration-seconds=4'],
-      env: { ...process.env, SKIFF_TOKEN: TOKEN },
-      output: join(dir, 'cloud.log'),
-    });
+    cloudProc = startTestCloud(dir, port!, s, TOKEN);
     cloud = new CloudClient(endpoint);
     await eventually(() => cloud.nodeGroups().then(() => true), 15_000, 'cloud API up');
     await cloud.setNodeGroup('pool', { instanceType: 'small', zones: ['local-a'], minSize: 1, maxSize: 3 });
@@ -61,16 +56,7 @@ describe('cluster autoscaler on a local cloud', () => {
   });
 
   after(async () => {
-    const state = join(dir, 'cloud', 'cloud.json');
-    if (existsSync(state)) {
-      for (const i of (JSON.parse(readFileSync(state, 'utf8')) as { instances: { machine?: { pid: number } }[] }).instances) {
-        try {
-          if (i.machine) process.kill(i.machine.pid, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      }
-    }
+    killInstanceMachines(dir);
     await cloudProc?.stop(3000);
     api?.close();
     await s.stop();

@@ -4,12 +4,13 @@
 // one shut down. Short timings come from the flags.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SKIFF_BIN, TestServer, eventually, runSkiff } from '../support/cluster.js';
+import { TestServer, eventually, runSkiff } from '../support/cluster.js';
 import { freePorts } from '../support/etcd.js';
-import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
+import type { ManagedProcess } from '../../src/util/processes.js';
+import { killInstanceMachines, startTestCloud } from '../support/cloud.js';
 import { CloudApiError, CloudClient } from '../../src/cloud/client.js';
 import type { Instance } from '../../src/cloud/api.js';
 import type { Node } from '../../src/api/kinds/node.js';
@@ -27,18 +28,7 @@ describe('a local cloud and the cloud controllers', () => {
   let cloud: CloudClient;
   let api: ApiClient;
 
-  const startCloud = (): ManagedProcess =>
-    startProcess({
-      name: 'cloud',
-      command: process.execPath,
-      args: [
-        SKIFF_BIN, 'cloud', 'serve', '--data-dir', join(dir, 'cloud'), '--listen', endpoint.replace('http://', ''),
-        '--server', `https://127.0.0.1:${s.port!}`, '--ca-file', join(s.dataDir, 'tls', 'ca.crt'), '--termination-grace', '5s',
-        '--agent-flag=--node-status-update-frequency=1s', '--agent-flag=--node-lease-duration-seconds=4',
-      ],
-      env: { ...process.env, SKIFF_TOKEN: TOKEN },
-      output: join(dir, 'cloud.log'),
-    });
+  const startCloud = (): ManagedProcess => startTestCloud(dir, Number(new URL(endpoint).port), s, TOKEN);
 
   const nodeOf = async (i: Instance): Promise<Node | undefined> => (await api.get<KubeList<Node>>('/api/v1/nodes')).items.find((n) => n.spec?.providerID === i.providerID);
   const ready = (n: Node | undefined): boolean => n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
@@ -55,17 +45,7 @@ describe('a local cloud and the cloud controllers', () => {
   });
 
   after(async () => {
-    // Instances are machines of their own: stop them, whatever the test left.
-    const state = join(dir, 'cloud', 'cloud.json');
-    if (existsSync(state)) {
-      for (const i of (JSON.parse(readFileSync(state, 'utf8')) as { instances: { machine?: { pid: number } }[] }).instances) {
-        try {
-          if (i.machine) process.kill(i.machine.pid, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      }
-    }
+    killInstanceMachines(dir);
     await cloudProc?.stop(3000);
     api?.close();
     await s.stop();
