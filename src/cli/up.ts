@@ -23,6 +23,10 @@ import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { freePorts, listenError } from '../util/ports.js';
 import { PidLock } from '../util/pid-lock.js';
 import { layoutConflict, readClusterLayout, upEtcdMembers, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
+import { parseNodesFlag, type AutoscalerGroup } from '../cloud/autoscaler/autoscaler.js';
+import type { InstanceType } from '../cloud/api.js';
+import { CloudClient } from '../cloud/client.js';
+import { InvalidArgumentError } from 'commander';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 const TOKEN_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -34,7 +38,7 @@ export function randomToken(): string {
 }
 
 /** Flags `skiff up` sets itself on the processes it starts; users cannot pass them through. */
-const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--node-ip', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification', '--with-agent', '--control-plane-endpoint']);
+const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--node-ip', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification', '--with-agent', '--control-plane-endpoint', '--cloud-provider', '--cloud-endpoint', '--provider-id']);
 
 /**
  * Declares every other flag of `skiff server` and `skiff agent` on `cmd` as a hidden option (so
@@ -96,10 +100,13 @@ export function upCommand(): Command {
     .option('--runtime <runtime>', 'process or simulated', 'process')
     .option('--control-plane-endpoint <host:port>', 'where HAProxy serves every API server as one (default with --servers > 1 and HAProxy installed: 127.0.0.1:<port+1>)', hostPortArg)
     .option('--ready-timeout <seconds>', 'how long to wait for every node to be Ready', intArg, 120)
+    .addOption(new Option('--cloud <name>', 'run the nodes in a local cloud (skiff cloud serve) with the cluster autoscaler, in place of --nodes').choices(['local']))
+    .option('--node-group <min:max:group>', 'with --cloud: a node group the autoscaler manages; its first MIN instances start with the cluster (repeatable)', (v: string, p: AutoscalerGroup[]) => [...p, nodeGroupArg(v)], [] as AutoscalerGroup[])
+    .option('--instance-type <cpu=N,memory=Q,pods=N>', 'with --cloud: the machines of every node group (default: medium, 4 cpu, 16Gi, 110 pods)', instanceTypeArg)
     .addHelpText('after', '\nAny other flag of `skiff server` or `skiff agent` (e.g. timing flags such as --node-monitor-grace-period or\n--node-lease-duration-seconds) is passed through to the processes that know it.');
   const passthrough = addPassthroughOptions(cmd, serverCommand().options, agentCommand().options);
   addConfigFile(cmd);
-  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number } }) => {
+  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType }) => {
     const dataDir = resolve(o.dataDir);
     const logDir = join(dataDir, 'logs');
     if (o.storage !== 'sqlite' && o.storage !== 'etcd') {
@@ -118,6 +125,14 @@ export function upCommand(): Command {
       console.error('skiff up: at most 254 servers (one loopback address each)');
       process.exit(2);
     }
+    if (o.cloud && o.nodeGroup.length === 0) {
+      console.error('skiff up: --cloud local needs at least one --node-group MIN:MAX:GROUP');
+      process.exit(2);
+    }
+    if (!o.cloud && (o.nodeGroup.length > 0 || o.instanceType)) {
+      console.error('skiff up: --node-group and --instance-type need --cloud local');
+      process.exit(2);
+    }
     // Several members behind one address (HAProxy), so kubectl and every other client survive the
     // loss of any member, as agents do by themselves.
     const haproxyBin = findHaproxy();
@@ -129,6 +144,7 @@ export function upCommand(): Command {
     const ports = o.port === 0 ? await freePorts(2) : [o.port, o.port + 1];
     const port = ports[0]!;
     const freeEndpointPort = ports[1]!;
+    const cloudUrl = o.cloud ? `http://127.0.0.1:${(await freePorts(1))[0]!}` : undefined;
     const endpoint = o.controlPlaneEndpoint ?? (o.servers > 1 && haproxyBin ? { host: '127.0.0.1', port: freeEndpointPort } : undefined);
     const endpointUrl = endpoint ? `https://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}` : undefined;
     mkdirSync(logDir, { recursive: true });
@@ -153,6 +169,7 @@ export function upCommand(): Command {
     const agents = new Map<string, ManagedProcess>();
     let etcd: LocalEtcdCluster | undefined;
     let haproxy: ManagedProcess | undefined;
+    let cloudProc: ManagedProcess | undefined;
     let stopping = false;
     const stopAll = async (code: number) => {
       if (stopping) return;
@@ -161,6 +178,9 @@ export function upCommand(): Command {
       // Agents first (they need the API servers to cordon and remove their Nodes), all at once;
       // then the servers (each removes itself from default/kubernetes), then etcd under them.
       await Promise.all([...agents.values()].map((p) => p.stop(60_000)));
+      // The cloud's machines leave like agents do (asked through the cloud), then the cloud goes.
+      if (cloudUrl && cloudProc) await stopCloudInstances(new CloudClient(cloudUrl));
+      await cloudProc?.stop(5_000);
       await Promise.all(servers.map((s) => s.proc?.stop(15_000)));
       await haproxy?.stop(5_000);
       await etcd?.stop();
@@ -221,6 +241,7 @@ export function upCommand(): Command {
           ...(endpoint ? ['--control-plane-endpoint', `${endpoint.host}:${endpoint.port}`] : []),
           // Every member is a control-plane node too (labelled and tainted as kubeadm's are).
           '--with-agent', '--node-name', s.nodeName, '--node-ip', s.host, '--runtime', o.runtime, '--kubelet-port', '0',
+          ...(cloudUrl ? ['--cloud-provider', 'local', '--cloud-endpoint', cloudUrl, ...o.nodeGroup.flatMap((g) => ['--nodes', `${g.min}:${g.max}:${g.name}`])] : []),
           ...pass.server,
         ],
         // Through the environment, not argv: other local users can read a command line with ps.
@@ -286,7 +307,30 @@ export function upCommand(): Command {
       }),
     );
 
-    const names = Array.from({ length: o.nodes }, (_, i) => `node-${i + 1}`);
+    let cloudNodes = 0;
+    if (cloudUrl) {
+      const log = join(logDir, 'cloud.log');
+      cloudProc = startProcess({
+        name: 'cloud',
+        command: process.execPath,
+        args: [
+          SKIFF_BIN, 'cloud', 'serve', '--data-dir', join(dataDir, 'cloud'), '--listen', cloudUrl.replace('http://', ''),
+          ...[...new Set(serverUrls)].flatMap((u) => ['--server', u]), '--ca-file', join(servers[0]!.dir, 'tls', 'ca.crt'), '--runtime', o.runtime,
+          ...asAgentFlags(pass.agent),
+        ],
+        env: { ...process.env, SKIFF_TOKEN: token },
+        output: log,
+      });
+      console.log(`starting the local cloud on ${cloudUrl} (logs: ${log})`);
+      try {
+        cloudNodes = await startNodeGroups(new CloudClient(cloudUrl), o.nodeGroup, o.instanceType);
+      } catch (e) {
+        console.error(`skiff up: the local cloud did not start: ${errorText(e)}; see ${log}`);
+        return stopAll(1);
+      }
+    }
+
+    const names = cloudUrl ? [] : Array.from({ length: o.nodes }, (_, i) => `node-${i + 1}`);
     for (const name of names) {
       const log = join(logDir, `${name}.log`);
       const p = startProcess({
@@ -323,13 +367,13 @@ export function upCommand(): Command {
     while (!stopping) {
       try {
         const list = await client.get<KubeList<Node>>('/api/v1/nodes');
-        ready = list.items.filter((n) => allNodes.includes(n.metadata.name ?? '') && isReady(n)).length;
-        if (ready === allNodes.length) break;
+        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://')) && isReady(n)).length;
+        if (ready >= allNodes.length + cloudNodes) break;
       } catch {
         /* not yet */
       }
       if (Date.now() > deadline) {
-        console.error(`skiff up: only ${ready} of ${allNodes.length} nodes became Ready within ${o.readyTimeout}s; see ${logDir}`);
+        console.error(`skiff up: only ${ready} of ${allNodes.length + cloudNodes} nodes became Ready within ${o.readyTimeout}s; see ${logDir}`);
         client.close();
         return stopAll(1);
       }
@@ -347,8 +391,71 @@ export function upCommand(): Command {
         : endpointUrl
           ? `\n  control-plane endpoint: ${endpointUrl} (HAProxy)`
           : '';
-    const counted = `${servers.length} control-plane node${servers.length === 1 ? '' : 's'}${names.length > 0 ? ` and ${names.length} node${names.length === 1 ? '' : 's'}` : ''}`;
+    const workers = names.length + cloudNodes;
+    const counted = `${servers.length} control-plane node${servers.length === 1 ? '' : 's'}${workers > 0 ? ` and ${workers} node${workers === 1 ? '' : 's'}` : ''}${cloudUrl ? ` (local cloud ${cloudUrl}, autoscaled: ${o.nodeGroup.map((g) => `${g.name} ${g.min}..${g.max}`).join(', ')}; skiff cloud instances --cloud-endpoint ${cloudUrl})` : ''}`;
     console.log(`cluster ready: ${counted} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}`);
   });
   return cmd;
+}
+
+function nodeGroupArg(v: string): AutoscalerGroup {
+  try {
+    return parseNodesFlag(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message.replace('--nodes', '--node-group'));
+  }
+}
+
+/** `cpu=8,memory=32Gi,pods=110`: the machines of every node group `up --cloud` makes. */
+function instanceTypeArg(v: string): InstanceType {
+  const fields = Object.fromEntries(v.split(',').map((kv) => kv.split('=') as [string, string]));
+  const pods = Number(fields['pods'] ?? 110);
+  if (!fields['cpu'] || !fields['memory'] || !Number.isInteger(pods) || pods < 1) throw new InvalidArgumentError('use cpu=N,memory=Q[,pods=N], e.g. cpu=8,memory=32Gi,pods=110');
+  return { name: 'custom', cpu: fields['cpu'], memory: fields['memory'], pods };
+}
+
+/** Waits for the cloud, makes the node groups and their first MIN instances; returns how many. */
+async function startNodeGroups(cloud: CloudClient, groups: AutoscalerGroup[], type: InstanceType | undefined): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await cloud.nodeGroups();
+      break;
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  if (type) await cloud.setInstanceType(type);
+  let started = 0;
+  for (const g of groups) {
+    await cloud.setNodeGroup(g.name, { instanceType: type?.name ?? 'medium', minSize: g.min, maxSize: g.max });
+    const have = (await cloud.instances(g.name)).filter((i) => i.state === 'Running' || i.state === 'Pending').length;
+    if (g.min > have) await cloud.createInstances(g.name, g.min - have);
+    started += Math.max(g.min, have);
+  }
+  return started;
+}
+
+/** Deletes every instance (their agents leave gracefully) and waits until they are gone, at most a minute. */
+async function stopCloudInstances(cloud: CloudClient): Promise<void> {
+  try {
+    const live = (await cloud.instances()).filter((i) => i.state !== 'Terminated');
+    await Promise.all(live.map((i) => cloud.deleteInstance(i.id)));
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && (await cloud.instances()).some((i) => i.state !== 'Terminated')) await new Promise((r) => setTimeout(r, 250));
+  } catch {
+    /* the cloud is gone: its machines stay as it left them */
+  }
+}
+
+/** Agent arguments (`--flag value` pairs and bare flags) as `skiff cloud serve --agent-flag=--flag=value`. */
+function asAgentFlags(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const next = args[i + 1];
+    if (next !== undefined && !next.startsWith('--')) out.push(`--agent-flag=${args[i]}=${args[++i]}`);
+    else out.push(`--agent-flag=${args[i]}`);
+  }
+  return out;
 }
