@@ -4,7 +4,7 @@
 //
 //   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--wait-idle <s>] [--out <file>] [suite...]
 //
-// Suites: store, api, crd, watch, then agent (bench/agent.ts) when it loads, then scheduler, failover
+// Suites: store, api, crd, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, failover
 // and node-death; default: all, in that order. Progress goes to stderr, tables to stdout.
 // The whole normal run takes ~15 minutes, ~6 of them node-death's upstream-default profile.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,6 +20,7 @@ import { schedulerSuite } from './suites/scheduler.js';
 import { failoverSuite } from './suites/failover.js';
 import { nodeDeathSuite } from './suites/node-death.js';
 import { crdSuite } from './suites/crd.js';
+import { autoscalerSuite } from './suites/autoscaler.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -40,7 +41,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, failoverSuite, nodeDeathSuite);
+  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite);
   return { suites, unavailable };
 }
 
