@@ -42,7 +42,11 @@ export class ClientMetrics {
   private readonly queueDuration: Histogram<'name'>;
   private readonly workDuration: Histogram<'name'>;
 
+  /** The registry these go to, which the controllers' own metrics join. */
+  readonly registry: Registry;
+
   constructor(registry: Registry) {
+    this.registry = registry;
     const registers = [registry];
     const queues = this.queues;
     this.requests = new Counter({ name: 'rest_client_requests_total', help: 'API requests this client sent, by response code (<error>: no answer), HTTP method and server.', labelNames: ['code', 'method', 'host'], registers });

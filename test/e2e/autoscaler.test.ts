@@ -92,6 +92,9 @@ spec:
     const parsed = parseYaml(status.data.status) as { autoscalerStatus: string; nodeGroups: { name: string; health: { cloudProviderTarget: number; maxSize: number } }[] };
     assert.equal(parsed.autoscalerStatus, 'Running');
     assert.equal(parsed.nodeGroups[0]?.health.maxSize, 3);
+    const metrics = String(await api.get<string>('/metrics'));
+    assert.match(metrics, /^cluster_autoscaler_scaled_up_nodes_total 2$/m);
+    assert.match(metrics, /^cluster_autoscaler_nodes_count\{state="ready"\} [34]$/m);
   });
 
   it('at the maximum, a pod that fits nowhere says so and the group stays', async () => {

@@ -21,6 +21,7 @@ import { errorText } from '../../util/error-text.js';
 import type { Logger } from '../../util/log.js';
 import { rfc3339 } from '../../util/time.js';
 import type { CloudProvider, NodeGroup } from '../provider.js';
+import { autoscalerMetrics, type AutoscalerMetrics } from './metrics.js';
 import { planScaleUp, scaleDownBlocker, scaleDownCandidates, type Expander, type GroupSnapshot, type NodeSnapshot } from './plan.js';
 
 export interface AutoscalerGroup {
@@ -110,6 +111,7 @@ class AutoscalerLoop {
   private lastScaleUp = 0;
   private badPriorities = false;
   private status: Record<string, unknown> = {};
+  private readonly metrics?: AutoscalerMetrics;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -118,6 +120,7 @@ class AutoscalerLoop {
   ) {
     this.log = ctx.log.child({ controller: 'cluster-autoscaler' });
     this.recorder = ctx.recorder('cluster-autoscaler');
+    if (ctx.metrics) this.metrics = autoscalerMetrics(ctx.metrics.registry);
   }
 
   run(signal: AbortSignal): void {
@@ -133,6 +136,7 @@ class AutoscalerLoop {
           if (failing) this.log.info('autoscaling again');
           failing = false;
         } catch (e) {
+          this.metrics?.errors.inc({ type: 'loop' });
           if (!failing) this.log.warn({ err: errorText(e) }, 'autoscaler loop failed; retrying every scan interval');
           failing = true;
         }
@@ -219,6 +223,7 @@ class AutoscalerLoop {
     try {
       await group.deleteNodes([{ apiVersion: 'v1', kind: 'Node', metadata: { name: providerID }, spec: { providerID } } as Node]);
       this.unregisteredSince.delete(providerID);
+      this.metrics?.unregisteredRemoved.inc();
       await this.statusEvent('Normal', 'DeleteUnregistered', `Removed unregistered node ${providerID}`);
     } catch (e) {
       await this.statusEvent('Warning', 'DeleteUnregisteredFailed', `Failed to remove node ${providerID}: ${errorText(e)}`);
@@ -230,12 +235,14 @@ class AutoscalerLoop {
       st.backoffUntil = now + st.backoffMs;
       this.groupState.set(groupName, st);
       this.log.info({ group: groupName, backoffMs: st.backoffMs }, 'node group backing off: its new instance never registered');
+      this.metrics?.failedScaleUps.inc({ reason: 'timeout' });
       await this.statusEvent('Warning', 'ScaleUpTimedOut', `Nodes added to group ${groupName} failed to register within ${Math.round(this.opts.maxNodeProvisionMs / 1000)}s`);
     }
   }
 
   private async scaleUp(pods: Pod[], groups: GroupSnapshot[], upcoming: Record<string, number>, managed: { spec: AutoscalerGroup; group: NodeGroup }[]): Promise<boolean> {
     let pending = pods.filter(isUnschedulable);
+    this.metrics?.unschedulablePods.set(pending.length);
     if (pending.length === 0) return false;
     // Pods the instances still booting will take do not ask for more.
     for (const g of groups) {
@@ -257,7 +264,13 @@ class AutoscalerLoop {
     const g = managed.find((m) => m.spec.name === id)!;
     const before = groups.find((x) => x.id === id)!.target;
     this.log.info({ group: id, from: before, to: before + count, pods: helped.length }, 'scaling up');
-    await g.group.increaseSize(count);
+    try {
+      await g.group.increaseSize(count);
+    } catch (e) {
+      this.metrics?.failedScaleUps.inc({ reason: 'cloudProviderError' });
+      throw e;
+    }
+    this.metrics?.scaledUpNodes.inc(count);
     this.lastScaleUp = this.ctx.clock.now();
     await this.statusEvent('Normal', 'ScaledUpGroup', `Scale-up: setting group ${id} size to ${before + count} instead of ${before} (max: ${g.spec.max})`);
     for (const p of helped) this.recorder.event({ ...p, apiVersion: 'v1', kind: 'Pod' }, 'Normal', 'TriggeredScaleUp', `pod triggered scale-up: [{${id} ${before}->${before + count} (max: ${g.spec.max})}]`);
@@ -324,6 +337,7 @@ class AutoscalerLoop {
         await this.ctx.clock.sleep(1000, signal);
       }
       await group.deleteNodes([node]);
+      this.metrics?.scaledDownNodes.inc();
       this.unneededSince.delete(name);
       this.log.info({ node: name, group: group.id() }, 'scaled down: instance deleted');
       await this.statusEvent('Normal', 'ScaleDown', `Scale-down: removing node ${name}, utilization below ${this.opts.scaleDownUtilizationThreshold}`);
@@ -348,6 +362,13 @@ class AutoscalerLoop {
 
   private async writeStatus(nodes: Node[], groups: GroupSnapshot[], unregistered: Record<string, number>, longUnregistered: number, scaleUp: string, scaleDown: string, now: number, signal: AbortSignal): Promise<void> {
     const ready = nodes.filter(isReady).length;
+    if (this.metrics) {
+      this.metrics.safeToAutoscale.set(1);
+      this.metrics.nodesCount.set({ state: 'ready' }, ready);
+      this.metrics.nodesCount.set({ state: 'unready' }, nodes.length - ready);
+      this.metrics.nodesCount.set({ state: 'notStarted' }, Object.values(unregistered).reduce((a, b) => a + b, 0));
+      this.metrics.nodesCount.set({ state: 'longUnregistered' }, longUnregistered);
+    }
     const status = {
       time: rfc3339(now),
       autoscalerStatus: 'Running',
