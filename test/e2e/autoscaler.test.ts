@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { TestServer, eventually } from '../support/cluster.js';
+import { throughout } from '../support/eventually.js';
 import { freePorts } from '../support/etcd.js';
 import type { ManagedProcess } from '../../src/util/processes.js';
 import { killInstanceMachines, startTestCloud } from '../support/cloud.js';
@@ -112,6 +113,24 @@ spec:
     await eventually(async () => (await live()).length === 1 && (await nodes()).length === 1, 60_000, 'one instance and one Node left');
     await eventually(matched, 15_000, 'instances and Nodes one to one');
     assert.equal((await runningPods()).length, 1);
+  });
+
+  it('a PodDisruptionBudget without room holds back the scale-down that would break it', async () => {
+    const [extra] = await cloud.createInstances('pool', 1);
+    await eventually(async () => (await readyCount()) === 2, 30_000, 'a second node Ready');
+    // The guarded pod lands on the new node (the other is cordoned meanwhile), then could move back.
+    const first = (await nodes()).find((n) => n.spec?.providerID !== extra!.providerID)!;
+    await s.k(['cordon', first.metadata.name!]);
+    await s.k(['create', 'deployment', 'guarded', '--image', 'busybox', '--', 'sleep', '3600']);
+    await s.k(['create', 'pdb', 'guarded', '--selector', 'app=guarded', '--min-available', '1']);
+    await eventually(async () => (await api.get<KubeList<Pod>>('/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=guarded' } })).items.some((p) => p.status?.phase === 'Running'), 30_000, 'the guarded pod Running');
+    await s.k(['uncordon', first.metadata.name!]);
+    // Well past the unneeded time, the underused node stays: evicting its pod would break the budget.
+    await throughout(async () => (await live()).length === 2 && !(await nodes()).some((n) => (n.spec?.taints ?? []).some((t) => t.key === 'ToBeDeletedByClusterAutoscaler')), 8_000, 'both instances kept, nothing tainted');
+    await s.k(['delete', 'pdb', 'guarded']);
+    await eventually(async () => (await live()).length === 1 && (await nodes()).length === 1, 60_000, 'the node goes once the budget does');
+    await eventually(async () => (await api.get<KubeList<Pod>>('/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=guarded' } })).items.some((p) => p.status?.phase === 'Running'), 30_000, 'the guarded pod Running again elsewhere');
+    await s.k(['delete', 'deployment', 'guarded']);
   });
 
   it('replaces an instance that never boots, and the zombie a classic agent leaves behind', async () => {

@@ -22,3 +22,12 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/** Polls fn for the whole of windowMs and fails as soon as it is false: what must not happen, for a while. */
+export async function throughout(fn: () => Promise<boolean> | boolean, windowMs: number, what = 'condition', intervalMs = 200): Promise<void> {
+  const deadline = Date.now() + windowMs;
+  while (Date.now() < deadline) {
+    if (!(await fn())) throw new Error(`${what} stopped holding before ${windowMs} ms were up`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
