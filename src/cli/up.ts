@@ -16,7 +16,7 @@ import { parseKubeconfig, renderKubeconfig } from '../pki/kubeconfig.js';
 import { findHaproxy, renderHaproxyConfig } from '../server/haproxy.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import type { KubeList } from '../api/types.js';
-import type { Node } from '../api/kinds/node.js';
+import { isNodeReady, type Node } from '../api/kinds/node.js';
 import { agentCommand } from './agent.js';
 import { serverCommand } from './server.js';
 import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
@@ -85,9 +85,6 @@ function lastError(logFile: string, prefix: string): string {
   }
 }
 
-function isReady(n: Node): boolean {
-  return (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-}
 
 export function upCommand(): Command {
   const cmd = new Command('up')
@@ -367,7 +364,7 @@ export function upCommand(): Command {
     while (!stopping) {
       try {
         const list = await client.get<KubeList<Node>>('/api/v1/nodes');
-        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://')) && isReady(n)).length;
+        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://')) && isNodeReady(n)).length;
         if (ready >= allNodes.length + cloudNodes) break;
       } catch {
         /* not yet */

@@ -2,7 +2,7 @@
 // period: a Node that is not Ready and whose instance the cloud no longer has is deleted (its pods
 // then go by pod GC and are replaced); one whose instance is shut down is tainted
 // node.cloudprovider.kubernetes.io/shutdown; a Ready Node is never touched but for lifting that taint.
-import type { Node, Taint } from '../api/kinds/node.js';
+import { isNodeReady, type Node, type Taint } from '../api/kinds/node.js';
 import { isStatusError } from '../api/errors.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import { PATHS } from '../controller-kit/informers.js';
@@ -11,9 +11,6 @@ import { errorText } from '../util/error-text.js';
 
 export const SHUTDOWN_TAINT = 'node.cloudprovider.kubernetes.io/shutdown';
 
-function isReady(n: Node): boolean {
-  return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-}
 
 function hasTaint(n: Node, key: string): boolean {
   return (n.spec?.taints ?? []).some((t) => t.key === key);
@@ -34,7 +31,7 @@ export class CloudNodeLifecycleController implements Controller {
       const name = n.metadata.name!;
       // Nodes no cloud runs (a control-plane member's own, say) are not this controller's.
       if (!n.spec?.providerID) return;
-      if (isReady(n)) {
+      if (isNodeReady(n)) {
         if (hasTaint(n, SHUTDOWN_TAINT)) await setTaints(n, (n.spec.taints ?? []).filter((t) => t.key !== SHUTDOWN_TAINT));
         return;
       }

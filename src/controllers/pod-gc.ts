@@ -5,7 +5,7 @@
 // --terminated-pod-gc-threshold. Each pod is first marked Failed, as upstream, so nothing reads
 // a dead pod as Running.
 import { setMaxListeners } from 'node:events';
-import type { Node } from '../api/kinds/node.js';
+import { isNodeReady, type Node } from '../api/kinds/node.js';
 import type { Pod, PodCondition } from '../api/kinds/pod.js';
 import { isStatusError } from '../api/errors.js';
 import type { Informer } from '../client/informer.js';
@@ -33,9 +33,6 @@ function isTerminated(p: Pod): boolean {
   return phase === 'Succeeded' || phase === 'Failed';
 }
 
-function isNodeReady(n: Node): boolean {
-  return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-}
 
 /** Evicted pods first (they are the kubelet's leftovers), then oldest, then by name. */
 function byEvictionAndCreation(a: Pod, b: Pod): number {

@@ -151,6 +151,11 @@ function defaultNode(o: KubeObject): void {
   if (status.allocatable === undefined && isObject(status.capacity)) status.allocatable = { ...status.capacity };
 }
 
+/** Whether a Node's Ready condition is True. */
+export function isNodeReady(n: { status?: { conditions?: readonly { type: string; status: string }[] } }): boolean {
+  return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
 /** STATUS cell: Ready/NotReady/Unknown from the Ready condition, plus SchedulingDisabled when cordoned. */
 export function nodeStatusText(o: KubeObject): string {
   const ready = objArr(obj(o.status).conditions).find((c) => str(c.type) === 'Ready');

@@ -9,11 +9,11 @@
 //    eviction API (PodDisruptionBudgets hold it back) and their instances deleted;
 //  - kube-system/cluster-autoscaler-status says where it stands.
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import type { Node } from '../../api/kinds/node.js';
+import { isNodeReady, type Node } from '../../api/kinds/node.js';
 import type { Pod } from '../../api/kinds/pod.js';
 import type { KubeObject } from '../../api/types.js';
 import { isStatusError } from '../../api/errors.js';
-import { isDaemonSetPod } from '../../agent/drain.js';
+import { evictAll, isDaemonSetPod } from '../../agent/drain.js';
 import type { EventRecorder } from '../../controller-kit/events.js';
 import { PATHS } from '../../controller-kit/informers.js';
 import type { Controller, ControllerContext } from '../../controller-kit/manager.js';
@@ -66,9 +66,6 @@ export function parseNodesFlag(v: string): AutoscalerGroup {
   return { min: Number(m[1]), max: Number(m[2]), name: m[3]! };
 }
 
-function isReady(n: Node): boolean {
-  return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-}
 
 function isUnschedulable(p: Pod): boolean {
   return !p.spec?.nodeName && !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
@@ -182,7 +179,7 @@ class AutoscalerLoop {
       }
       unregistered[spec.name] = upcoming;
       const st = this.groupState.get(spec.name) ?? {};
-      snapshots.push({ id: spec.name, min: spec.min, max: spec.max, target: await group.targetSize(), template: await group.templateNode(), backedOff: (st.backoffUntil ?? 0) > now });
+      snapshots.push({ id: spec.name, min: spec.min, max: spec.max, target: instances.filter((i) => i.status !== 'Deleting').length, template: await group.templateNode(), backedOff: (st.backoffUntil ?? 0) > now });
     }
     if (this.opts.expander === 'priority') {
       const priorities = await this.priorities(signal);
@@ -288,7 +285,7 @@ class AutoscalerLoop {
     const snapshots: NodeSnapshot[] = [];
     for (const n of nodes) {
       const g = this.cloud.nodeGroupForNode(n);
-      if (!g || !managed.some((m) => m.spec.name === g.id()) || !isReady(n) || n.metadata.deletionTimestamp) continue;
+      if (!g || !managed.some((m) => m.spec.name === g.id()) || !isNodeReady(n) || n.metadata.deletionTimestamp) continue;
       const on = podsByNode.get(n.metadata.name!) ?? [];
       const blocked = scaleDownBlocker(n, on, pdbs) ?? ((n.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT) ? 'being deleted' : undefined);
       snapshots.push({ node: n, group: g.id(), movable: on.filter((p) => !isDaemonSetPod(p)), ...(blocked ? { blocked } : {}) });
@@ -304,13 +301,13 @@ class AutoscalerLoop {
       if (now - (this.unneededSince.get(name) ?? now) < this.opts.scaleDownUnneededMs || this.deleting.has(name)) continue;
       const group = managed.find((m) => m.spec.name === this.cloud.nodeGroupForNode(node)?.id())!.group;
       this.deleting.add(name);
-      void this.removeNode(node, group, podsByNode.get(name) ?? [], signal).finally(() => this.deleting.delete(name));
+      void this.removeNode(node, group, signal).finally(() => this.deleting.delete(name));
     }
     return candidates.length ? 'CandidatesPresent' : 'NoCandidates';
   }
 
   /** Taint, drain through evictions (PDBs honoured, retried up to the graceful bound), then delete the instance. */
-  private async removeNode(node: Node, group: NodeGroup, podsOn: Pod[], signal: AbortSignal): Promise<void> {
+  private async removeNode(node: Node, group: NodeGroup, signal: AbortSignal): Promise<void> {
     const name = node.metadata.name!;
     const path = `/api/v1/nodes/${encodeURIComponent(name)}`;
     try {
@@ -318,24 +315,18 @@ class AutoscalerLoop {
       await this.ctx.client.patch(path, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints } }, 'merge', { signal });
       this.log.info({ node: name, group: group.id() }, 'scaling down: node tainted, draining');
       this.recorder.event({ ...node, apiVersion: 'v1', kind: 'Node' }, 'Normal', 'ScaleDown', 'marked the node as toBeDeleted/unschedulable');
-      const deadline = this.ctx.clock.now() + this.opts.maxGracefulTerminationSec * 1000;
-      let left = podsOn.filter((p) => !isDaemonSetPod(p));
-      while (left.length > 0) {
-        const next: Pod[] = [];
-        for (const p of left) {
-          try {
-            await this.ctx.client.create(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata.name, namespace: p.metadata.namespace } }, { signal });
-          } catch (e) {
-            if (isStatusError(e, 'NotFound')) continue;
-            if (isStatusError(e, 'TooManyRequests')) next.push(p);
-            else throw e;
-          }
-        }
-        left = next;
-        if (left.length === 0) break;
-        if (this.ctx.clock.now() > deadline) throw new Error(`pods still not evicted after ${this.opts.maxGracefulTerminationSec}s: ${left.map((p) => p.metadata.name).join(', ')}`);
-        await this.ctx.clock.sleep(1000, signal);
+      // The agent's own drain: evictions through the API (budgets honoured, retried), until the pods are gone.
+      const podsOn = (): Pod[] => this.ctx.informers.for<Pod>(PATHS.pods).list().filter((p) => p.spec?.nodeName === name);
+      const bound = new AbortController();
+      const timer = this.ctx.clock.setTimeout(() => bound.abort(), this.opts.maxGracefulTerminationSec * 1000);
+      try {
+        await evictAll({ api: this.ctx.client, clock: this.ctx.clock, log: this.log, pods: podsOn, signal: AbortSignal.any([signal, bound.signal]) });
+      } finally {
+        timer.cancel();
       }
+      if (signal.aborted) return;
+      const left = podsOn().filter((p) => !isDaemonSetPod(p) && isActive(p));
+      if (left.length > 0) throw new Error(`pods still not evicted after ${this.opts.maxGracefulTerminationSec}s: ${left.map((p) => p.metadata.name).join(', ')}`);
       await group.deleteNodes([node]);
       this.metrics?.scaledDownNodes.inc();
       this.unneededSince.delete(name);
@@ -361,7 +352,7 @@ class AutoscalerLoop {
   }
 
   private async writeStatus(nodes: Node[], groups: GroupSnapshot[], unregistered: Record<string, number>, longUnregistered: number, scaleUp: string, scaleDown: string, now: number, signal: AbortSignal): Promise<void> {
-    const ready = nodes.filter(isReady).length;
+    const ready = nodes.filter(isNodeReady).length;
     if (this.metrics) {
       this.metrics.safeToAutoscale.set(1);
       this.metrics.nodesCount.set({ state: 'ready' }, ready);
