@@ -6,7 +6,7 @@ import type { ResourceType, TableColumn } from '../api/resource.js';
 import type { KubeObject, StatusCause } from '../api/types.js';
 import { unknownFields } from '../api/field-validation.js';
 import { evaluateJsonPath } from '../api/json-path.js';
-import { knownFieldsFor, type FieldTree } from '../api/schema/known-fields.js';
+import { objectMetaFieldTree } from '../api/schema/known-fields.js';
 import { objectMetaMergeSchema, type ListSchema, type Schema, type StructSchema } from '../api/schema/merge-schema.js';
 import { nameIsDNSSubdomain, validateMeta } from '../api/validation.js';
 import { age, column, humanDuration, nameColumn, timestampMs } from '../api/kinds/printing.js';
@@ -19,16 +19,6 @@ import { prune } from './pruning.js';
 /** The names a CRD serves under: the accepted ones once the server accepted them. */
 function servedNames(crd: CustomResourceDefinition): CustomResourceDefinition['spec']['names'] {
   return crd.status?.acceptedNames?.plural ? crd.status.acceptedNames : crd.spec.names;
-}
-
-let metadataTree: FieldTree | undefined;
-
-function objectMetaFields(): FieldTree {
-  if (!metadataTree) {
-    const tree = knownFieldsFor('v1', 'ConfigMap');
-    metadataTree = tree && tree !== 'leaf' && 'fields' in tree ? tree.fields['metadata']! : 'leaf';
-  }
-  return metadataTree;
 }
 
 function cellOf(o: KubeObject, c: CustomResourceColumnDefinition, now: number): string | number | boolean | null {
@@ -99,7 +89,7 @@ function rootMergeSchema(schema: JSONSchemaProps): StructSchema {
 
 /** Unknown fields of a custom object, pruned: those of its ObjectMeta, and those its schema does not declare. */
 function pruneUnknown(o: KubeObject, schema: JSONSchemaProps): string[] {
-  const meta = unknownFields(o.metadata, objectMetaFields(), { prune: true }).map((p) => `metadata.${p}`);
+  const meta = unknownFields(o.metadata, objectMetaFieldTree(), { prune: true }).map((p) => `metadata.${p}`);
   return [...meta, ...prune(o, schema, true)];
 }
 

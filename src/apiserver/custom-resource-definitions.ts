@@ -155,8 +155,13 @@ export class CustomResourceDefinitions {
     // new names conflict keeps serving the names it was accepted with.
     if (!this.namesConflict(crd)) await this.serve({ ...crd, status: { ...crd.status, acceptedNames: crd.spec.names } });
     else if (crdCondition(crd, 'Established')?.status === 'True') await this.serve(crd);
-    // Computed on the stored object, inside the write: a stale cached copy must not overwrite
-    // what another writer (a spec update's storedVersions, a deletion's Terminating) just put there.
+    // Most events (every CRD of the group is looked at when one changes) need no write: say so
+    // from the cache. A write computes on the stored object, inside the update: a stale cached copy
+    // must not overwrite what another writer (a spec update's storedVersions, a deletion's
+    // Terminating) just put there.
+    const desired = structuredClone(crd);
+    this.setNamingStatus(desired, this.namesConflict(crd));
+    if (JSON.stringify(desired.status) === JSON.stringify(crd.status)) return false;
     await this.deps.crds.update(
       undefined,
       name,

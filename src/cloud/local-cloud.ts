@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { INSTANCE_FAULTS, providerIdOf, type Instance, type InstanceFault, type InstanceType, type NodeGroup } from './api.js';
-import { machineRuns, startMachine, stopMachine, type MachineHandle, type MachineOptions } from './machines.js';
+import { startMachine, stopMachine, type MachineHandle, type MachineOptions } from './machines.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { errorText } from '../util/error-text.js';
@@ -241,11 +241,6 @@ export class LocalCloud {
     this.save();
     this.opts.log.info({ instance: id, fault }, 'fault applied');
     return publicView(inst);
-  }
-
-  /** Whether each running instance's machine still runs (for `cloud instances` and tests). */
-  machineRunning(id: string): boolean {
-    return machineRuns(this.find(id).machine);
   }
 
   // ---- HTTP ----------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ export function startMachine(spec: MachineSpec, opts: MachineOptions): MachineHa
   }
 }
 
-export function machineRuns(h: MachineHandle | undefined): boolean {
+function machineRuns(h: MachineHandle | undefined): boolean {
   return h !== undefined && processAlive(h.pid, h.start);
 }
 

@@ -7,20 +7,10 @@ import { customResourceTypes } from '../apiextensions/custom-resource.js';
 import type { Informer } from '../client/informer.js';
 import { PATHS, type SharedInformers } from './informers.js';
 
-/** A type's identity across CRD updates: where it is served. */
-export function typeKey(rt: Pick<ResourceType, 'group' | 'version' | 'resource'>): string {
-  return `${rt.group}/${rt.version}/${rt.resource}`;
-}
-
-export interface TypeChange {
-  added: ResourceType[];
-  removed: ResourceType[];
-}
-
 export class CustomResourceTypes {
   private readonly informer: Informer;
   private current = new Map<string, ResourceType>();
-  private readonly listeners = new Set<(change: TypeChange) => void>();
+  private readonly listeners = new Set<() => void>();
 
   constructor(informers: SharedInformers) {
     this.informer = informers.for(PATHS.customresourcedefinitions, { readOnly: true });
@@ -42,7 +32,8 @@ export class CustomResourceTypes {
     return undefined;
   }
 
-  onChange(listener: (change: TypeChange) => void): () => void {
+  /** Calls `listener` whenever the set of served custom types changes. */
+  onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -52,12 +43,10 @@ export class CustomResourceTypes {
     for (const o of this.informer.list()) {
       const crd = asCRD(o);
       if (crdCondition(crd, 'Established')?.status !== 'True') continue;
-      for (const rt of customResourceTypes(crd)) next.set(typeKey(rt), rt);
+      for (const rt of customResourceTypes(crd)) next.set(`${rt.group}/${rt.version}/${rt.resource}`, rt);
     }
-    const added = [...next.entries()].filter(([k, rt]) => this.current.get(k)?.namespaced !== rt.namespaced).map(([, rt]) => rt);
-    const removed = [...this.current.entries()].filter(([k, rt]) => next.get(k)?.namespaced !== rt.namespaced).map(([, rt]) => rt);
+    const same = next.size === this.current.size && [...next].every(([k, rt]) => this.current.get(k)?.namespaced === rt.namespaced);
     this.current = next;
-    if (added.length === 0 && removed.length === 0) return;
-    for (const l of this.listeners) l({ added, removed });
+    if (!same) for (const l of this.listeners) l();
   }
 }

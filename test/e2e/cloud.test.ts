@@ -113,6 +113,18 @@ describe('a local cloud and the cloud controllers', () => {
     assert.equal((await cloud.instance(b!.id))?.state, 'Stopped');
   });
 
+  it('a Ready Node is never left tainted shut down', async () => {
+    const [running] = await cloud.createInstances('workers', 1);
+    const node = await eventually(async () => {
+      const n = await nodeOf(running!);
+      return ready(n) ? n : undefined;
+    }, 30_000, 'a Ready cloud Node');
+    await api.patch(`/api/v1/nodes/${node.metadata.name}`, { spec: { taints: [...(node.spec?.taints ?? []), { key: 'node.cloudprovider.kubernetes.io/shutdown', effect: 'NoSchedule' }] } });
+    await eventually(async () => !((await nodeOf(running!))?.spec?.taints ?? []).some((t) => t.key === 'node.cloudprovider.kubernetes.io/shutdown'), 15_000, 'the shutdown taint lifted');
+    await cloud.deleteInstance(running!.id);
+    await eventually(async () => (await nodeOf(running!)) === undefined, 20_000, 'its Node gone with it');
+  });
+
   it('instances outlive a SIGKILL of the cloud, and a deleted instance takes its Node with it', async () => {
     const [i] = await cloud.createInstances('workers', 1);
     await eventually(async () => ready(await nodeOf(i!)), 30_000, 'Ready');

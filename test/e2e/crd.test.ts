@@ -180,6 +180,25 @@ describe('CustomResourceDefinitions with kubectl', () => {
     await s.k(['delete', 'crd', `crontimers.${group}`]);
   });
 
+  it('a terminating CRD refuses new objects while its own wait; CEL rules are accepted with a warning', async () => {
+    const group = 'ending.stable.example.com';
+    const withCel = crdManifest(group).replace("            required: [cronSpec]\n", "            required: [cronSpec]\n            x-kubernetes-validations: [{rule: 'self.replicas <= 5'}]\n");
+    const applied = await s.kubectl(['apply', '-f', '-'], { input: withCel });
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.match(applied.stderr, /Warning: spec\.versions\[1\]\.schema\.openAPIV3Schema\.properties\[spec\]: x-kubernetes-validations rules are not evaluated by this server/);
+    await eventually(async () => (await s.kubectl(['get', `crontabs.${group}`])).code === 0, 10_000, 'served');
+    await s.k(['apply', '-f', '-'], { input: cronTab(group, 'held').replace('metadata:\n  name: held', 'metadata:\n  name: held\n  finalizers: [example.com/hold]') });
+    await s.k(['delete', 'crd', `crontabs.${group}`, '--wait=false']);
+    const refused = await eventually(async () => {
+      const r = await s.kubectl(['create', '-f', '-'], { input: cronTab(group, 'late') });
+      return /create not allowed while custom resource definition is terminating/.test(r.stderr) ? r : undefined;
+    }, 10_000, 'creates refused while terminating');
+    assert.notEqual(refused.code, 0);
+    assert.match(await s.k(['get', 'crd', `crontabs.${group}`, '-o', 'jsonpath={.status.conditions[?(@.type=="Terminating")].message}']), /CustomResource deletion is in progress/);
+    await s.k(['patch', `crontabs.${group}`, 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    await eventually(async () => (await s.kubectl(['get', 'crd', `crontabs.${group}`])).code !== 0, 15_000, 'the CRD gone once its last object is');
+  });
+
   it('a CRD and its objects survive a SIGKILL of the server and are served from its first request', async () => {
     const group = 'restart.stable.example.com';
     await s.k(['apply', '-f', '-'], { input: crdManifest(group) });

@@ -3,7 +3,8 @@
 // (Ignore), as upstream's decoding into Go structs does.
 import protobuf from 'protobufjs';
 import type { Type } from 'protobufjs';
-import { OPAQUE_MESSAGES, isKindMessage, messageFor } from './root.js';
+import { OPAQUE_MESSAGES, isKindMessage, messageFor, protobufSchema } from './root.js';
+import { META_V1_PACKAGE } from './messages.js';
 
 /**
  * A node of a known-fields tree:
@@ -43,4 +44,9 @@ function messageTree(type: Type): FieldTree {
 export function knownFieldsFor(apiVersion: string, kind: string): FieldTree | undefined {
   const type = messageFor(apiVersion, kind);
   return type ? messageTree(type) : undefined;
+}
+
+/** ObjectMeta's fields: every object's metadata, custom resources' included. */
+export function objectMetaFieldTree(): FieldTree {
+  return messageTree(protobufSchema().lookupType(`${META_V1_PACKAGE}.ObjectMeta`));
 }
