@@ -3,7 +3,7 @@
 import { NODE_VERSION, SKIFF_VERSION } from '../version.js';
 import { readFileSync, statfsSync } from 'node:fs';
 import { arch, availableParallelism, platform, release, totalmem } from 'node:os';
-import type { Node, NodeCondition, NodeStatus, Taint, TaintEffect } from '../api/kinds/node.js';
+import { UNINITIALIZED_TAINT, type Node, type NodeCondition, type NodeStatus, type Taint, type TaintEffect } from '../api/kinds/node.js';
 import { MACHINE_ID_ANNOTATION, RETIRE_ANNOTATION } from './api.js';
 import { rfc3339 } from '../util/time.js';
 import type { ObservedNode } from './state-dir.js';
@@ -24,8 +24,6 @@ export interface NodeConfig {
   cloudProvider?: 'external';
 }
 
-/** Held by a Node until a cloud controller has initialised it (upstream's name). */
-export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
 
 const GO_ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
 

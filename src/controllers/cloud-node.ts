@@ -2,11 +2,10 @@
 // agent with --cloud-provider=external waits, tainted node.cloudprovider.kubernetes.io/uninitialized,
 // until this controller has asked the cloud about its instance and set what the cloud knows:
 // providerID, instance type, zone and region labels, addresses. Then the taint is lifted.
-import type { Node, Taint } from '../api/kinds/node.js';
+import { UNINITIALIZED_TAINT, type Node, type Taint } from '../api/kinds/node.js';
 import { isStatusError } from '../api/errors.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import { INSTANCE_TYPE_LABEL, REGION_LABEL, ZONE_LABEL } from '../cloud/local-provider.js';
-import { UNINITIALIZED_TAINT } from '../agent/node-object.js';
 import type { EventRecorder } from '../controller-kit/events.js';
 import { PATHS } from '../controller-kit/informers.js';
 import type { Controller, ControllerContext } from '../controller-kit/manager.js';

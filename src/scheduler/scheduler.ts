@@ -9,7 +9,7 @@
 // the cluster changes in a way that may let it fit.
 import { rfc3339 } from '../util/time.js';
 import type { Node } from '../api/kinds/node.js';
-import type { Pod, PodCondition } from '../api/kinds/pod.js';
+import { isTerminal, type Pod, type PodCondition } from '../api/kinds/pod.js';
 import { isStatusError } from '../api/errors.js';
 import type { Informer } from '../client/informer.js';
 import type { Controller, ControllerContext } from '../controller-kit/manager.js';
@@ -58,11 +58,6 @@ export interface SchedulerCounters {
   scheduled: number;
   unschedulable: number;
   bindErrors: number;
-}
-
-export function isTerminal(pod: Pod): boolean {
-  const phase = pod.status?.phase;
-  return phase === 'Succeeded' || phase === 'Failed';
 }
 
 /** Node changes that can make a parked pod fit (or change why it does not). */

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
-import { planScaleUp, scaleDownBlocker, scaleDownCandidates, utilization, type GroupSnapshot } from '../../src/cloud/autoscaler/plan.js';
+import { filterOutSchedulable, nodeInfoWith, planScaleUp, scaleDownBlocker, scaleDownCandidates, utilization, type GroupSnapshot } from '../../src/cloud/autoscaler/plan.js';
 
 function node(name: string, cpu: string, memory: string, labels: Record<string, string> = {}): Node {
   const capacity = { cpu, memory, pods: '110' };
@@ -42,6 +42,13 @@ test('least-waste picks the group that leaves the least unused; a pod no templat
   assert.match(gpu.unhelpable[0]!.reason, /node affinity\/selector/);
   const full = planScaleUp([pod('x', '1')], [group('small', node('t2', '2', '4Gi'), 3, 3)], 'least-waste');
   assert.equal(full.unhelpable[0]!.reason, 'max node group size reached');
+});
+
+test('pending pods that fit where nodes already are ask for no new machine, and two do not count on the same room', () => {
+  const n1 = node('n1', '2', '4Gi');
+  const busy = pod('busy', '1', {}, 'n1');
+  const left = filterOutSchedulable([pod('a', '800m'), pod('b', '800m'), pod('picky', '100m', { nodeSelector: { gpu: 'yes' } })], [nodeInfoWith(n1, [busy])]);
+  assert.deepEqual(left.map((p) => p.metadata.name), ['b', 'picky']);
 });
 
 test('scale-down takes underused nodes whose pods fit on the others, never below the minimum', () => {

@@ -111,6 +111,18 @@ spec:
     assert.equal((await live()).length, 3);
   });
 
+  it('a deleted autoscaled Node comes back, and the autoscaler neither adds nor removes an instance for it', async () => {
+    const before = (await live()).map((i) => i.id).sort();
+    const podsBefore = (await runningPods()).map((p) => p.metadata.uid).sort();
+    const victim = (await nodes())[0]!;
+    await s.k(['delete', 'node', victim.metadata.name!]);
+    await eventually(async () => (await nodes()).some((n) => n.metadata.name === victim.metadata.name && n.metadata.uid !== victim.metadata.uid), 10_000, 'the Node re-created by its agent');
+    // Several scan intervals and past the provision time's share of it: the set of instances stays.
+    await throughout(async () => JSON.stringify((await live()).map((i) => i.id).sort()) === JSON.stringify(before), 5_000, 'the same instances');
+    assert.deepEqual((await runningPods()).map((p) => p.metadata.uid).sort(), podsBefore, 'the pods kept running where they were');
+    assert.ok(await matched());
+  });
+
   it('shrinks back to the minimum when the load goes, without leaking an instance or a Node', async () => {
     await s.k(['scale', 'deployment', 'crunch', '--replicas', '1']);
     await eventually(async () => (await live()).length === 1 && (await nodes()).length === 1, 60_000, 'one instance and one Node left');
@@ -139,10 +151,27 @@ spec:
   it('replaces an instance that never boots, and the zombie a classic agent leaves behind', async () => {
     const [noBoot] = await cloud.createInstances('pool', 1, ['no-boot']);
     await eventually(async () => (await cloud.instance(noBoot!.id))?.state === 'Terminated', 30_000, 'the never-booting instance deleted');
+    await eventually(async () => {
+      const timedOut = await api.get<KubeList<KubeObject & { message?: string }>>('/api/v1/namespaces/kube-system/events', { query: { fieldSelector: 'reason=ScaleUpTimedOut' } });
+      return timedOut.items.some((e) => /group pool failed to register/.test(e.message ?? ''));
+    }, 10_000, 'the group backs off, and says why');
     const [classic] = await cloud.createInstances('pool', 1, ['classic']);
     await eventually(async () => (await nodes()).some((n) => n.spec?.providerID === classic!.providerID), 30_000, 'the classic instance registered');
     await api.delete(`/api/v1/nodes/${classic!.nodeName}`);
     await eventually(async () => (await cloud.instance(classic!.id))?.state === 'Terminated', 40_000, 'the zombie instance reaped');
     await eventually(matched, 30_000, 'instances and Nodes one to one again');
+  });
+
+  it('a lost machine\'s Node is deleted and its pods are replaced on a new instance', async () => {
+    const [node] = await nodes();
+    const [pod] = await runningPods();
+    assert.equal(pod!.spec?.nodeName, node!.metadata.name, 'the one crunch pod runs on the one node');
+    const lost = (await live()).find((i) => i.providerID === node!.spec?.providerID)!;
+    await cloud.applyFault(lost.id, 'lost');
+    await eventually(async () => !(await nodes()).some((n) => n.metadata.name === node!.metadata.name), 40_000, 'the lost machine\'s Node deleted');
+    const replaced = await eventually(async () => (await runningPods()).find((p) => p.metadata.uid !== pod!.metadata.uid), 90_000, 'the pod replaced and Running');
+    assert.notEqual(replaced.spec?.nodeName, node!.metadata.name);
+    await eventually(matched, 30_000, 'instances and Nodes one to one again');
+    assert.equal((await live()).length, 1, 'back at the minimum, nothing leaked');
   });
 });

@@ -16,6 +16,10 @@ import { age, column, nameColumn } from './printing.js';
 
 export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 
+
+/** Held by a Node until a cloud controller has initialised it (upstream's name). */
+export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
+
 export interface Taint {
   key: string;
   value?: string;

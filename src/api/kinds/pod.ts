@@ -210,6 +210,17 @@ export interface Pod extends KubeObject {
   status?: PodStatus;
 }
 
+/** Pods a drain leaves to be stopped in place: DaemonSet pods (their controller would put them back). */
+export function isDaemonSetPod(pod: Pod): boolean {
+  return (pod.metadata.ownerReferences ?? []).some((r) => r.kind === 'DaemonSet' && r.controller === true);
+}
+
+/** A pod whose containers are done for good: it holds no resources and needs no moving. */
+export function isTerminal(pod: Pod): boolean {
+  const p = pod.status?.phase;
+  return p === 'Succeeded' || p === 'Failed';
+}
+
 export interface PodTemplateSpec {
   metadata?: ObjectMeta;
   spec?: PodSpec;

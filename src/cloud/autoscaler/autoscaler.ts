@@ -9,11 +9,11 @@
 //    eviction API (PodDisruptionBudgets hold it back) and their instances deleted;
 //  - kube-system/cluster-autoscaler-status says where it stands.
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { isNodeReady, type Node } from '../../api/kinds/node.js';
-import type { Pod } from '../../api/kinds/pod.js';
+import { isNodeReady, UNINITIALIZED_TAINT, type Node } from '../../api/kinds/node.js';
+import { isDaemonSetPod, isTerminal, type Pod } from '../../api/kinds/pod.js';
 import type { KubeObject } from '../../api/types.js';
 import { isStatusError } from '../../api/errors.js';
-import { evictAll, isDaemonSetPod } from '../../agent/drain.js';
+import { evictAll } from '../../client/eviction.js';
 import type { EventRecorder } from '../../controller-kit/events.js';
 import { PATHS } from '../../controller-kit/informers.js';
 import type { Controller, ControllerContext } from '../../controller-kit/manager.js';
@@ -22,7 +22,7 @@ import type { Logger } from '../../util/log.js';
 import { rfc3339 } from '../../util/time.js';
 import type { CloudProvider, NodeGroup } from '../provider.js';
 import { autoscalerMetrics, type AutoscalerMetrics } from './metrics.js';
-import { planScaleUp, scaleDownBlocker, scaleDownCandidates, type Expander, type GroupSnapshot, type NodeSnapshot } from './plan.js';
+import { filterOutSchedulable, nodeInfoWith, planScaleUp, scaleDownBlocker, scaleDownCandidates, type Expander, type GroupSnapshot, type NodeSnapshot } from './plan.js';
 
 export interface AutoscalerGroup {
   name: string;
@@ -71,8 +71,11 @@ function isUnschedulable(p: Pod): boolean {
   return !p.spec?.nodeName && !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
 }
 
-function isActive(p: Pod): boolean {
-  return p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+/** An instance and Node that do not correspond one to one: `node` null for an instance without a Node. */
+interface Unmatched {
+  instance: string;
+  node: string | null;
+  since: string;
 }
 
 interface GroupState {
@@ -158,18 +161,25 @@ class AutoscalerLoop {
     const snapshots: GroupSnapshot[] = [];
     const unregistered: Record<string, number> = {};
     let longUnregistered = 0;
+    const unmatched: Unmatched[] = [];
+    const known = new Set<string>();
     for (const { spec, group } of managed) {
       const instances = await group.nodes();
       let upcoming = 0;
       for (const inst of instances) {
+        known.add(inst.id);
         if (inst.status === 'Deleting') continue;
-        if (byProvider.has(inst.id)) {
+        const node = byProvider.get(inst.id);
+        if (node) {
           this.registered.add(inst.id);
           this.unregisteredSince.delete(inst.id);
+          // Registered but still starting: it takes pods soon, as one still booting does.
+          if (this.notStarted(node, now)) upcoming++;
           continue;
         }
         const since = this.unregisteredSince.get(inst.id) ?? now;
         this.unregisteredSince.set(inst.id, since);
+        unmatched.push({ instance: inst.id, node: null, since: rfc3339(since) });
         if (now - since < this.opts.maxNodeProvisionMs) {
           upcoming++;
           continue;
@@ -186,9 +196,32 @@ class AutoscalerLoop {
       for (const g of snapshots) g.priority = priorities(g.id);
     }
 
-    const scaleUp = await this.scaleUp(pods, snapshots, unregistered, managed);
-    const scaleDown = scaleUp ? 'NoCandidates' : await this.scaleDown(nodes, pods, pdbs, snapshots, managed, now, signal);
-    await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, scaleUp ? 'InProgress' : 'NoActivity', scaleDown, now, signal);
+    // A Node of a managed group whose instance the cloud no longer lists (the cloud node lifecycle
+    // controller deletes it once it is not Ready).
+    const groupIds = new Set(managed.map((m) => m.spec.name));
+    for (const n of nodes) {
+      const id = n.spec?.providerID;
+      if (!id || known.has(id) || !groupIds.has(this.cloud.nodeGroupForNode(n)?.id() ?? '')) continue;
+      unmatched.push({ instance: id, node: n.metadata.name!, since: n.metadata.creationTimestamp ?? rfc3339(now) });
+    }
+
+    const podsByNode = new Map<string, Pod[]>();
+    for (const p of pods) {
+      if (!p.spec?.nodeName || !!isTerminal(p)) continue;
+      const list = podsByNode.get(p.spec.nodeName) ?? [];
+      list.push(p);
+      podsByNode.set(p.spec.nodeName, list);
+    }
+    const scaleUp = await this.scaleUp(pods, nodes, podsByNode, snapshots, unregistered, managed);
+    const scaleDown = scaleUp ? 'NoCandidates' : await this.scaleDown(nodes, podsByNode, pdbs, snapshots, managed, now, signal);
+    await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, unmatched, scaleUp ? 'InProgress' : 'NoActivity', scaleDown, now, signal);
+  }
+
+  /** A Node that registered but is not taking pods yet (not Ready, or not initialised by the cloud), within the provision time. */
+  private notStarted(node: Node, now: number): boolean {
+    const starting = !isNodeReady(node) || (node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT);
+    const created = Date.parse(node.metadata.creationTimestamp ?? '');
+    return starting && (!Number.isFinite(created) || now - created < this.opts.maxNodeProvisionMs);
   }
 
   /**
@@ -237,10 +270,14 @@ class AutoscalerLoop {
     }
   }
 
-  private async scaleUp(pods: Pod[], groups: GroupSnapshot[], upcoming: Record<string, number>, managed: { spec: AutoscalerGroup; group: NodeGroup }[]): Promise<boolean> {
+  private async scaleUp(pods: Pod[], nodes: Node[], podsByNode: Map<string, Pod[]>, groups: GroupSnapshot[], upcoming: Record<string, number>, managed: { spec: AutoscalerGroup; group: NodeGroup }[]): Promise<boolean> {
     let pending = pods.filter(isUnschedulable);
     this.metrics?.unschedulablePods.set(pending.length);
     if (pending.length === 0) return false;
+    // Pods that fit where nodes already are wait for the scheduler, not for a new machine.
+    const usable = nodes.filter((n) => isNodeReady(n) && !n.metadata.deletionTimestamp && !(n.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT));
+    pending = filterOutSchedulable(pending, usable.map((n) => nodeInfoWith(n, podsByNode.get(n.metadata.name!) ?? [])));
+    if (pending.length === 0) return true;
     // Pods the instances still booting will take do not ask for more.
     for (const g of groups) {
       const booting = upcoming[g.id] ?? 0;
@@ -274,14 +311,7 @@ class AutoscalerLoop {
     return true;
   }
 
-  private async scaleDown(nodes: Node[], pods: Pod[], pdbs: KubeObject[], groups: GroupSnapshot[], managed: { spec: AutoscalerGroup; group: NodeGroup }[], now: number, signal: AbortSignal): Promise<string> {
-    const podsByNode = new Map<string, Pod[]>();
-    for (const p of pods) {
-      if (!p.spec?.nodeName || !isActive(p)) continue;
-      const list = podsByNode.get(p.spec.nodeName) ?? [];
-      list.push(p);
-      podsByNode.set(p.spec.nodeName, list);
-    }
+  private async scaleDown(nodes: Node[], podsByNode: Map<string, Pod[]>, pdbs: KubeObject[], groups: GroupSnapshot[], managed: { spec: AutoscalerGroup; group: NodeGroup }[], now: number, signal: AbortSignal): Promise<string> {
     const snapshots: NodeSnapshot[] = [];
     for (const n of nodes) {
       const g = this.cloud.nodeGroupForNode(n);
@@ -325,7 +355,7 @@ class AutoscalerLoop {
         timer.cancel();
       }
       if (signal.aborted) return;
-      const left = podsOn().filter((p) => !isDaemonSetPod(p) && isActive(p));
+      const left = podsOn().filter((p) => !isDaemonSetPod(p) && !isTerminal(p));
       if (left.length > 0) throw new Error(`pods still not evicted after ${this.opts.maxGracefulTerminationSec}s: ${left.map((p) => p.metadata.name).join(', ')}`);
       await group.deleteNodes([node]);
       this.metrics?.scaledDownNodes.inc();
@@ -351,7 +381,7 @@ class AutoscalerLoop {
     if (cm) this.recorder.event({ ...cm, apiVersion: 'v1', kind: 'ConfigMap' }, type, reason, message);
   }
 
-  private async writeStatus(nodes: Node[], groups: GroupSnapshot[], unregistered: Record<string, number>, longUnregistered: number, scaleUp: string, scaleDown: string, now: number, signal: AbortSignal): Promise<void> {
+  private async writeStatus(nodes: Node[], groups: GroupSnapshot[], unregistered: Record<string, number>, longUnregistered: number, unmatched: Unmatched[], scaleUp: string, scaleDown: string, now: number, signal: AbortSignal): Promise<void> {
     const ready = nodes.filter(isNodeReady).length;
     if (this.metrics) {
       this.metrics.safeToAutoscale.set(1);
@@ -367,6 +397,8 @@ class AutoscalerLoop {
         health: { status: 'Healthy', nodeCounts: { registered: { total: nodes.length, ready, notStarted: 0, unready: nodes.length - ready, beingDeleted: this.deleting.size }, longUnregistered, unregistered: Object.values(unregistered).reduce((a, b) => a + b, 0) } },
         scaleUp: { status: scaleUp },
         scaleDown: { status: scaleDown, candidates: this.unneededSince.size },
+        // Every instance without its Node and Node without its instance, and since when: at rest, none.
+        unmatched,
       },
       nodeGroups: groups.map((g) => {
         const st = this.groupState.get(g.id);

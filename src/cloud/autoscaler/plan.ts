@@ -3,13 +3,12 @@
 // filters), which nodes are unneeded (their pods fit elsewhere), and which instances never
 // registered. The controller (./autoscaler.ts) acts on the answers.
 import type { Node } from '../../api/kinds/node.js';
-import type { Pod } from '../../api/kinds/pod.js';
+import { isDaemonSetPod, type Pod } from '../../api/kinds/pod.js';
 import { NodeInfo } from '../../scheduler/node-info.js';
 import { podInfoOf, type PodInfo } from '../../scheduler/pod-info.js';
 import { runFilters } from '../../scheduler/filters.js';
 import type { KubeObject } from '../../api/types.js';
 import { matchLabelSelectorObject } from '../../api/labels.js';
-import { isDaemonSetPod } from '../../agent/drain.js';
 
 export type Expander = 'least-waste' | 'random' | 'most-pods' | 'priority';
 export const EXPANDERS: readonly Expander[] = ['least-waste', 'random', 'most-pods', 'priority'];
@@ -121,6 +120,31 @@ export function planScaleUp(pending: Pod[], groups: GroupSnapshot[], expander: E
   return { plan: { group: best.group.id, count: best.nodes.length, pods: best.placed.map((p) => p.pod) }, unhelpable };
 }
 
+/**
+ * The pending pods that fit on no existing node (upstream's filterOutSchedulable): a pod the
+ * scheduler has not retried since room appeared, or that a node still starting will take, asks
+ * for no new machine. `nodes` are the nodes that can take pods, with the pods they run; the pods
+ * placed here are added to them, so two pods do not count on the same room.
+ */
+export function filterOutSchedulable(pending: Pod[], nodes: NodeInfo[]): Pod[] {
+  const left: Pod[] = [];
+  for (const pod of pending) {
+    const info = podInfoOf(pod);
+    const home = nodes.find((n) => runFilters(info, n) === undefined);
+    if (home) home.addPod(info);
+    else left.push(pod);
+  }
+  return left;
+}
+
+/** A NodeInfo for `node` with `pods` on it. */
+export function nodeInfoWith(node: Node, pods: Pod[]): NodeInfo {
+  const info = new NodeInfo(node.metadata.name ?? '');
+  info.setNode(node);
+  for (const p of pods) info.addPod(podInfoOf(p));
+  return info;
+}
+
 export interface NodeSnapshot {
   node: Node;
   group: string;
@@ -132,9 +156,7 @@ export interface NodeSnapshot {
 
 /** Upstream's utilization: the larger of requested cpu and memory over allocatable. */
 export function utilization(node: Node, pods: Pod[]): number {
-  const info = new NodeInfo(node.metadata.name ?? '');
-  info.setNode(node);
-  for (const p of pods) info.addPod(podInfoOf(p));
+  const info = nodeInfoWith(node, pods);
   const cpu = info.allocatable.milliCpu ? info.requested.milliCpu / info.allocatable.milliCpu : 0;
   const mem = info.allocatable.memory ? info.requested.memory / info.allocatable.memory : 0;
   return Math.max(cpu, mem);
@@ -148,9 +170,7 @@ export function utilization(node: Node, pods: Pod[]): number {
 export function scaleDownCandidates(nodes: NodeSnapshot[], allPods: Map<string, Pod[]>, groups: Map<string, { min: number; target: number }>, threshold: number): Node[] {
   const infos = new Map<string, NodeInfo>();
   for (const n of nodes) {
-    const info = new NodeInfo(n.node.metadata.name ?? '');
-    info.setNode(n.node);
-    for (const p of allPods.get(n.node.metadata.name ?? '') ?? []) info.addPod(podInfoOf(p));
+    const info = nodeInfoWith(n.node, allPods.get(n.node.metadata.name ?? '') ?? []);
     infos.set(info.name, info);
   }
   const out: Node[] = [];
