@@ -132,7 +132,7 @@ class AutoscalerLoop {
       let failing = false;
       while (!signal.aborted) {
         try {
-          await this.loop(nodes.list(), pods.list(), pdbs.list(), signal);
+          await this.timed('main', () => this.loop(nodes.list(), pods.list(), pdbs.list(), signal));
           if (failing) this.log.info('autoscaling again');
           failing = false;
         } catch (e) {
@@ -143,6 +143,15 @@ class AutoscalerLoop {
         await this.ctx.clock.sleep(this.opts.scanIntervalMs, signal).catch(() => {});
       }
     })();
+  }
+
+  private async timed<T>(fn: 'main' | 'scaleUp' | 'scaleDown', body: () => Promise<T>): Promise<T> {
+    const end = this.metrics?.functionDuration.startTimer({ function: fn });
+    try {
+      return await body();
+    } finally {
+      end?.();
+    }
   }
 
   private managed(): { spec: AutoscalerGroup; group: NodeGroup }[] {
@@ -212,8 +221,8 @@ class AutoscalerLoop {
       list.push(p);
       podsByNode.set(p.spec.nodeName, list);
     }
-    const scaleUp = await this.scaleUp(pods, nodes, podsByNode, snapshots, unregistered, managed);
-    const scaleDown = scaleUp ? 'NoCandidates' : await this.scaleDown(nodes, podsByNode, pdbs, snapshots, managed, now, signal);
+    const scaleUp = await this.timed('scaleUp', () => this.scaleUp(pods, nodes, podsByNode, snapshots, unregistered, managed));
+    const scaleDown = scaleUp ? 'NoCandidates' : await this.timed('scaleDown', () => this.scaleDown(nodes, podsByNode, pdbs, snapshots, managed, now, signal));
     await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, unmatched, scaleUp ? 'InProgress' : 'NoActivity', scaleDown, now, signal);
   }
 

@@ -1,6 +1,6 @@
 // The cluster autoscaler's metrics, with upstream's names (prefix cluster_autoscaler_). One set per
 // registry: the autoscaler starts again at every leadership term, its counters go on counting.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface AutoscalerMetrics {
   safeToAutoscale: Gauge;
@@ -11,6 +11,7 @@ export interface AutoscalerMetrics {
   failedScaleUps: Counter<'reason'>;
   unregisteredRemoved: Counter;
   errors: Counter<'type'>;
+  functionDuration: Histogram<'function'>;
 }
 
 const byRegistry = new WeakMap<Registry, AutoscalerMetrics>();
@@ -28,6 +29,13 @@ export function autoscalerMetrics(registry: Registry): AutoscalerMetrics {
     failedScaleUps: new Counter({ name: 'cluster_autoscaler_failed_scale_ups_total', help: 'Scale-ups that failed, by reason.', labelNames: ['reason'], registers }),
     unregisteredRemoved: new Counter({ name: 'cluster_autoscaler_old_unregistered_nodes_removed_count', help: 'Instances removed because they had no Node past the provision time.', registers }),
     errors: new Counter({ name: 'cluster_autoscaler_errors_total', help: 'Autoscaler loops that failed, by type.', labelNames: ['type'], registers }),
+    functionDuration: new Histogram({
+      name: 'cluster_autoscaler_function_duration_seconds',
+      help: 'Time taken by the parts of the autoscaler loop: main (the whole loop), scaleUp, scaleDown.',
+      labelNames: ['function'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
   };
   byRegistry.set(registry, m);
   return m;
