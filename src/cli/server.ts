@@ -50,6 +50,8 @@ export function serverCommand(): Command {
     .option('--max-graceful-termination-sec <n>', 'autoscaler: how long draining a node may take', intArg, AUTOSCALER_DEFAULTS.maxGracefulTerminationSec)
     .addOption(durationOption('--initial-node-group-backoff-duration <duration>', 'autoscaler: back-off of a group whose new instance never registered (doubles)', AUTOSCALER_DEFAULTS.initialBackoffMs))
     .addOption(durationOption('--max-node-group-backoff-duration <duration>', 'autoscaler: the longest back-off', AUTOSCALER_DEFAULTS.maxBackoffMs))
+    .option('--max-total-unready-percentage <pct>', 'autoscaler: with more of the nodes unready than this (and than --ok-total-unready-count), it holds back', Number, AUTOSCALER_DEFAULTS.maxTotalUnreadyPercentage)
+    .option('--ok-total-unready-count <n>', 'autoscaler: this many unready nodes never hold it back', intArg, AUTOSCALER_DEFAULTS.okTotalUnreadyCount)
     .option('--with-agent', "also register this machine as a control-plane Node (label node-role.kubernetes.io/control-plane, NoSchedule taint); its state goes to <data-dir>/agent", false);
   // The node's flags, as `skiff agent` takes them.
   // A member's own node is not a cloud instance: the server's --cloud-provider names the cloud it reconciles with.
@@ -161,5 +163,7 @@ function autoscalerOptions(o: Record<string, unknown>): AutoscalerOptions {
     maxGracefulTerminationSec: o.maxGracefulTerminationSec as number,
     initialBackoffMs: o.initialNodeGroupBackoffDuration as number,
     maxBackoffMs: o.maxNodeGroupBackoffDuration as number,
+    maxTotalUnreadyPercentage: o.maxTotalUnreadyPercentage as number,
+    okTotalUnreadyCount: o.okTotalUnreadyCount as number,
   };
 }

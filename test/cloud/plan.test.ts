@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
+import { clusterHealthy } from '../../src/cloud/autoscaler/autoscaler.js';
 import { filterOutSchedulable, nodeInfoWith, planScaleUp, scaleDownBlocker, scaleDownCandidates, utilization, type GroupSnapshot } from '../../src/cloud/autoscaler/plan.js';
 
 function node(name: string, cpu: string, memory: string, labels: Record<string, string> = {}): Node {
@@ -80,4 +81,13 @@ test('a budget without room, an unsafe or unowned pod, or the node\'s own annota
   assert.equal(scaleDownBlocker(n, [unsafe], []), 'pod default/web-1 is not safe to evict');
   const disabled = { ...n, metadata: { ...n.metadata, annotations: { 'cluster-autoscaler.kubernetes.io/scale-down-disabled': 'true' } } };
   assert.equal(scaleDownBlocker(disabled, [], []), 'scale-down disabled by annotation');
+});
+
+test('with more than 45% of the nodes unready (and more than 3) the autoscaler holds back, as upstream', () => {
+  const o = { maxTotalUnreadyPercentage: 45, okTotalUnreadyCount: 3 };
+  assert.equal(clusterHealthy(4, 3, o), true, 'three unready are always fine');
+  assert.equal(clusterHealthy(10, 4, o), true);
+  assert.equal(clusterHealthy(10, 5, o), false);
+  assert.equal(clusterHealthy(100, 45, o), true);
+  assert.equal(clusterHealthy(100, 46, o), false);
 });

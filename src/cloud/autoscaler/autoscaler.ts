@@ -41,6 +41,8 @@ export interface AutoscalerOptions {
   maxGracefulTerminationSec: number;
   initialBackoffMs: number;
   maxBackoffMs: number;
+  maxTotalUnreadyPercentage: number;
+  okTotalUnreadyCount: number;
 }
 
 export const AUTOSCALER_DEFAULTS: Omit<AutoscalerOptions, 'groups'> = {
@@ -53,11 +55,18 @@ export const AUTOSCALER_DEFAULTS: Omit<AutoscalerOptions, 'groups'> = {
   maxGracefulTerminationSec: 600,
   initialBackoffMs: 300_000,
   maxBackoffMs: 1_800_000,
+  maxTotalUnreadyPercentage: 45,
+  okTotalUnreadyCount: 3,
 };
 
 export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
 const STATUS_PATH = '/api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-status';
 const PRIORITY_PATH = '/api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-priority-expander';
+
+/** Upstream's cluster health: unready nodes within --ok-total-unready-count or --max-total-unready-percentage. */
+export function clusterHealthy(total: number, unready: number, o: Pick<AutoscalerOptions, 'maxTotalUnreadyPercentage' | 'okTotalUnreadyCount'>): boolean {
+  return unready <= o.okTotalUnreadyCount || unready <= (total * o.maxTotalUnreadyPercentage) / 100;
+}
 
 /** `MIN:MAX:GROUP`, as --nodes takes it. */
 export function parseNodesFlag(v: string): AutoscalerGroup {
@@ -110,6 +119,7 @@ class AutoscalerLoop {
   private readonly deleting = new Set<string>();
   private lastScaleUp = 0;
   private badPriorities = false;
+  private healthy = true;
   private status: Record<string, unknown> = {};
   private readonly metrics?: AutoscalerMetrics;
 
@@ -221,6 +231,18 @@ class AutoscalerLoop {
       list.push(p);
       podsByNode.set(p.spec.nodeName, list);
     }
+    // As upstream: with too much of the cluster unready (a network or control-plane problem, most
+    // likely) neither adding nor removing machines helps, and removing could make it worse.
+    const unready = nodes.filter((n) => !isNodeReady(n)).length;
+    if (!clusterHealthy(nodes.length, unready, this.opts)) {
+      if (this.healthy) this.log.warn({ unready, total: nodes.length }, 'too many nodes unready: not scaling until they recover');
+      this.healthy = false;
+      this.metrics?.safeToAutoscale.set(0);
+      await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, unmatched, 'NoActivity', 'NoCandidates', now, signal);
+      return;
+    }
+    if (!this.healthy) this.log.info({ unready, total: nodes.length }, 'nodes recovered: scaling again');
+    this.healthy = true;
     const scaleUp = await this.timed('scaleUp', () => this.scaleUp(pods, nodes, podsByNode, snapshots, unregistered, managed));
     const scaleDown = scaleUp ? 'NoCandidates' : await this.timed('scaleDown', () => this.scaleDown(nodes, podsByNode, pdbs, snapshots, managed, now, signal));
     await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, unmatched, scaleUp ? 'InProgress' : 'NoActivity', scaleDown, now, signal);
@@ -393,7 +415,7 @@ class AutoscalerLoop {
   private async writeStatus(nodes: Node[], groups: GroupSnapshot[], unregistered: Record<string, number>, longUnregistered: number, unmatched: Unmatched[], scaleUp: string, scaleDown: string, now: number, signal: AbortSignal): Promise<void> {
     const ready = nodes.filter(isNodeReady).length;
     if (this.metrics) {
-      this.metrics.safeToAutoscale.set(1);
+      this.metrics.safeToAutoscale.set(this.healthy ? 1 : 0);
       this.metrics.nodesCount.set({ state: 'ready' }, ready);
       this.metrics.nodesCount.set({ state: 'unready' }, nodes.length - ready);
       this.metrics.nodesCount.set({ state: 'notStarted' }, Object.values(unregistered).reduce((a, b) => a + b, 0));
@@ -403,7 +425,7 @@ class AutoscalerLoop {
       time: rfc3339(now),
       autoscalerStatus: 'Running',
       clusterWide: {
-        health: { status: 'Healthy', nodeCounts: { registered: { total: nodes.length, ready, notStarted: 0, unready: nodes.length - ready, beingDeleted: this.deleting.size }, longUnregistered, unregistered: Object.values(unregistered).reduce((a, b) => a + b, 0) } },
+        health: { status: this.healthy ? 'Healthy' : 'Unhealthy', nodeCounts: { registered: { total: nodes.length, ready, notStarted: 0, unready: nodes.length - ready, beingDeleted: this.deleting.size }, longUnregistered, unregistered: Object.values(unregistered).reduce((a, b) => a + b, 0) } },
         scaleUp: { status: scaleUp },
         scaleDown: { status: scaleDown, candidates: this.unneededSince.size },
         // Every instance without its Node and Node without its instance, and since when: at rest, none.
