@@ -4,7 +4,7 @@ import { AUTOSCALER_DEFAULTS, parseNodesFlag, type AutoscalerGroup, type Autosca
 import { EXPANDERS, type Expander } from '../cloud/autoscaler/plan.js';
 import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
 import { runServer } from '../server/run-server.js';
-import { addConfigFile, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg } from './options.js';
+import { addConfigFile, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg, boolArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { EXIT_RESTART } from './exit-codes.js';
 
@@ -51,6 +51,7 @@ export function serverCommand(): Command {
     .addOption(durationOption('--initial-node-group-backoff-duration <duration>', 'autoscaler: back-off of a group whose new instance never registered (doubles)', AUTOSCALER_DEFAULTS.initialBackoffMs))
     .addOption(durationOption('--max-node-group-backoff-duration <duration>', 'autoscaler: the longest back-off', AUTOSCALER_DEFAULTS.maxBackoffMs))
     .option('--max-total-unready-percentage <pct>', 'autoscaler: with more of the nodes unready than this (and than --ok-total-unready-count), it holds back', Number, AUTOSCALER_DEFAULTS.maxTotalUnreadyPercentage)
+    .option('--skip-nodes-with-local-storage <bool>', 'autoscaler: keep nodes running pods with emptyDir or hostPath volumes (their data would be lost)', boolArg, AUTOSCALER_DEFAULTS.skipNodesWithLocalStorage)
     .option('--ok-total-unready-count <n>', 'autoscaler: this many unready nodes never hold it back', intArg, AUTOSCALER_DEFAULTS.okTotalUnreadyCount)
     .option('--with-agent', "also register this machine as a control-plane Node (label node-role.kubernetes.io/control-plane, NoSchedule taint); its state goes to <data-dir>/agent", false);
   // The node's flags, as `skiff agent` takes them.
@@ -165,5 +166,6 @@ function autoscalerOptions(o: Record<string, unknown>): AutoscalerOptions {
     maxBackoffMs: o.maxNodeGroupBackoffDuration as number,
     maxTotalUnreadyPercentage: o.maxTotalUnreadyPercentage as number,
     okTotalUnreadyCount: o.okTotalUnreadyCount as number,
+    skipNodesWithLocalStorage: o.skipNodesWithLocalStorage as boolean,
   };
 }

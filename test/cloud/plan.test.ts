@@ -81,6 +81,11 @@ test('a budget without room, an unsafe or unowned pod, or the node\'s own annota
   assert.equal(scaleDownBlocker(n, [unsafe], []), 'pod default/web-1 is not safe to evict');
   const disabled = { ...n, metadata: { ...n.metadata, annotations: { 'cluster-autoscaler.kubernetes.io/scale-down-disabled': 'true' } } };
   assert.equal(scaleDownBlocker(disabled, [], []), 'scale-down disabled by annotation');
+  const scratch = { ...web, spec: { ...web.spec!, volumes: [{ name: 'cache', emptyDir: {} }] } } as Pod;
+  assert.equal(scaleDownBlocker(n, [scratch], [pdb(1)]), 'pod default/web-1 has local storage (volume cache)');
+  assert.equal(scaleDownBlocker(n, [scratch], [pdb(1)], { skipNodesWithLocalStorage: false }), undefined);
+  const declared = { ...scratch, metadata: { ...scratch.metadata, annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes': 'cache' } } };
+  assert.equal(scaleDownBlocker(n, [declared], [pdb(1)]), undefined);
 });
 
 test('with more than 45% of the nodes unready (and more than 3) the autoscaler holds back, as upstream', () => {

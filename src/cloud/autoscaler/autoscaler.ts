@@ -43,6 +43,7 @@ export interface AutoscalerOptions {
   maxBackoffMs: number;
   maxTotalUnreadyPercentage: number;
   okTotalUnreadyCount: number;
+  skipNodesWithLocalStorage: boolean;
 }
 
 export const AUTOSCALER_DEFAULTS: Omit<AutoscalerOptions, 'groups'> = {
@@ -57,6 +58,7 @@ export const AUTOSCALER_DEFAULTS: Omit<AutoscalerOptions, 'groups'> = {
   maxBackoffMs: 1_800_000,
   maxTotalUnreadyPercentage: 45,
   okTotalUnreadyCount: 3,
+  skipNodesWithLocalStorage: true,
 };
 
 export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
@@ -348,7 +350,7 @@ class AutoscalerLoop {
       const g = this.cloud.nodeGroupForNode(n);
       if (!g || !managed.some((m) => m.spec.name === g.id()) || !isNodeReady(n) || n.metadata.deletionTimestamp) continue;
       const on = podsByNode.get(n.metadata.name!) ?? [];
-      const blocked = scaleDownBlocker(n, on, pdbs) ?? ((n.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT) ? 'being deleted' : undefined);
+      const blocked = scaleDownBlocker(n, on, pdbs, this.opts) ?? ((n.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT) ? 'being deleted' : undefined);
       snapshots.push({ node: n, group: g.id(), movable: on.filter((p) => !isDaemonSetPod(p)), ...(blocked ? { blocked } : {}) });
     }
     const sizes = new Map(groups.map((g) => [g.id, { min: g.min, target: g.target }]));

@@ -206,9 +206,17 @@ export function scaleDownCandidates(nodes: NodeSnapshot[], allPods: Map<string, 
 
 const SAFE_TO_EVICT = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
 const SCALE_DOWN_DISABLED = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
+const SAFE_LOCAL_VOLUMES = 'cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes';
+
+/** A volume whose data lives on the node and would be lost with it: emptyDir or hostPath, unless the pod names it safe. */
+function localVolume(p: Pod): string | undefined {
+  const safe = new Set((p.metadata.annotations?.[SAFE_LOCAL_VOLUMES] ?? '').split(',').map((v) => v.trim()).filter(Boolean));
+  const volumes = ((p.spec as { volumes?: { name: string; emptyDir?: unknown; hostPath?: unknown }[] } | undefined)?.volumes ?? []);
+  return volumes.find((v) => (v.emptyDir !== undefined || v.hostPath !== undefined) && !safe.has(v.name))?.name;
+}
 
 /** Why a node may not be removed, or undefined (upstream's scale-down blockers). */
-export function scaleDownBlocker(node: Node, podsOn: Pod[], pdbs: KubeObject[]): string | undefined {
+export function scaleDownBlocker(node: Node, podsOn: Pod[], pdbs: KubeObject[], opts: { skipNodesWithLocalStorage: boolean } = { skipNodesWithLocalStorage: true }): string | undefined {
   if (node.metadata.annotations?.[SCALE_DOWN_DISABLED] === 'true') return 'scale-down disabled by annotation';
   for (const p of podsOn) {
     if (isDaemonSetPod(p)) continue;
@@ -217,6 +225,8 @@ export function scaleDownBlocker(node: Node, podsOn: Pod[], pdbs: KubeObject[]):
     if (safe === 'true') continue;
     if (!(p.metadata.ownerReferences ?? []).some((o) => o.controller)) return `pod ${p.metadata.namespace}/${p.metadata.name} has no controller`;
     const budgets = pdbs.filter((b) => b.metadata.namespace === p.metadata.namespace && matchLabelSelectorObject((b.spec as { selector?: unknown } | undefined)?.selector, p.metadata.labels));
+    const local = opts.skipNodesWithLocalStorage ? localVolume(p) : undefined;
+    if (local) return `pod ${p.metadata.namespace}/${p.metadata.name} has local storage (volume ${local})`;
     if (p.metadata.namespace === 'kube-system' && budgets.length === 0) return `kube-system pod ${p.metadata.name} has no PodDisruptionBudget`;
     for (const b of budgets) {
       const allowed = (b.status as { disruptionsAllowed?: number } | undefined)?.disruptionsAllowed ?? 0;
