@@ -41,7 +41,7 @@ async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
     return;
   }
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -52,6 +52,7 @@ async function run(argv: string[]): Promise<void> {
     import('./install.js'),
     import('./backup.js'),
     import('./cloud.js'),
+    import('./scenario.js'),
   ]);
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
@@ -61,6 +62,7 @@ async function run(argv: string[]): Promise<void> {
   program.addCommand(nodeCommand());
   program.addCommand(haproxyConfigCommand());
   program.addCommand(cloudCommand());
+  program.addCommand(scenarioCommand());
   for (const c of [...installCommands(), ...backupCommands()]) program.addCommand(c);
   await program.parseAsync(argv);
 }

@@ -31,6 +31,7 @@ export function serverCommand(): Command {
     .addOption(durationOption('--node-monitor-period <duration>', 'how often node health is checked', 5_000))
     .addOption(durationOption('--node-monitor-grace-period <duration>', 'lease age after which a node is Unknown (NotReady)', 50_000))
     .addOption(durationOption('--node-startup-grace-period <duration>', 'grace for a node that has never reported Ready', 60_000))
+    .addOption(durationOption('--pod-gc-period <duration>', "how often pod GC looks for pods of missing nodes (upstream's gcCheckPeriod, fixed there at 20s)", 20_000))
     .addOption(durationOption('--pod-gc-orphan-quarantine <duration>', 'how long a pod of a missing node waits before deletion', 40_000))
     .addOption(durationOption('--node-gc-timeout <duration>', 'lost contact after which a Node object is deleted', 3_600_000))
     .option('--terminated-pod-gc-threshold <n>', 'terminated pods kept before the oldest are deleted (0: off)', intArg, 12_500)
@@ -107,6 +108,7 @@ export function serverCommand(): Command {
             nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,
             nodeStartupGracePeriodMs: o.nodeStartupGracePeriod as number,
             podGcOrphanQuarantineMs: o.podGcOrphanQuarantine as number,
+            podGcPeriodMs: o.podGcPeriod as number,
             nodeGcTimeoutMs: o.nodeGcTimeout as number,
             terminatedPodGcThreshold: o.terminatedPodGcThreshold as number,
             largeClusterSizeThreshold: o.largeClusterSizeThreshold as number,

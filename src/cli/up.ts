@@ -3,7 +3,6 @@
 // 3-member etcd (127.0.0.1-3:2379/2380, data in <data-dir>/etcd) under 3 servers on 127.0.0.1-3:<port>. Prints "cluster ready" once every node is
 // Ready; Ctrl-C / SIGTERM stops the agents gracefully (they drain and remove their Nodes), then the server.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
@@ -27,16 +26,9 @@ import { parseNodesFlag, type AutoscalerGroup } from '../cloud/autoscaler/autosc
 import type { InstanceType } from '../cloud/api.js';
 import { CloudClient } from '../cloud/client.js';
 import { InvalidArgumentError } from 'commander';
+import { generateToken } from '../auth/bootstrap-token.js';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
-const TOKEN_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
-
-/** A bootstrap token, `<6>.<16>` lowercase letters and digits. */
-export function randomToken(): string {
-  const pick = (n: number) => [...randomBytes(n)].map((b) => TOKEN_CHARS[b % TOKEN_CHARS.length]).join('');
-  return `${pick(6)}.${pick(16)}`;
-}
-
 /** Flags `skiff up` sets itself on the processes it starts; users cannot pass them through. */
 const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--node-ip', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification', '--with-agent', '--control-plane-endpoint', '--cloud-provider', '--cloud-endpoint', '--provider-id']);
 
@@ -205,7 +197,7 @@ export function upCommand(): Command {
 
     // One join token per cluster directory, kept across runs: a new one each run would leave every
     // earlier one valid in the store. With etcd it also seals the shared CA, so it must not change.
-    let token = randomToken();
+    let token = generateToken();
     const tokenFile = join(dataDir, 'token');
     if (existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim();
     else writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });

@@ -17,6 +17,8 @@ export interface ControllerOptions {
   nodeMonitorGracePeriodMs: number;
   nodeStartupGracePeriodMs: number;
   podGcOrphanQuarantineMs: number;
+  /** How often pod GC makes its pass (upstream's fixed gcCheckPeriod, 20 s; scenarios compress it). */
+  podGcPeriodMs?: number;
   nodeGcTimeoutMs: number;
   terminatedPodGcThreshold: number;
   largeClusterSizeThreshold: number;

@@ -52,7 +52,7 @@ export class PodGCController implements Controller {
   start(ctx: ControllerContext, signal: AbortSignal): void {
     // Every in-flight request listens on the term's signal; many at once are expected, not a leak.
     setMaxListeners(0, signal);
-    new PodGC(ctx, this.opts.checkPeriodMs ?? POD_GC_CHECK_PERIOD_MS).run(signal);
+    new PodGC(ctx, this.opts.checkPeriodMs ?? ctx.options.podGcPeriodMs ?? POD_GC_CHECK_PERIOD_MS).run(signal);
   }
 }
 

@@ -13,7 +13,8 @@ import { AgentStateDir } from '../../src/agent/state-dir.js';
 import { parseLabels, parseTaints } from '../../src/agent/node-object.js';
 import { tailOffset } from '../../src/agent/log-server.js';
 import { Command } from 'commander';
-import { addPassthroughOptions, randomToken } from '../../src/cli/up.js';
+import { addPassthroughOptions } from '../../src/cli/up.js';
+import { generateToken } from '../../src/auth/bootstrap-token.js';
 import { agentCommand } from '../../src/cli/agent.js';
 import { serverCommand } from '../../src/cli/server.js';
 import { podSummary, type Pod } from '../../src/api/kinds/pod.js';
@@ -329,7 +330,7 @@ describe('parsing and helpers', () => {
     // Servers know the node flags too: each runs its own control-plane node.
     assert.deepEqual(split.server, ['--default-not-ready-toleration-seconds', '10', '--labels', 'a=b', '--labels', 'c=d', '--node-lease-duration-seconds', '4', '--node-status-update-frequency', '1s']);
     assert.throws(() => cmd.parse(['--bogus'], { from: 'user' }), /unknown option/);
-    assert.match(randomToken(), /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    assert.match(generateToken(), /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
   });
 
   it('tailOffset finds where the last N lines start', () => {

@@ -1,0 +1,117 @@
+// Judges a recorded run against what its mode must show. Each expectation reads the timeline
+// only, from the first fault on (the fault that names its node, when one does), and says what it
+// measured, so the verdict table carries the figures a person compares across modes.
+import type { Expectation } from './spec.js';
+import { entriesOf, type NodeState, type ScenarioRun, type Verdict } from './timeline.js';
+
+type Run = Pick<ScenarioRun, 'entries' | 'durationMs'>;
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** When the story's fault happened: the first fault naming `target`, else the first fault, else 0. */
+function faultTime(run: Run, target?: string): number {
+  const faults = entriesOf(run, 'fault');
+  return (faults.find((f) => f.target === target) ?? faults[0])?.t ?? 0;
+}
+
+/** The node's state at time t (absent before its first sighting). */
+function stateAt(run: Run, node: string, t: number): NodeState {
+  let s: NodeState = 'absent';
+  for (const e of entriesOf(run, 'node-state')) {
+    if (e.t > t) break;
+    if (e.node === node) s = e.state;
+  }
+  return s;
+}
+
+function perMinute(count: number, ms: number): string {
+  return ms > 0 ? `${((count * 60_000) / ms).toFixed(1)}/min` : '—';
+}
+
+function bounds(n: number, min?: number, max?: number): boolean {
+  return (min === undefined || n >= min) && (max === undefined || n <= max);
+}
+
+function boundsText(min?: number, max?: number): string {
+  if (min !== undefined && max !== undefined) return min === max ? `exactly ${min}` : `${min} to ${max}`;
+  if (min !== undefined) return `at least ${min}`;
+  if (max !== undefined) return max === 0 ? 'none' : `at most ${max}`;
+  return 'any number of';
+}
+
+export function judge(x: Expectation, run: Run): Verdict {
+  switch (x.kind) {
+    case 'node-restored': {
+      const t0 = faultTime(run, x.node);
+      const deleted = entriesOf(run, 'node-deleted').find((e) => e.node === x.node && e.t >= t0);
+      const back = deleted && entriesOf(run, 'node-registered').find((e) => e.node === x.node && e.t >= deleted.t);
+      const took = back && deleted ? back.t - deleted.t : undefined;
+      return {
+        expectation: `Node ${x.node} is re-created within ${x.withinMs} ms of its deletion`,
+        passed: took !== undefined && took <= x.withinMs,
+        measured: !deleted ? 'never deleted' : took === undefined ? 'not restored' : `restored in ${took} ms`,
+      };
+    }
+    case 'node-absent': {
+      const t0 = faultTime(run, x.node);
+      const deleted = entriesOf(run, 'node-deleted').find((e) => e.node === x.node && e.t >= t0);
+      const back = deleted && entriesOf(run, 'node-registered').find((e) => e.node === x.node && e.t >= deleted.t);
+      return {
+        expectation: `Node ${x.node} stays gone once deleted (its agent never re-creates it)`,
+        passed: deleted !== undefined && back === undefined,
+        measured: !deleted ? 'never deleted' : back ? `re-created after ${back.t - deleted.t} ms` : `absent for the last ${secs(run.durationMs - deleted.t)}`,
+      };
+    }
+    case 'nodes-stay-ready': {
+      const t0 = faultTime(run);
+      const flips = entriesOf(run, 'node-state').filter((e) => e.t >= t0 && x.nodes.includes(e.node) && e.state !== 'Ready');
+      const notReadyAtFault = x.nodes.filter((n) => stateAt(run, n, t0) !== 'Ready');
+      const bad = [...new Set([...flips.map((e) => e.node), ...notReadyAtFault])];
+      return {
+        expectation: `${x.nodes.join(', ')} stay Ready throughout`,
+        passed: bad.length === 0,
+        measured: bad.length === 0 ? 'no node left Ready' : `${bad.length} went ${[...new Set(flips.map((f) => f.state))].join('/') || 'NotReady'} (${bad.join(', ')}), first after ${secs((flips[0]?.t ?? t0) - t0)}`,
+      };
+    }
+    case 'node-not-ready': {
+      const t0 = faultTime(run, x.node);
+      const flip = entriesOf(run, 'node-state').find((e) => e.t >= t0 && e.node === x.node && (e.state === 'NotReady' || e.state === 'Unknown'));
+      return {
+        expectation: `Node ${x.node} turns NotReady/Unknown after the fault`,
+        passed: flip !== undefined,
+        measured: flip ? `${flip.state} after ${secs(flip.t - t0)}` : 'stayed Ready',
+      };
+    }
+    case 'pods-kept':
+    case 'pods-lost': {
+      const t0 = faultTime(run, x.node);
+      const lost = entriesOf(run, 'pod-deleted').filter((e) => e.t >= t0 && e.node === x.node);
+      const n = lost.length;
+      const firstAfter = lost[0] ? `, the first after ${secs(lost[0].t - t0)}` : '';
+      return x.kind === 'pods-kept'
+        ? { expectation: `the pods on ${x.node} are kept`, passed: n === 0, measured: `${n} deleted${firstAfter}` }
+        : { expectation: `the pods on ${x.node} are deleted (at least ${x.min})`, passed: n >= x.min, measured: `${n} deleted${firstAfter}` };
+    }
+    case 'pods-running': {
+      const last = new Map<string, number>();
+      for (const e of entriesOf(run, 'pods')) last.set(e.node, e.running);
+      const total = [...last.values()].reduce((a, b) => a + b, 0);
+      return { expectation: `${x.count} pods Running at the end`, passed: total === x.count, measured: `${total} Running` };
+    }
+    case 'log-lines': {
+      const t0 = faultTime(run, x.process);
+      const re = x.match ? new RegExp(x.match) : undefined;
+      const lines = entriesOf(run, 'log').filter((e) => e.t >= t0 && e.process === x.process && (!re || re.test(e.msg)));
+      return {
+        expectation: `${x.process} logs ${boundsText(x.min, x.max)} line${x.max === 1 ? '' : 's'}${x.match ? ` matching "${x.match}"` : ''} after the fault`,
+        passed: bounds(lines.length, x.min, x.max),
+        measured: `${lines.length} lines (${perMinute(lines.length, run.durationMs - t0)})`,
+      };
+    }
+    case 'events': {
+      const t0 = faultTime(run);
+      const n = entriesOf(run, 'event').filter((e) => e.t >= t0 && e.reason === x.reason).length;
+      return { expectation: `${boundsText(x.min ?? 1, x.max)} ${x.reason} event${x.max === 1 ? '' : 's'}`, passed: bounds(n, x.min ?? 1, x.max), measured: `${n}` };
+    }
+  }
+}

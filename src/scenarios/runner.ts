@@ -1,0 +1,210 @@
+// One engine for every scenario: start its cluster for the mode, record, play the steps (waits,
+// observation windows, faults) on the compressed clock, judge the expectations, stop everything.
+// Progress goes to `say` as one line per step and a line every few seconds while something is
+// awaited, so a person watching knows what the run is doing.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RETIRE_ANNOTATION, nodePath } from '../agent/api.js';
+import { isNodeReady, type Node } from '../api/kinds/node.js';
+import type { KubeList } from '../api/types.js';
+import type { ApiClient } from '../client/rest.js';
+import { errorText } from '../util/error-text.js';
+import { rfc3339 } from '../util/time.js';
+import { ScenarioCluster } from './cluster.js';
+import { judge } from './expectations.js';
+import { Recorder } from './recorder.js';
+import type { ScenarioSpec, Step } from './spec.js';
+import type { Mode, ScenarioRun } from './timeline.js';
+import { agentModeFlags, agentTimingFlags, serverTimingFlags } from './timings.js';
+
+export interface RunOptions {
+  mode: Mode;
+  /** Every upstream timing and every story duration is divided by this. */
+  speed: number;
+  say(msg: string): void;
+  signal?: AbortSignal;
+  /** Keep the cluster's data and logs (always kept when the run fails). */
+  keep?: boolean;
+}
+
+const READY_TIMEOUT_MS = 90_000;
+
+class Aborted extends Error {}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new Aborted('interrupted'));
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new Aborted('interrupted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function describeStep(s: Step, speed: number): string {
+  switch (s.kind) {
+    case 'wait-ready':
+      return 'wait until every node is Ready and the workload Running';
+    case 'observe':
+      return `observe for ${Math.round(s.ms / 1000)} s of story time (${(s.ms / speed / 1000).toFixed(1)} s here)`;
+    case 'fault':
+      return `fault: ${s.label}${s.forMs ? ` for ${Math.round(s.forMs / 1000)} s of story time` : ''}`;
+  }
+}
+
+const DEMO = 'demo';
+
+function deployment(replicas: number): Record<string, unknown> {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: DEMO, namespace: 'default' },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: DEMO } },
+      template: { metadata: { labels: { app: DEMO } }, spec: { containers: [{ name: 'app', image: 'registry.example/demo:1', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] } },
+    },
+  };
+}
+
+export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<ScenarioRun> {
+  const dir = mkdtempSync(join(tmpdir(), `skiff-scenario-${spec.name}-${o.mode}-`));
+  const began = Date.now();
+  let cluster: ScenarioCluster | undefined;
+  let recorder: Recorder | undefined;
+  let api: ApiClient | undefined;
+  let error: string | undefined;
+  const elapsed = () => `${((Date.now() - began) / 1000).toFixed(1).padStart(5)}s`;
+  const say = (msg: string) => o.say(`[${o.mode} ${elapsed()}] ${msg}`);
+  const workers = Array.from({ length: spec.cluster.nodes }, (_, i) => `node-${i + 1}`);
+  try {
+    cluster = await ScenarioCluster.start({
+      dir,
+      shape: spec.cluster,
+      serverFlags: serverTimingFlags(o.speed),
+      agentFlags: [...agentTimingFlags(o.speed), ...agentModeFlags(o.mode)],
+      say,
+    });
+    api = cluster.client(5_000);
+    recorder = new Recorder(api, Date.now(), [...cluster.servers, ...cluster.agents].map((p) => ({ process: p.name, file: p.logFile })));
+    await recorder.start();
+    const ctx: StepContext = { cluster, api, recorder, speed: o.speed, workers, replicas: spec.workload.replicas, workloadCreated: false, say, ...(o.signal ? { signal: o.signal } : {}) };
+    for (const [i, step] of spec.steps.entries()) {
+      const label = describeStep(step, o.speed);
+      say(`step ${i + 1}/${spec.steps.length}: ${label}`);
+      recorder.add({ t: recorder.now(), kind: 'step', label });
+      await playStep(step, ctx);
+    }
+  } catch (e) {
+    error = e instanceof Aborted ? 'interrupted' : errorText(e);
+    say(`run failed: ${error}`);
+  }
+  const entries = recorder?.stop().filter((e) => e.t >= 0) ?? [];
+  const durationMs = recorder ? recorder.now() : 0;
+  const run: ScenarioRun = {
+    scenario: spec.name,
+    description: spec.description,
+    mode: o.mode,
+    speed: o.speed,
+    startedAt: rfc3339(recorder?.startMs ?? began),
+    durationMs,
+    nodes: workers,
+    processes: [...(cluster?.servers.map((s) => s.name) ?? []), ...workers],
+    entries,
+    verdicts: [],
+    passed: false,
+    ...(error ? { error } : {}),
+  };
+  run.verdicts = error ? [] : spec.expect[o.mode].map((x) => judge(x, run));
+  run.passed = !error && run.verdicts.every((v) => v.passed);
+  say('stopping the cluster');
+  await cluster?.stop();
+  if (run.passed && !o.keep) rmSync(dir, { recursive: true, force: true });
+  else say(`data and logs kept in ${dir}`);
+  return run;
+}
+
+interface StepContext {
+  cluster: ScenarioCluster;
+  api: ApiClient;
+  recorder: Recorder;
+  speed: number;
+  workers: string[];
+  replicas: number;
+  /** The workload goes in once every node is Ready, so the scheduler spreads it over all of them. */
+  workloadCreated: boolean;
+  say(msg: string): void;
+  signal?: AbortSignal;
+}
+
+async function playStep(step: Step, c: StepContext): Promise<void> {
+  switch (step.kind) {
+    case 'wait-ready':
+      return waitReady(c);
+    case 'observe':
+      return sleep(step.ms / c.speed, c.signal);
+    case 'fault':
+      c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: step.action, target: step.target, label: step.label });
+      switch (step.action) {
+        case 'delete-node':
+          await c.api.delete(nodePath(step.target));
+          return;
+        case 'retire':
+          await c.api.patch(nodePath(step.target), { metadata: { annotations: { [RETIRE_ANNOTATION]: 'true' } } }, 'merge');
+          return;
+        case 'sigkill':
+        case 'sigterm':
+        case 'sigstop':
+        case 'sigcont':
+          c.cluster.signal(step.target, step.action.toUpperCase() as NodeJS.Signals);
+          return;
+        case 'freeze':
+          c.cluster.signal(step.target, 'SIGSTOP');
+          await sleep(step.forMs! / c.speed, c.signal);
+          c.cluster.signal(step.target, 'SIGCONT');
+          c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: 'thaw', target: step.target, label: `${step.target} continues` });
+          return;
+        case 'api-outage':
+          for (const s of c.cluster.servers) c.cluster.signal(s.name, 'SIGSTOP');
+          await sleep(step.forMs! / c.speed, c.signal);
+          for (const s of c.cluster.servers) c.cluster.signal(s.name, 'SIGCONT');
+          c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: 'api-back', target: 'servers', label: 'API servers back' });
+          return;
+      }
+  }
+}
+
+/** Every worker Ready and the workload's pods Running, or a clear error naming what is missing. */
+async function waitReady(c: StepContext): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let lastSaid = Date.now();
+  for (;;) {
+    let missing: string[] = [];
+    try {
+      const nodes = await c.api.get<KubeList<Node>>('/api/v1/nodes');
+      const ready = new Set(nodes.items.filter(isNodeReady).map((n) => n.metadata.name!));
+      missing = c.workers.filter((w) => !ready.has(w));
+      if (missing.length === 0 && !c.workloadCreated && c.replicas > 0) {
+        await c.api.create('/apis/apps/v1/namespaces/default/deployments', deployment(c.replicas));
+        c.workloadCreated = true;
+      }
+      const running = [...c.recorder.runningPods().values()].reduce((a, b) => a + b, 0);
+      if (missing.length === 0 && running >= c.replicas) return;
+      if (missing.length === 0) missing = [`${c.replicas - running} of ${c.replicas} pods Running`];
+    } catch (e) {
+      missing = [`the API (${errorText(e)})`];
+    }
+    if (Date.now() > deadline) throw new Error(`not ready within ${READY_TIMEOUT_MS / 1000} s: waiting for ${missing.join(', ')}`);
+    if (Date.now() - lastSaid > 5_000) {
+      c.say(`waiting for: ${missing.join(', ')}`);
+      lastSaid = Date.now();
+    }
+    await sleep(200, c.signal);
+  }
+}
