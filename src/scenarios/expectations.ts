@@ -103,7 +103,7 @@ export function judge(x: Expectation, run: Run): Verdict {
       const re = x.match ? new RegExp(x.match) : undefined;
       const lines = entriesOf(run, 'log').filter((e) => e.t >= t0 && e.process === x.process && (!re || re.test(e.msg)));
       return {
-        expectation: `${x.process} logs ${boundsText(x.min, x.max)} line${x.max === 1 ? '' : 's'}${x.match ? ` matching "${x.match}"` : ''} after the fault`,
+        expectation: `${x.process} logs ${x.max === 0 && x.min === undefined ? 'no' : boundsText(x.min, x.max)} line${x.max === 1 ? '' : 's'}${x.match ? ` matching "${x.match}"` : ''} after the fault`,
         passed: bounds(lines.length, x.min, x.max),
         measured: `${lines.length} lines (${perMinute(lines.length, run.durationMs - t0)})`,
       };
