@@ -10,6 +10,7 @@ import { isNodeReady, type Node } from '../api/kinds/node.js';
 import type { KubeList } from '../api/types.js';
 import type { ApiClient } from '../client/rest.js';
 import { errorText } from '../util/error-text.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { rfc3339 } from '../util/time.js';
 import { ScenarioCluster } from './cluster.js';
 import { judge } from './expectations.js';
@@ -26,26 +27,10 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Keep the cluster's data and logs (always kept when the run fails). */
   keep?: boolean;
+  clock?: Clock;
 }
 
 const READY_TIMEOUT_MS = 90_000;
-
-class Aborted extends Error {}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Aborted('interrupted'));
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new Aborted('interrupted'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 function describeStep(s: Step, speed: number): string {
   switch (s.kind) {
@@ -94,7 +79,7 @@ export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<Sc
     api = cluster.client(5_000);
     recorder = new Recorder(api, Date.now(), [...cluster.servers, ...cluster.agents].map((p) => ({ process: p.name, file: p.logFile })));
     await recorder.start();
-    const ctx: StepContext = { cluster, api, recorder, speed: o.speed, workers, replicas: spec.workload.replicas, workloadCreated: false, say, ...(o.signal ? { signal: o.signal } : {}) };
+    const ctx: StepContext = { cluster, api, recorder, clock: o.clock ?? systemClock, speed: o.speed, workers, replicas: spec.workload.replicas, workloadCreated: false, say, ...(o.signal ? { signal: o.signal } : {}) };
     for (const [i, step] of spec.steps.entries()) {
       const label = describeStep(step, o.speed);
       say(`step ${i + 1}/${spec.steps.length}: ${label}`);
@@ -102,7 +87,7 @@ export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<Sc
       await playStep(step, ctx);
     }
   } catch (e) {
-    error = e instanceof Aborted ? 'interrupted' : errorText(e);
+    error = o.signal?.aborted ? 'interrupted' : errorText(e);
     say(`run failed: ${error}`);
   }
   const entries = recorder?.stop().filter((e) => e.t >= 0) ?? [];
@@ -134,6 +119,7 @@ interface StepContext {
   cluster: ScenarioCluster;
   api: ApiClient;
   recorder: Recorder;
+  clock: Clock;
   speed: number;
   workers: string[];
   replicas: number;
@@ -148,7 +134,7 @@ async function playStep(step: Step, c: StepContext): Promise<void> {
     case 'wait-ready':
       return waitReady(c);
     case 'observe':
-      return sleep(step.ms / c.speed, c.signal);
+      return c.clock.sleep(step.ms / c.speed, c.signal);
     case 'fault':
       c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: step.action, target: step.target, label: step.label });
       switch (step.action) {
@@ -166,13 +152,13 @@ async function playStep(step: Step, c: StepContext): Promise<void> {
           return;
         case 'freeze':
           c.cluster.signal(step.target, 'SIGSTOP');
-          await sleep(step.forMs! / c.speed, c.signal);
+          await c.clock.sleep(step.forMs! / c.speed, c.signal);
           c.cluster.signal(step.target, 'SIGCONT');
           c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: 'thaw', target: step.target, label: `${step.target} continues` });
           return;
         case 'api-outage':
           for (const s of c.cluster.servers) c.cluster.signal(s.name, 'SIGSTOP');
-          await sleep(step.forMs! / c.speed, c.signal);
+          await c.clock.sleep(step.forMs! / c.speed, c.signal);
           for (const s of c.cluster.servers) c.cluster.signal(s.name, 'SIGCONT');
           c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: 'api-back', target: 'servers', label: 'API servers back' });
           return;
@@ -182,8 +168,8 @@ async function playStep(step: Step, c: StepContext): Promise<void> {
 
 /** Every worker Ready and the workload's pods Running, or a clear error naming what is missing. */
 async function waitReady(c: StepContext): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  let lastSaid = Date.now();
+  const deadline = c.clock.now() + READY_TIMEOUT_MS;
+  let lastSaid = c.clock.now();
   for (;;) {
     let missing: string[] = [];
     try {
@@ -200,11 +186,11 @@ async function waitReady(c: StepContext): Promise<void> {
     } catch (e) {
       missing = [`the API (${errorText(e)})`];
     }
-    if (Date.now() > deadline) throw new Error(`not ready within ${READY_TIMEOUT_MS / 1000} s: waiting for ${missing.join(', ')}`);
-    if (Date.now() - lastSaid > 5_000) {
+    if (c.clock.now() > deadline) throw new Error(`not ready within ${READY_TIMEOUT_MS / 1000} s: waiting for ${missing.join(', ')}`);
+    if (c.clock.now() - lastSaid > 5_000) {
       c.say(`waiting for: ${missing.join(', ')}`);
-      lastSaid = Date.now();
+      lastSaid = c.clock.now();
     }
-    await sleep(200, c.signal);
+    await c.clock.sleep(200, c.signal);
   }
 }
