@@ -85,12 +85,16 @@ export function judge(x: Expectation, run: Run): Verdict {
     case 'pods-kept':
     case 'pods-lost': {
       const t0 = faultTime(run, x.node);
-      const lost = entriesOf(run, 'pod-deleted').filter((e) => e.t >= t0 && e.node === x.node);
-      const n = lost.length;
+      // A pod is lost to its node once it is marked for deletion (an eviction) or gone: a pod of an
+      // unreachable node stays Terminating until the node returns or goes, yet is replaced at once.
+      const lost = run.entries
+        .filter((e): e is Extract<typeof e, { kind: 'pod-deleted' | 'pod-terminating' }> => (e.kind === 'pod-deleted' || e.kind === 'pod-terminating') && e.t >= t0 && e.node === x.node)
+        .sort((a, b) => a.t - b.t);
+      const n = new Set(lost.map((e) => e.uid)).size;
       const firstAfter = lost[0] ? `, the first after ${secs(lost[0].t - t0)}` : '';
       return x.kind === 'pods-kept'
-        ? { expectation: `the pods on ${x.node} are kept`, passed: n === 0, measured: `${n} deleted${firstAfter}` }
-        : { expectation: `the pods on ${x.node} are deleted (at least ${x.min})`, passed: n >= x.min, measured: `${n} deleted${firstAfter}` };
+        ? { expectation: `the pods on ${x.node} are kept`, passed: n === 0, measured: `${n} evicted or deleted${firstAfter}` }
+        : { expectation: `the pods on ${x.node} are evicted or deleted (at least ${x.min})`, passed: n >= x.min, measured: `${n} evicted or deleted${firstAfter}` };
     }
     case 'pods-running': {
       const last = new Map<string, number>();

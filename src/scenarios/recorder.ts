@@ -87,6 +87,10 @@ export class Recorder {
         this.countPods(podNode(p));
       },
       update: (old, p) => {
+        if (!old.metadata.deletionTimestamp && p.metadata.deletionTimestamp) {
+          const node = podNode(p);
+          this.add({ t: this.now(), kind: 'pod-terminating', pod: `${p.metadata.namespace}/${p.metadata.name}`, uid: p.metadata.uid ?? '', ...(node ? { node } : {}) });
+        }
         this.countPods(podNode(old));
         if (podNode(old) !== podNode(p)) this.countPods(podNode(p));
       },

@@ -19,6 +19,8 @@ export type TimelineEntry =
   /** A pod left the API; `node` is where it was bound. */
   | { t: number; kind: 'pod-deleted'; pod: string; node?: string; uid: string }
   | { t: number; kind: 'pod-created'; pod: string; uid: string }
+  /** A pod was marked for deletion (evicted, drained, deleted with a grace period) while bound to `node`. */
+  | { t: number; kind: 'pod-terminating'; pod: string; node?: string; uid: string }
   /** A node's Lease was renewed. */
   | { t: number; kind: 'lease'; node: string }
   | { t: number; kind: 'event'; type: string; reason: string; object: string; message: string }
