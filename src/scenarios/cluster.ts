@@ -14,6 +14,7 @@ import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { findHaproxy, renderHaproxyConfig } from '../server/haproxy.js';
 import { freePorts, listenError } from '../util/ports.js';
 import { startProcess, type ManagedProcess } from '../util/processes.js';
+import { FaultProxy } from './fault-proxy.js';
 import type { ClusterShape } from './spec.js';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
@@ -23,6 +24,12 @@ export interface ClusterOptions {
   shape: ClusterShape;
   serverFlags: string[];
   agentFlags: string[];
+  /**
+   * Nodes a scenario will cut off: each reaches the servers only through its own FaultProxy, and
+   * without endpoint discovery, since the proxy stands for its whole network (every address it
+   * could learn would be cut too).
+   */
+  partitioned: string[];
   /** Progress lines ("starting server-1 …"). */
   say(msg: string): void;
 }
@@ -43,6 +50,7 @@ export class ScenarioCluster {
   private endpointUrl?: string;
   private readonly token = generateToken();
   private readonly clients: ApiClient[] = [];
+  private readonly proxies = new Map<string, FaultProxy>();
 
   private constructor(private readonly o: ClusterOptions) {}
 
@@ -62,7 +70,7 @@ export class ScenarioCluster {
     const c = new ScenarioCluster(o);
     try {
       await c.startControlPlane();
-      c.startAgents();
+      await c.startAgents();
       return c;
     } catch (e) {
       await c.stop();
@@ -146,7 +154,12 @@ export class ScenarioCluster {
     return this.o.shape.join === 'first' ? [this.servers[0]!.url] : this.servers.map((s) => s.url);
   }
 
-  private startAgents(): void {
+  private async startAgents(): Promise<void> {
+    for (const name of this.o.partitioned) {
+      const proxy = new FaultProxy(this.joinUrls().map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) })));
+      await proxy.listen();
+      this.proxies.set(name, proxy);
+    }
     for (let i = 1; i <= this.o.shape.nodes; i++) {
       const name = `node-${i}`;
       this.agents.push({ name, logFile: join(this.logDir, `${name}.log`), frozen: false });
@@ -158,11 +171,13 @@ export class ScenarioCluster {
   startAgent(name: string): void {
     const a = this.process(name);
     a.frozen = false;
+    const proxy = this.proxies.get(name);
+    const urls = proxy ? [`https://127.0.0.1:${proxy.port}`] : this.joinUrls();
     a.proc = startProcess({
       name,
       command: process.execPath,
       args: [
-        SKIFF_BIN, 'agent', ...this.joinUrls().flatMap((u) => ['--server', u]), '--ca-file', this.caFile, '--data-dir', join(this.o.dir, 'agents', name),
+        SKIFF_BIN, 'agent', ...urls.flatMap((u) => ['--server', u]), ...(proxy ? ['--endpoint-discovery=false'] : []), '--ca-file', this.caFile, '--data-dir', join(this.o.dir, 'agents', name),
         '--node-name', name, '--runtime', 'simulated', '--kubelet-port', '0', '--log-format', 'json', ...this.o.agentFlags,
       ],
       env: { ...process.env, SKIFF_TOKEN: this.token },
@@ -182,6 +197,13 @@ export class ScenarioCluster {
     p.proc?.signal(sig);
     if (sig === 'SIGSTOP') p.frozen = true;
     if (sig === 'SIGCONT') p.frozen = false;
+  }
+
+  /** The proxy a partitioned node reaches the servers through. */
+  proxy(name: string): FaultProxy {
+    const p = this.proxies.get(name);
+    if (!p) throw new Error(`${name} has no fault proxy (only nodes a partition step names do)`);
+    return p;
   }
 
   /** An admin client over every member (it fails over among them). */
@@ -208,6 +230,7 @@ export class ScenarioCluster {
       await a.proc?.exited;
     }));
     await Promise.all(this.servers.map((s) => s.proc?.stop(5_000)));
+    await Promise.all([...this.proxies.values()].map((p) => p.close()));
     await this.haproxy?.stop(2_000);
     if (this.etcd) await this.etcd.destroy();
   }

@@ -82,6 +82,17 @@ export function judge(x: Expectation, run: Run): Verdict {
         measured: flip ? `${flip.state} after ${secs(flip.t - t0)}` : 'stayed Ready',
       };
     }
+    case 'node-recovers': {
+      const t0 = faultTime(run, x.node);
+      const states = entriesOf(run, 'node-state').filter((e) => e.t >= t0 && e.node === x.node);
+      const down = states.find((e) => e.state !== 'Ready');
+      const up = down && states.find((e) => e.t >= down.t && e.state === 'Ready');
+      return {
+        expectation: `Node ${x.node} is Ready again once the fault is over`,
+        passed: up !== undefined && stateAt(run, x.node, run.durationMs) === 'Ready',
+        measured: !down ? 'never left Ready' : up ? `Ready again ${secs(up.t - down.t)} after going ${down.state}` : `still ${stateAt(run, x.node, run.durationMs)}`,
+      };
+    }
     case 'pods-kept':
     case 'pods-lost': {
       const t0 = faultTime(run, x.node);

@@ -74,6 +74,7 @@ export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<Sc
       shape: spec.cluster,
       serverFlags: serverTimingFlags(o.speed),
       agentFlags: [...agentTimingFlags(o.speed), ...agentModeFlags(o.mode)],
+      partitioned: [...new Set(spec.steps.flatMap((s) => (s.kind === 'fault' && s.action === 'partition' ? [s.target] : [])))],
       say,
     });
     api = cluster.client(5_000);
@@ -155,6 +156,12 @@ async function playStep(step: Step, c: StepContext): Promise<void> {
           await c.clock.sleep(step.forMs! / c.speed, c.signal);
           c.cluster.signal(step.target, 'SIGCONT');
           c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: 'thaw', target: step.target, label: `${step.target} continues` });
+          return;
+        case 'partition':
+          c.cluster.proxy(step.target).partition();
+          await c.clock.sleep(step.forMs! / c.speed, c.signal);
+          c.cluster.proxy(step.target).heal();
+          c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: 'heal', target: step.target, label: `${step.target} reconnected` });
           return;
         case 'api-outage':
           for (const s of c.cluster.servers) c.cluster.signal(s.name, 'SIGSTOP');

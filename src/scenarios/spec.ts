@@ -40,9 +40,11 @@ export type FaultAction =
   /** Every API server unreachable for `for` (all members stopped with SIGSTOP, then resumed). */
   | 'api-outage'
   /** `skiff node retire` on the target node. */
-  | 'retire';
+  | 'retire'
+  /** The target node cut off from every API server for `for` (its network, not its process). */
+  | 'partition';
 
-export const FAULT_ACTIONS: readonly FaultAction[] = ['delete-node', 'sigkill', 'sigterm', 'sigstop', 'sigcont', 'freeze', 'api-outage', 'retire'];
+export const FAULT_ACTIONS: readonly FaultAction[] = ['delete-node', 'sigkill', 'sigterm', 'sigstop', 'sigcont', 'freeze', 'api-outage', 'retire', 'partition'];
 
 export type Step =
   | { kind: 'wait-ready' }
@@ -55,13 +57,15 @@ export type Expectation =
   | { kind: 'node-absent'; node: string }
   | { kind: 'nodes-stay-ready'; nodes: string[] }
   | { kind: 'node-not-ready'; node: string }
+  /** Not Ready after the fault, then Ready again before the end. */
+  | { kind: 'node-recovers'; node: string }
   | { kind: 'pods-kept'; node: string }
   | { kind: 'pods-lost'; node: string; min: number }
   | { kind: 'pods-running'; count: number }
   | { kind: 'log-lines'; process: string; match?: string; min?: number; max?: number }
   | { kind: 'events'; reason: string; min?: number; max?: number };
 
-export const EXPECTATION_KINDS: readonly Expectation['kind'][] = ['node-restored', 'node-absent', 'nodes-stay-ready', 'node-not-ready', 'pods-kept', 'pods-lost', 'pods-running', 'log-lines', 'events'];
+export const EXPECTATION_KINDS: readonly Expectation['kind'][] = ['node-restored', 'node-absent', 'nodes-stay-ready', 'node-not-ready', 'node-recovers', 'pods-kept', 'pods-lost', 'pods-running', 'log-lines', 'events'];
 
 export interface ScenarioSpec {
   name: string;
@@ -142,11 +146,11 @@ function parseStep(r: Reader, shape: ClusterShape, v: unknown, path: string): St
     r.only(o, path, ['fault', 'target', 'for', 'label']);
     const action = r.str(o.fault, `${path}.fault`) as FaultAction;
     if (!FAULT_ACTIONS.includes(action)) r.fail(`${path}.fault`, `unknown fault ${action} (known: ${FAULT_ACTIONS.join(', ')})`);
-    const needsNode = action === 'delete-node' || action === 'retire';
+    const needsNode = action === 'delete-node' || action === 'retire' || action === 'partition';
     const target = action === 'api-outage' ? 'servers' : needsNode ? checkNode(r, shape, o.target, `${path}.target`) : checkProcess(r, shape, o.target, `${path}.target`);
-    const timed = action === 'freeze' || action === 'api-outage';
+    const timed = action === 'freeze' || action === 'api-outage' || action === 'partition';
     if (timed && o.for === undefined) r.fail(`${path}.for`, `${action} needs a duration`);
-    if (!timed && o.for !== undefined) r.fail(`${path}.for`, `only freeze and api-outage last for a while`);
+    if (!timed && o.for !== undefined) r.fail(`${path}.for`, `only freeze, partition and api-outage last for a while`);
     const forMs = timed ? r.duration(o.for, `${path}.for`) : undefined;
     const label = o.label === undefined ? `${action} ${target}` : r.str(o.label, `${path}.label`);
     return { kind: 'fault', action, target, label, ...(forMs !== undefined ? { forMs } : {}) };
@@ -169,6 +173,7 @@ function parseExpectation(r: Reader, shape: ClusterShape, v: unknown, path: stri
       return { kind, node: checkNode(r, shape, a.node, `${p}.node`), withinMs: r.duration(a.within, `${p}.within`) };
     case 'node-absent':
     case 'node-not-ready':
+    case 'node-recovers':
     case 'pods-kept':
       r.only(a, p, ['node']);
       return { kind, node: checkNode(r, shape, a.node, `${p}.node`) };

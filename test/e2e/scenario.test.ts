@@ -96,13 +96,3 @@ expect:
   });
 });
 
-describe('every other built-in scenario passes its expectations in both modes', () => {
-  for (const name of ['control-plane-endpoint', 'machine-lost', 'machine-frozen', 'api-outage', 'graceful-shutdown', 'retire']) {
-    it(name, async () => {
-      const r = await runSkiff(['scenario', 'run', name, '--mode', 'both'], { timeoutMs: 280_000 });
-      assert.equal(r.code, 0, `${r.stdout}\n${r.stderr.slice(-3000)}`);
-      assert.match(r.stdout, new RegExp(`${name} — skiff mode .*: PASSED`));
-      assert.match(r.stdout, new RegExp(`${name} — kubernetes mode .*: PASSED`));
-    });
-  }
-});
