@@ -53,6 +53,7 @@ export function serverCommand(): Command {
     .addOption(durationOption('--max-node-group-backoff-duration <duration>', 'autoscaler: the longest back-off', AUTOSCALER_DEFAULTS.maxBackoffMs))
     .option('--max-total-unready-percentage <pct>', 'autoscaler: with more of the nodes unready than this (and than --ok-total-unready-count), it holds back', Number, AUTOSCALER_DEFAULTS.maxTotalUnreadyPercentage)
     .option('--skip-nodes-with-local-storage <bool>', 'autoscaler: keep nodes running pods with emptyDir or hostPath volumes (their data would be lost)', boolArg, AUTOSCALER_DEFAULTS.skipNodesWithLocalStorage)
+    .option('--force-delete-unregistered-nodes <bool>', 'autoscaler: replace an instance that has no Node past the provision time even below its group\'s minimum (upstream: false, which leaves it running unseen)', boolArg, AUTOSCALER_DEFAULTS.forceDeleteUnregisteredNodes)
     .option('--ok-total-unready-count <n>', 'autoscaler: this many unready nodes never hold it back', intArg, AUTOSCALER_DEFAULTS.okTotalUnreadyCount)
     .option('--with-agent', "also register this machine as a control-plane Node (label node-role.kubernetes.io/control-plane, NoSchedule taint); its state goes to <data-dir>/agent", false);
   // The node's flags, as `skiff agent` takes them.
@@ -169,5 +170,6 @@ function autoscalerOptions(o: Record<string, unknown>): AutoscalerOptions {
     maxTotalUnreadyPercentage: o.maxTotalUnreadyPercentage as number,
     okTotalUnreadyCount: o.okTotalUnreadyCount as number,
     skipNodesWithLocalStorage: o.skipNodesWithLocalStorage as boolean,
+    forceDeleteUnregisteredNodes: o.forceDeleteUnregisteredNodes as boolean,
   };
 }

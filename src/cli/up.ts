@@ -25,6 +25,7 @@ import { layoutConflict, readClusterLayout, upEtcdMembers, writeClusterLayout, t
 import { parseNodesFlag, type AutoscalerGroup } from '../cloud/autoscaler/autoscaler.js';
 import type { InstanceType } from '../cloud/api.js';
 import { CloudClient } from '../cloud/client.js';
+import { asAgentFlags, startNodeGroups, stopCloudInstances } from '../cloud/node-groups.js';
 import { InvalidArgumentError } from 'commander';
 import { generateToken } from '../auth/bootstrap-token.js';
 
@@ -401,50 +402,4 @@ function instanceTypeArg(v: string): InstanceType {
   const pods = Number(fields['pods'] ?? 110);
   if (!fields['cpu'] || !fields['memory'] || !Number.isInteger(pods) || pods < 1) throw new InvalidArgumentError('use cpu=N,memory=Q[,pods=N], e.g. cpu=8,memory=32Gi,pods=110');
   return { name: 'custom', cpu: fields['cpu'], memory: fields['memory'], pods };
-}
-
-/** Waits for the cloud, makes the node groups and their first MIN instances; returns how many. */
-async function startNodeGroups(cloud: CloudClient, groups: AutoscalerGroup[], type: InstanceType | undefined): Promise<number> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      await cloud.nodeGroups();
-      break;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  if (type) await cloud.setInstanceType(type);
-  let started = 0;
-  for (const g of groups) {
-    await cloud.setNodeGroup(g.name, { instanceType: type?.name ?? 'medium', minSize: g.min, maxSize: g.max });
-    const have = (await cloud.instances(g.name)).filter((i) => i.state === 'Running' || i.state === 'Pending').length;
-    if (g.min > have) await cloud.createInstances(g.name, g.min - have);
-    started += Math.max(g.min, have);
-  }
-  return started;
-}
-
-/** Deletes every instance (their agents leave gracefully) and waits until they are gone, at most a minute. */
-async function stopCloudInstances(cloud: CloudClient): Promise<void> {
-  try {
-    const live = (await cloud.instances()).filter((i) => i.state !== 'Terminated');
-    await Promise.all(live.map((i) => cloud.deleteInstance(i.id)));
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && (await cloud.instances()).some((i) => i.state !== 'Terminated')) await new Promise((r) => setTimeout(r, 250));
-  } catch {
-    /* the cloud is gone: its machines stay as it left them */
-  }
-}
-
-/** Agent arguments (`--flag value` pairs and bare flags) as `skiff cloud serve --agent-flag=--flag=value`. */
-function asAgentFlags(args: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const next = args[i + 1];
-    if (next !== undefined && !next.startsWith('--')) out.push(`--agent-flag=${args[i]}=${args[++i]}`);
-    else out.push(`--agent-flag=${args[i]}`);
-  }
-  return out;
 }

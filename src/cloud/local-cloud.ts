@@ -35,6 +35,8 @@ interface CloudState {
   instanceTypes: InstanceType[];
   nodeGroups: NodeGroup[];
   instances: StoredInstance[];
+  /** Per group, how many instances it has ever had: new ones are named <group>-<n+1>, never reused. */
+  created?: Record<string, number>;
 }
 
 export interface LocalCloudOptions {
@@ -146,14 +148,18 @@ export class LocalCloud {
     for (const f of faults) if (f !== 'no-boot' && f !== 'classic') throw new CloudError(400, `fault "${f}" cannot be given at creation; apply it to a running instance`);
     const type = this.state.instanceTypes.find((t) => t.name === group.instanceType)!;
     const made: Instance[] = [];
+    const created = (this.state.created ??= {});
     for (let n = 0; n < count; n++) {
       const id = `i-${randomBytes(4).toString('hex')}`;
+      // Node names a person can read and say (workers-3), unique for the group's lifetime, so a
+      // new machine never takes the name of one that went.
+      created[groupName] = (created[groupName] ?? 0) + 1;
       const zone = group.zones[(group.targetSize + n) % group.zones.length]!;
       const inst: StoredInstance = {
         id,
         group: groupName,
         providerID: providerIdOf(groupName, id),
-        nodeName: `${groupName}-${id.slice(2)}`,
+        nodeName: `${groupName}-${created[groupName]}`,
         instanceType: type.name,
         zone,
         region: LOCAL_REGION,

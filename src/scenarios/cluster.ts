@@ -1,14 +1,18 @@
 // The real cluster a scenario runs on: servers (one on SQLite, or three on a 3-member etcd on
 // 127.0.0.1-3 sharing a port, as `skiff up --servers 3` lays them out), optionally HAProxy in front
 // as the control-plane endpoint, and worker agents (simulated runtime), each its own process group
-// so a fault can signal exactly one machine. Everything logs JSON to <dir>/logs/<name>.log, which
-// the recorder reads.
+// so a fault can signal exactly one machine — or, for a cluster with a cloud, a local cloud whose
+// instances are the workers, sized by the servers' cluster autoscaler. Everything logs JSON to
+// <dir>/logs/<name>.log (a cloud instance's agent to its instance directory), which the recorder reads.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateToken } from '../auth/bootstrap-token.js';
 import { ApiClient } from '../client/rest.js';
 import { waitForReady } from '../client/wait.js';
+import type { Instance } from '../cloud/api.js';
+import { CloudClient } from '../cloud/client.js';
+import { asAgentFlags, startNodeGroups, stopCloudInstances } from '../cloud/node-groups.js';
 import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { findHaproxy, renderHaproxyConfig } from '../server/haproxy.js';
@@ -24,6 +28,8 @@ export interface ClusterOptions {
   shape: ClusterShape;
   serverFlags: string[];
   agentFlags: string[];
+  /** With a cloud: the autoscaler's flags (its timings), for the servers. */
+  autoscalerFlags: string[];
   /**
    * Nodes a scenario will cut off: each reaches the servers only through its own FaultProxy, and
    * without endpoint discovery, since the proxy stands for its whole network (every address it
@@ -42,15 +48,22 @@ export interface ClusterProcess {
   frozen: boolean;
 }
 
+/** The node group a scenario's cloud has; its instances are node-1, node-2 … */
+const CLOUD_GROUP = 'node';
+
 export class ScenarioCluster {
   readonly servers: (ClusterProcess & { url: string })[] = [];
   readonly agents: ClusterProcess[] = [];
   private etcd?: LocalEtcdCluster;
   private haproxy?: ManagedProcess;
   private endpointUrl?: string;
+  private cloudUrl?: string;
   private readonly token = generateToken();
   private readonly clients: ApiClient[] = [];
   private readonly proxies = new Map<string, FaultProxy>();
+  private cloudProc?: ManagedProcess;
+  /** The local cloud, when the workers are its instances. */
+  cloud?: CloudClient;
 
   private constructor(private readonly o: ClusterOptions) {}
 
@@ -70,7 +83,8 @@ export class ScenarioCluster {
     const c = new ScenarioCluster(o);
     try {
       await c.startControlPlane();
-      await c.startAgents();
+      if (o.shape.cloud) await c.startCloud();
+      else await c.startAgents();
       return c;
     } catch (e) {
       await c.stop();
@@ -87,6 +101,12 @@ export class ScenarioCluster {
       this.o.say('starting etcd (3 members)');
       this.etcd = await startEtcd({ members: 3, dir: join(this.o.dir, 'etcd'), startTimeoutMs: 30_000 });
       storage.push('--storage', 'etcd', '--etcd-endpoints', this.etcd.endpoints.join(','));
+    }
+    let cloudArgs: string[] = [];
+    if (shape.cloud) {
+      const [cloudPort] = await freePorts(1);
+      this.cloudUrl = `http://127.0.0.1:${cloudPort!}`;
+      cloudArgs = ['--cloud-provider', 'local', '--cloud-endpoint', this.cloudUrl, '--nodes', `${shape.cloud.min}:${shape.cloud.max}:${CLOUD_GROUP}`, ...this.o.autoscalerFlags];
     }
     let endpointArgs: string[] = [];
     if (shape.endpoint) {
@@ -105,7 +125,7 @@ export class ScenarioCluster {
       s.proc = startProcess({
         name: s.name,
         command: process.execPath,
-        args: [SKIFF_BIN, 'server', '--data-dir', join(this.o.dir, s.name), '--listen', `${host}:${port}`, ...storage, ...endpointArgs, '--log-format', 'json', ...this.o.serverFlags],
+        args: [SKIFF_BIN, 'server', '--data-dir', join(this.o.dir, s.name), '--listen', `${host}:${port}`, ...storage, ...endpointArgs, ...cloudArgs, '--log-format', 'json', ...this.o.serverFlags],
         env: { ...process.env, SKIFF_TOKEN: this.token },
         output: s.logFile,
       });
@@ -168,6 +188,38 @@ export class ScenarioCluster {
     this.o.say(`starting ${this.o.shape.nodes} node agent${this.o.shape.nodes === 1 ? '' : 's'} (simulated runtime), joined through ${this.joinUrls().join(', ')}`);
   }
 
+  /** The cloud, its node group `node` and its first `min` instances (node-1 …), and waits until they run. */
+  private async startCloud(): Promise<void> {
+    const shape = this.o.shape.cloud!;
+    const log = join(this.logDir, 'cloud.log');
+    this.cloudProc = startProcess({
+      name: 'cloud',
+      command: process.execPath,
+      args: [
+        SKIFF_BIN, 'cloud', 'serve', '--data-dir', join(this.o.dir, 'cloud'), '--listen', this.cloudUrl!.replace('http://', ''),
+        ...this.joinUrls().flatMap((u) => ['--server', u]), '--ca-file', this.caFile, '--runtime', 'simulated', '--termination-grace', '5s', '--log-format', 'json',
+        ...asAgentFlags([...this.o.agentFlags, '--log-format', 'json']),
+      ],
+      env: { ...process.env, SKIFF_TOKEN: this.token },
+      output: log,
+    });
+    this.cloud = new CloudClient(this.cloudUrl!);
+    this.o.say(`starting a local cloud on ${this.cloudUrl} with node group ${CLOUD_GROUP} (${shape.min}..${shape.max} instances of ${shape.cpu} cpu, ${shape.memory}; logs: ${log})`);
+    await startNodeGroups(this.cloud, [{ name: CLOUD_GROUP, min: shape.min, max: shape.max }], { name: 'scenario', cpu: shape.cpu, memory: shape.memory, pods: 110 });
+  }
+
+  /** Where a cloud instance's agent logs. */
+  instanceLog(i: Instance): string {
+    return join(this.o.dir, 'cloud', 'instances', i.id, 'agent.log');
+  }
+
+  /** The cloud instance a node runs on (with a cloud). */
+  async instanceOf(node: string): Promise<Instance> {
+    const i = (await this.cloud!.instances()).find((x) => x.nodeName === node && x.state !== 'Terminated');
+    if (!i) throw new Error(`no cloud instance runs ${node}`);
+    return i;
+  }
+
   startAgent(name: string): void {
     const a = this.process(name);
     a.frozen = false;
@@ -222,6 +274,9 @@ export class ScenarioCluster {
 
   /** Stops everything it started: agents first (SIGKILL: a scenario's end is not a story of graceful exits), then servers, HAProxy, etcd. */
   async stop(): Promise<void> {
+    // The cloud's machines leave through the cloud while the servers still answer, then it goes.
+    if (this.cloud) await stopCloudInstances(this.cloud);
+    await this.cloudProc?.stop(5_000);
     for (const c of this.clients) c.close();
     const all = [...this.agents, ...this.servers];
     for (const p of all) p.proc?.signal('SIGCONT');

@@ -2,7 +2,7 @@
 // only, from the first fault on (the fault that names its node, when one does), and says what it
 // measured, so the verdict table carries the figures a person compares across modes.
 import type { Expectation } from './spec.js';
-import { entriesOf, type NodeState, type ScenarioRun, type Verdict } from './timeline.js';
+import { entriesOf, type EntryOf, type NodeState, type ScenarioRun, type Verdict } from './timeline.js';
 
 type Run = Pick<ScenarioRun, 'entries' | 'durationMs'>;
 
@@ -32,10 +32,15 @@ function bounds(n: number, min?: number, max?: number): boolean {
   return (min === undefined || n >= min) && (max === undefined || n <= max);
 }
 
+/** The plural ending after boundsText: "exactly 1 event", "at least 1 event", "none" … "events". */
+function plural(min?: number, max?: number): string {
+  return (max === 1 && (min === undefined || min === 1)) || (min === 1 && max === undefined) ? '' : 's';
+}
+
 function boundsText(min?: number, max?: number): string {
   if (min !== undefined && max !== undefined) return min === max ? `exactly ${min}` : `${min} to ${max}`;
   if (min !== undefined) return `at least ${min}`;
-  if (max !== undefined) return max === 0 ? 'none' : `at most ${max}`;
+  if (max !== undefined) return max === 0 ? 'no' : `at most ${max}`;
   return 'any number of';
 }
 
@@ -118,7 +123,7 @@ export function judge(x: Expectation, run: Run): Verdict {
       const re = x.match ? new RegExp(x.match) : undefined;
       const lines = entriesOf(run, 'log').filter((e) => e.t >= t0 && e.process === x.process && (!re || re.test(e.msg)));
       return {
-        expectation: `${x.process} logs ${x.max === 0 && x.min === undefined ? 'no' : boundsText(x.min, x.max)} line${x.max === 1 ? '' : 's'}${x.match ? ` matching "${x.match}"` : ''} after the fault`,
+        expectation: `${x.process} logs ${boundsText(x.min, x.max)} line${plural(x.min, x.max)}${x.match ? ` matching "${x.match}"` : ''} after the fault`,
         passed: bounds(lines.length, x.min, x.max),
         measured: `${lines.length} lines (${perMinute(lines.length, run.durationMs - t0)})`,
       };
@@ -126,7 +131,40 @@ export function judge(x: Expectation, run: Run): Verdict {
     case 'events': {
       const t0 = faultTime(run);
       const n = entriesOf(run, 'event').filter((e) => e.t >= t0 && e.reason === x.reason).length;
-      return { expectation: `${boundsText(x.min ?? 1, x.max)} ${x.reason} event${x.max === 1 ? '' : 's'}`, passed: bounds(n, x.min ?? 1, x.max), measured: `${n}` };
+      // With neither bound the Event must happen; with only a maximum, none is fine.
+      const min = x.min ?? (x.max === undefined ? 1 : undefined);
+      return { expectation: `${boundsText(min, x.max)} ${x.reason} event${plural(min, x.max)}`, passed: bounds(n, min, x.max), measured: `${n}` };
+    }
+    case 'machine-without-node': {
+      const t0 = faultTime(run, x.node);
+      let total = 0;
+      let since: number | undefined;
+      for (const e of entriesOf(run, 'node-state')) {
+        if (e.node !== x.node) continue;
+        if (e.state === 'zombie' && since === undefined) since = Math.max(e.t, t0);
+        else if (e.state !== 'zombie' && since !== undefined) {
+          total += Math.max(0, e.t - since);
+          since = undefined;
+        }
+      }
+      if (since !== undefined) total += Math.max(0, run.durationMs - since);
+      const want = x.minMs !== undefined && x.maxMs !== undefined ? `between ${secs(x.minMs)} and ${secs(x.maxMs)}` : x.minMs !== undefined ? `at least ${secs(x.minMs)}` : `at most ${secs(x.maxMs ?? 0)}`;
+      return {
+        expectation: `${x.node}'s machine runs without a Node for ${want}`,
+        passed: (x.minMs === undefined || total >= x.minMs) && (x.maxMs === undefined || total <= x.maxMs),
+        measured: total === 0 ? 'never' : `${total < 10_000 ? `${Math.round(total)} ms` : secs(total)}${since !== undefined ? ' (still at the end)' : ''}`,
+      };
+    }
+    case 'machines-added': {
+      const t0 = faultTime(run);
+      const first = new Map<string, EntryOf<'instance'>>();
+      for (const e of entriesOf(run, 'instance')) if (!first.has(e.instance)) first.set(e.instance, e);
+      const added = [...first.values()].filter((e) => e.t >= t0);
+      return {
+        expectation: `${boundsText(x.min, x.max)} cloud instance${plural(x.min, x.max)} added after the fault`,
+        passed: bounds(added.length, x.min, x.max),
+        measured: added.length === 0 ? 'none' : `${added.length} (${added.map((e) => e.node).join(', ')}), the first after ${secs(added[0]!.t - t0)}`,
+      };
     }
   }
 }

@@ -9,6 +9,7 @@ import type { Pod } from '../api/kinds/pod.js';
 import { RETIRE_ANNOTATION } from '../agent/api.js';
 import { Informer } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
+import type { Instance } from '../cloud/api.js';
 import { silentLogger } from '../util/log.js';
 import type { NodeState, TimelineEntry } from './timeline.js';
 
@@ -38,7 +39,12 @@ export class Recorder {
   private readonly podCounts = new Map<string, string>();
   private readonly logs: LogSource[] = [];
   private logTimer?: NodeJS.Timeout;
+  private cloudTimer?: NodeJS.Timeout;
   private pods?: Informer<Pod>;
+  /** Nodes with a Node object now. */
+  private readonly present = new Set<string>();
+  /** The cloud's state of each node's instance, as last polled. */
+  private readonly instances = new Map<string, { id: string; state: string }>();
 
   constructor(
     private readonly api: ApiClient,
@@ -67,6 +73,7 @@ export class Recorder {
         const name = n.metadata.name!;
         this.add({ t: this.now(), kind: 'node-registered', node: name, uid: n.metadata.uid ?? '', again: this.seenNodes.has(name) });
         this.seenNodes.add(name);
+        this.present.add(name);
         this.nodeChanged(n);
       },
       update: (_, n) => this.nodeChanged(n),
@@ -75,8 +82,10 @@ export class Recorder {
         const t = this.now();
         this.add({ t, kind: 'node-deleted', node: name, uid: n.metadata.uid ?? '' });
         const retired = n.metadata.annotations?.[RETIRE_ANNOTATION] !== undefined;
-        this.add({ t, kind: 'node-state', node: name, state: retired ? 'retired' : 'absent', taints: [], unschedulable: false });
-        this.nodeLast.delete(name);
+        this.present.delete(name);
+        const state = retired ? 'retired' : this.absentState(name);
+        this.nodeLast.set(name, `off:${state}`);
+        this.add({ t, kind: 'node-state', node: name, state, taints: [], unschedulable: false });
       },
     });
     const pods = new Informer<Pod>(this.api, { path: '/api/v1/pods', log });
@@ -119,6 +128,59 @@ export class Recorder {
     for (const inf of all) void inf.run(signal);
     this.logTimer = setInterval(() => this.readLogs(), 250);
     await Promise.all(all.map((i) => i.waitForSync()));
+  }
+
+  /**
+   * Polls a cloud's instances (a cloud API has no watch): each instance's state by the node it
+   * runs, and a node without its Node object whose machine runs becomes a zombie on the timeline.
+   * `logOf` names an instance's agent log, read from its first sighting on.
+   */
+  watchCloud(list: () => Promise<Instance[]>, logOf: (i: Instance) => string, everyMs = 250): void {
+    let busy = false;
+    const poll = async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        const now = await list();
+        const seen = new Set<string>();
+        for (const i of now) {
+          seen.add(i.nodeName);
+          const last = this.instances.get(i.nodeName);
+          if (!last) this.logs.push({ process: i.nodeName, file: logOf(i), offset: 0, rest: '' });
+          if (last?.id === i.id && last.state === i.state) continue;
+          this.instances.set(i.nodeName, { id: i.id, state: i.state });
+          this.add({ t: this.now(), kind: 'instance', node: i.nodeName, instance: i.id, state: i.state });
+          this.instanceChanged(i.nodeName);
+        }
+        for (const [node, last] of this.instances) {
+          if (seen.has(node) || last.state === 'gone') continue;
+          this.instances.set(node, { id: last.id, state: 'gone' });
+          this.add({ t: this.now(), kind: 'instance', node, instance: last.id, state: 'gone' });
+          this.instanceChanged(node);
+        }
+      } catch {
+        /* the cloud did not answer this time; the next poll sees what changed */
+      } finally {
+        busy = false;
+      }
+    };
+    void poll();
+    this.cloudTimer = setInterval(() => void poll(), everyMs);
+  }
+
+  /** A node with no Node object: a zombie while its machine runs, else absent. */
+  private absentState(node: string): NodeState {
+    return this.instances.get(node)?.state === 'Running' ? 'zombie' : 'absent';
+  }
+
+  private instanceChanged(node: string): void {
+    // Before its first Node a machine is booting, not a zombie: the row starts when it registers.
+    if (this.present.has(node) || !this.seenNodes.has(node)) return;
+    const state = this.absentState(node);
+    const key = `off:${state}`;
+    if (this.nodeLast.get(node) === key) return;
+    this.nodeLast.set(node, key);
+    this.add({ t: this.now(), kind: 'node-state', node, state, taints: [], unschedulable: false });
   }
 
   private nodeChanged(n: Node): void {
@@ -193,6 +255,7 @@ export class Recorder {
   stop(): TimelineEntry[] {
     this.abort.abort();
     if (this.logTimer) clearInterval(this.logTimer);
+    if (this.cloudTimer) clearInterval(this.cloudTimer);
     this.readLogs();
     return this.entries.sort((a, b) => a.t - b.t);
   }

@@ -59,6 +59,7 @@ const STATE_STYLE: Record<NodeState, { fill: string; stroke: string; dashed: boo
   Unknown: { fill: '#c62828', stroke: 'none', dashed: false, meaning: 'Unknown (node stopped reporting)' },
   absent: { fill: '#f2f2f2', stroke: '#6b6b6b', dashed: true, meaning: 'absent (no Node object)' },
   retired: { fill: '#424242', stroke: 'none', dashed: false, meaning: 'retired' },
+  zombie: { fill: '#5d4037', stroke: '#c62828', dashed: true, meaning: 'zombie (no Node object, its machine runs)' },
 };
 
 const COLOUR = {
@@ -67,6 +68,7 @@ const COLOUR = {
   grid: '#e3e3e3',
   taint: '#7b1fa2',
   reregistered: '#1565c0',
+  leader: '#00695c',
   deleted: '#111111',
   pods: '#bbdefb',
   podsLine: '#1565c0',
@@ -300,6 +302,12 @@ function nodeRow(run: ScenarioRun, node: string, scale: Scale, y: number, maxRun
   out.push(rowLabel(y + STATE_H + 2 + PODS_H - 2, 'pods running', 'pods-label', 9, COLOUR.muted));
   for (const s of states) if (s.to > s.from) out.push(segment(node, s, scale, y));
   if (pods.length > 0) out.push(podsRow(node, pods, scale, y + STATE_H + 2, maxRunning));
+  // Lease renewals as ticks along the bar's foot: a gap in them is a node that stopped renewing.
+  const leases = entriesOf(run, 'lease').filter((e) => e.node === node);
+  if (leases.length > 0) {
+    const d = leases.map((e) => `M${px(scale.x(e.t))},${px(y + STATE_H - 4)}v4`).join('');
+    out.push(`<path class="lease-ticks" data-count="${leases.length}" d="${d}" stroke="#ffffff" stroke-width="1"><title>${esc(`${node}: ${leases.length} Lease renewals`)}</title></path>`);
+  }
   const mid = y + STATE_H / 2;
   for (const e of entriesOf(run, 'node-deleted')) {
     if (e.node !== node) continue;
@@ -338,6 +346,23 @@ function eventsRow(run: ScenarioRun, scale: Scale, y: number): string {
       : `<circle cx="${px(x)}" cy="${px(mid)}" r="3.5" fill="${COLOUR.eventNormal}"/>`;
     out.push(
       `<g class="event-marker event-${warning ? 'Warning' : 'Normal'}" data-type="${esc(e.type)}" data-reason="${esc(e.reason)}" data-t="${e.t}"><title>${esc(`${e.reason}: ${e.message} (${e.object})`)}</title>${shape}</g>`,
+    );
+  }
+  out.push('</g>');
+  return out.join('');
+}
+
+/** Who holds each leader-election Lease: a mark at every change of holder. */
+function leadersRow(run: ScenarioRun, scale: Scale, y: number): string {
+  const changes = entriesOf(run, 'leader');
+  const mid = y + EVENTS_H / 2;
+  const out: string[] = ['<g class="leaders-row">', rowLabel(mid + 4, `leaders (${changes.length})`, 'leaders-label', 11)];
+  out.push(`<line x1="${px(scale.left)}" y1="${px(mid)}" x2="${px(scale.right)}" y2="${px(mid)}" stroke="${COLOUR.grid}"/>`);
+  for (const e of changes) {
+    const x = scale.x(e.t);
+    out.push(
+      `<g class="leader-marker" data-lease="${esc(e.lease)}" data-holder="${esc(e.holder)}" data-t="${e.t}"><title>${esc(`${e.lease}: ${e.holder || 'released'} at ${at(e.t)}`)}</title>` +
+        `<rect x="${px(x - 3)}" y="${px(mid - 3)}" width="6" height="6" fill="${COLOUR.leader}" transform="rotate(45 ${px(x)} ${px(mid)})"/></g>`,
     );
   }
   out.push('</g>');
@@ -425,6 +450,8 @@ export function renderTimelineSvg(run: ScenarioRun, opts: TimelineSvgOptions): s
     y += STATE_H + 2 + PODS_H + NODE_GAP;
   }
   rows.push(eventsRow(sorted, scale, y));
+  y += EVENTS_H + 2;
+  rows.push(leadersRow(sorted, scale, y));
   y += EVENTS_H + NODE_GAP;
   rows.push(
     `<g class="log-header">${text(scale.left, y + 11, `log lines per ${bucketLabel(bucketMs)} (full height = ${scaleMax} lines; orange = warnings/errors)`, `font-size="10" fill="${COLOUR.muted}"`)}${rowLabel(y + 11, 'logs', 'log-heading', 11)}</g>`,
@@ -510,6 +537,8 @@ function legend(): string {
   items.push(glyph(COLOUR.step, '╷', 'step'));
   items.push(glyph(COLOUR.eventNormal, '●', 'Normal event'));
   items.push(glyph(COLOUR.eventWarning, '▲', 'Warning event'));
+  items.push(glyph(COLOUR.leader, '◆', 'leader change (controllers, scheduler)'));
+  items.push('<li><span class="swatch" style="background:#2e7d32;background-image:repeating-linear-gradient(90deg,#fff 0 1px,transparent 1px 5px)"></span>Lease renewals (white ticks)</li>');
   items.push(`<li><span class="swatch" style="background:${COLOUR.log}"></span>log lines</li>`);
   items.push(`<li><span class="swatch" style="background:${COLOUR.logProblem}"></span>warning/error log lines</li>`);
   return `<ul class="legend" aria-label="Legend">${items.join('')}</ul>`;

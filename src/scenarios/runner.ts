@@ -17,7 +17,7 @@ import { judge } from './expectations.js';
 import { Recorder } from './recorder.js';
 import type { ScenarioSpec, Step } from './spec.js';
 import type { Mode, ScenarioRun } from './timeline.js';
-import { agentModeFlags, agentTimingFlags, serverTimingFlags } from './timings.js';
+import { agentModeFlags, agentTimingFlags, autoscalerModeFlags, autoscalerTimingFlags, serverTimingFlags } from './timings.js';
 
 export interface RunOptions {
   mode: Mode;
@@ -45,7 +45,7 @@ function describeStep(s: Step, speed: number): string {
 
 const DEMO = 'demo';
 
-function deployment(replicas: number): Record<string, unknown> {
+function deployment(replicas: number, cpu: string): Record<string, unknown> {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -53,7 +53,7 @@ function deployment(replicas: number): Record<string, unknown> {
     spec: {
       replicas,
       selector: { matchLabels: { app: DEMO } },
-      template: { metadata: { labels: { app: DEMO } }, spec: { containers: [{ name: 'app', image: 'registry.example/demo:1', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] } },
+      template: { metadata: { labels: { app: DEMO } }, spec: { containers: [{ name: 'app', image: 'registry.example/demo:1', resources: { requests: { cpu, memory: '64Mi' } } }] } },
     },
   };
 }
@@ -74,13 +74,16 @@ export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<Sc
       shape: spec.cluster,
       serverFlags: serverTimingFlags(o.speed),
       agentFlags: [...agentTimingFlags(o.speed), ...agentModeFlags(o.mode)],
+      autoscalerFlags: [...autoscalerTimingFlags(o.speed), ...autoscalerModeFlags(o.mode)],
       partitioned: [...new Set(spec.steps.flatMap((s) => (s.kind === 'fault' && s.action === 'partition' ? [s.target] : [])))],
       say,
     });
     api = cluster.client(5_000);
     recorder = new Recorder(api, Date.now(), [...cluster.servers, ...cluster.agents].map((p) => ({ process: p.name, file: p.logFile })));
     await recorder.start();
-    const ctx: StepContext = { cluster, api, recorder, clock: o.clock ?? systemClock, speed: o.speed, workers, replicas: spec.workload.replicas, workloadCreated: false, say, ...(o.signal ? { signal: o.signal } : {}) };
+    const cloud = cluster.cloud;
+    if (cloud) recorder.watchCloud(() => cloud.instances(), (i) => cluster!.instanceLog(i));
+    const ctx: StepContext = { cluster, api, recorder, clock: o.clock ?? systemClock, speed: o.speed, workers, replicas: spec.workload.replicas, cpu: spec.workload.cpu, workloadCreated: false, say, ...(o.signal ? { signal: o.signal } : {}) };
     for (const [i, step] of spec.steps.entries()) {
       const label = describeStep(step, o.speed);
       say(`step ${i + 1}/${spec.steps.length}: ${label}`);
@@ -100,8 +103,8 @@ export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<Sc
     speed: o.speed,
     startedAt: rfc3339(recorder?.startMs ?? began),
     durationMs,
-    nodes: workers,
-    processes: [...(cluster?.servers.map((s) => s.name) ?? []), ...workers],
+    nodes: allNodes(workers, entries),
+    processes: [...(cluster?.servers.map((s) => s.name) ?? []), ...allNodes(workers, entries)],
     entries,
     verdicts: [],
     passed: false,
@@ -116,6 +119,13 @@ export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<Sc
   return run;
 }
 
+/** The workers the run started, then any node that appeared later (one the autoscaler added), by name. */
+function allNodes(workers: string[], entries: { kind: string; node?: string }[]): string[] {
+  const later = new Set<string>();
+  for (const e of entries) if ((e.kind === 'node-registered' || e.kind === 'instance') && e.node && !workers.includes(e.node)) later.add(e.node);
+  return [...workers, ...[...later].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))];
+}
+
 interface StepContext {
   cluster: ScenarioCluster;
   api: ApiClient;
@@ -124,6 +134,7 @@ interface StepContext {
   speed: number;
   workers: string[];
   replicas: number;
+  cpu: string;
   /** The workload goes in once every node is Ready, so the scheduler spreads it over all of them. */
   workloadCreated: boolean;
   say(msg: string): void;
@@ -163,6 +174,12 @@ async function playStep(step: Step, c: StepContext): Promise<void> {
           c.cluster.proxy(step.target).heal();
           c.recorder.add({ t: c.recorder.now(), kind: 'fault', action: 'heal', target: step.target, label: `${step.target} reconnected` });
           return;
+        case 'instance-lost':
+        case 'instance-shutdown': {
+          const inst = await c.cluster.instanceOf(step.target);
+          await c.cluster.cloud!.applyFault(inst.id, step.action === 'instance-lost' ? 'lost' : 'shutdown');
+          return;
+        }
         case 'api-outage':
           for (const s of c.cluster.servers) c.cluster.signal(s.name, 'SIGSTOP');
           await c.clock.sleep(step.forMs! / c.speed, c.signal);
@@ -184,7 +201,7 @@ async function waitReady(c: StepContext): Promise<void> {
       const ready = new Set(nodes.items.filter(isNodeReady).map((n) => n.metadata.name!));
       missing = c.workers.filter((w) => !ready.has(w));
       if (missing.length === 0 && !c.workloadCreated && c.replicas > 0) {
-        await c.api.create('/apis/apps/v1/namespaces/default/deployments', deployment(c.replicas));
+        await c.api.create('/apis/apps/v1/namespaces/default/deployments', deployment(c.replicas, c.cpu));
         c.workloadCreated = true;
       }
       const running = [...c.recorder.runningPods().values()].reduce((a, b) => a + b, 0);

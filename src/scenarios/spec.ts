@@ -6,6 +6,7 @@
 // divided by the run's --speed like every upstream default. An expectation's `within:` is wall
 // time as measured, since it judges skiff's own reaction (a Node restored within a second).
 import { parse as parseYaml } from 'yaml';
+import { quantityErrors } from '../api/quantity.js';
 import { parseDuration } from '../util/duration.js';
 import type { Mode } from './timeline.js';
 
@@ -20,11 +21,19 @@ export interface ClusterShape {
   endpoint: boolean;
   /** Which server address the agents are given: the first member's only, or every member's. */
   join: 'first' | 'all';
+  /**
+   * The workers are instances of one node group `node` in a local cloud (`skiff cloud serve`),
+   * sized by the cluster autoscaler between min and max; the first `min` start with the cluster
+   * (node-1 … node-min), the ones it adds are node-(min+1) and on.
+   */
+  cloud?: { min: number; max: number; cpu: string; memory: string };
 }
 
 export interface Workload {
   /** Replicas of a Deployment `demo` (simulated pods), spread over the workers. */
   replicas: number;
+  /** Each pod's cpu request (a quantity). */
+  cpu: string;
 }
 
 export type FaultAction =
@@ -42,9 +51,17 @@ export type FaultAction =
   /** `skiff node retire` on the target node. */
   | 'retire'
   /** The target node cut off from every API server for `for` (its network, not its process). */
-  | 'partition';
+  | 'partition'
+  /** With a cloud: the target node's instance is killed and forgotten by the cloud. */
+  | 'instance-lost'
+  /** With a cloud: the target node's instance is stopped but stays listed. */
+  | 'instance-shutdown';
 
-export const FAULT_ACTIONS: readonly FaultAction[] = ['delete-node', 'sigkill', 'sigterm', 'sigstop', 'sigcont', 'freeze', 'api-outage', 'retire', 'partition'];
+export const FAULT_ACTIONS: readonly FaultAction[] = ['delete-node', 'sigkill', 'sigterm', 'sigstop', 'sigcont', 'freeze', 'api-outage', 'retire', 'partition', 'instance-lost', 'instance-shutdown'];
+
+const NODE_FAULTS: readonly FaultAction[] = ['delete-node', 'retire', 'partition', 'instance-lost', 'instance-shutdown'];
+/** Faults a node of a cloud cannot take: its machine is the cloud's (use the instance faults). */
+const PROCESS_FAULTS: readonly FaultAction[] = ['sigkill', 'sigterm', 'sigstop', 'sigcont', 'freeze', 'partition'];
 
 export type Step =
   | { kind: 'wait-ready' }
@@ -63,9 +80,13 @@ export type Expectation =
   | { kind: 'pods-lost'; node: string; min: number }
   | { kind: 'pods-running'; count: number }
   | { kind: 'log-lines'; process: string; match?: string; min?: number; max?: number }
-  | { kind: 'events'; reason: string; min?: number; max?: number };
+  | { kind: 'events'; reason: string; min?: number; max?: number }
+  /** How long, in all, the node's cloud instance ran with no Node object (a zombie), in wall time. */
+  | { kind: 'machine-without-node'; node: string; minMs?: number; maxMs?: number }
+  /** Cloud instances that appeared after the fault (machines bought). */
+  | { kind: 'machines-added'; min?: number; max?: number };
 
-export const EXPECTATION_KINDS: readonly Expectation['kind'][] = ['node-restored', 'node-absent', 'nodes-stay-ready', 'node-not-ready', 'node-recovers', 'pods-kept', 'pods-lost', 'pods-running', 'log-lines', 'events'];
+export const EXPECTATION_KINDS: readonly Expectation['kind'][] = ['node-restored', 'node-absent', 'nodes-stay-ready', 'node-not-ready', 'node-recovers', 'pods-kept', 'pods-lost', 'pods-running', 'log-lines', 'events', 'machine-without-node', 'machines-added'];
 
 export interface ScenarioSpec {
   name: string;
@@ -118,11 +139,19 @@ class Reader {
   }
 }
 
+function quantity(r: Reader, v: unknown, path: string): string {
+  const q = typeof v === 'number' ? String(v) : r.str(v, path);
+  const errors = quantityErrors(q);
+  if (errors.length > 0) r.fail(path, `${q}: ${errors.join('; ')} (a quantity such as 500m, 2 or 16Gi)`);
+  return q;
+}
+
 /** A node name the cluster has: node-1 … node-N. */
 function checkNode(r: Reader, shape: ClusterShape, v: unknown, path: string): string {
   const name = r.str(v, path);
   const m = /^node-(\d+)$/.exec(name);
-  if (!m || Number(m[1]) < 1 || Number(m[1]) > shape.nodes) r.fail(path, `no node ${name} in this cluster (node-1 … node-${shape.nodes})`);
+  const most = shape.cloud?.max ?? shape.nodes;
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > most) r.fail(path, `no node ${name} in this cluster (node-1 … node-${most})`);
   return name;
 }
 
@@ -146,8 +175,10 @@ function parseStep(r: Reader, shape: ClusterShape, v: unknown, path: string): St
     r.only(o, path, ['fault', 'target', 'for', 'label']);
     const action = r.str(o.fault, `${path}.fault`) as FaultAction;
     if (!FAULT_ACTIONS.includes(action)) r.fail(`${path}.fault`, `unknown fault ${action} (known: ${FAULT_ACTIONS.join(', ')})`);
-    const needsNode = action === 'delete-node' || action === 'retire' || action === 'partition';
-    const target = action === 'api-outage' ? 'servers' : needsNode ? checkNode(r, shape, o.target, `${path}.target`) : checkProcess(r, shape, o.target, `${path}.target`);
+    const target = action === 'api-outage' ? 'servers' : NODE_FAULTS.includes(action) ? checkNode(r, shape, o.target, `${path}.target`) : checkProcess(r, shape, o.target, `${path}.target`);
+    const isInstance = action === 'instance-lost' || action === 'instance-shutdown';
+    if (isInstance && !shape.cloud) r.fail(`${path}.fault`, `${action} needs a cluster with a cloud (cluster.cloud)`);
+    if (shape.cloud && PROCESS_FAULTS.includes(action) && target.startsWith('node-')) r.fail(`${path}.fault`, `with a cloud, a node's machine is the cloud's: use instance-lost or instance-shutdown`);
     const timed = action === 'freeze' || action === 'api-outage' || action === 'partition';
     if (timed && o.for === undefined) r.fail(`${path}.for`, `${action} needs a duration`);
     if (!timed && o.for !== undefined) r.fail(`${path}.for`, `only freeze, partition and api-outage last for a while`);
@@ -195,6 +226,16 @@ function parseExpectation(r: Reader, shape: ClusterShape, v: unknown, path: stri
     case 'events':
       r.only(a, p, ['reason', 'min', 'max']);
       return { kind, reason: r.str(a.reason, `${p}.reason`), ...optInt('min'), ...optInt('max') };
+    case 'machine-without-node': {
+      if (!shape.cloud) r.fail(p, 'needs a cluster with a cloud (cluster.cloud)');
+      r.only(a, p, ['node', 'min', 'max']);
+      const d = (k: 'min' | 'max') => (a[k] === undefined ? {} : { [`${k}Ms`]: r.duration(a[k], `${p}.${k}`) });
+      return { kind, node: checkNode(r, shape, a.node, `${p}.node`), ...d('min'), ...d('max') };
+    }
+    case 'machines-added':
+      if (!shape.cloud) r.fail(p, 'needs a cluster with a cloud (cluster.cloud)');
+      r.only(a, p, ['min', 'max']);
+      return { kind, ...optInt('min'), ...optInt('max') };
   }
 }
 
@@ -212,16 +253,25 @@ export function parseScenario(text: string, file: string): ScenarioSpec {
   const name = r.str(o.name, 'name');
   if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(name)) r.fail('name', 'use lowercase letters, digits and dashes');
   const c = r.obj(o.cluster ?? {}, 'cluster');
-  r.only(c, 'cluster', ['servers', 'nodes', 'endpoint', 'join']);
+  r.only(c, 'cluster', ['servers', 'nodes', 'endpoint', 'join', 'cloud']);
   const servers = c.servers === undefined ? 1 : r.int(c.servers, 'cluster.servers', 1, 3);
   if (servers === 2) r.fail('cluster.servers', 'use 1 (SQLite) or 3 (etcd): two members cannot outvote one lost');
   if (c.endpoint !== undefined && typeof c.endpoint !== 'boolean') r.fail('cluster.endpoint', 'must be true or false');
   if (c.join !== undefined && c.join !== 'first' && c.join !== 'all') r.fail('cluster.join', 'must be first or all');
   const shape: ClusterShape = { servers, nodes: c.nodes === undefined ? 2 : r.int(c.nodes, 'cluster.nodes', 1, 50), endpoint: c.endpoint === true, join: (c.join as 'first' | 'all' | undefined) ?? 'all' };
   if (shape.endpoint && servers === 1) r.fail('cluster.endpoint', 'a control-plane endpoint needs servers: 3');
+  if (c.cloud !== undefined) {
+    const k = r.obj(c.cloud, 'cluster.cloud');
+    r.only(k, 'cluster.cloud', ['min', 'max', 'cpu', 'memory']);
+    if (c.nodes !== undefined) r.fail('cluster.nodes', 'with a cloud the node group\'s min says how many nodes start');
+    const min = r.int(k.min, 'cluster.cloud.min', 1, 20);
+    const max = r.int(k.max, 'cluster.cloud.max', min, 20);
+    shape.cloud = { min, max, cpu: quantity(r, k.cpu ?? '4', 'cluster.cloud.cpu'), memory: quantity(r, k.memory ?? '16Gi', 'cluster.cloud.memory') };
+    shape.nodes = min;
+  }
   const w = r.obj(o.workload ?? {}, 'workload');
-  r.only(w, 'workload', ['replicas']);
-  const workload = { replicas: w.replicas === undefined ? 0 : r.int(w.replicas, 'workload.replicas', 0, 1000) };
+  r.only(w, 'workload', ['replicas', 'cpu']);
+  const workload = { replicas: w.replicas === undefined ? 0 : r.int(w.replicas, 'workload.replicas', 0, 1000), cpu: quantity(r, w.cpu ?? '100m', 'workload.cpu') };
   if (!Array.isArray(o.steps) || o.steps.length === 0) r.fail('steps', 'must be a non-empty list');
   const steps = o.steps.map((s, i) => parseStep(r, shape, s, `steps[${i}]`));
   const e = r.obj(o.expect ?? {}, 'expect');

@@ -3,8 +3,11 @@
 // expectations (./expectations.ts) read it, and the report (./report.ts) draws it; `--json` writes
 // it as is, for machines.
 
-/** A node as the timeline shows it: its Ready condition, or why it has none. */
-export type NodeState = 'Ready' | 'NotReady' | 'Unknown' | 'absent' | 'retired';
+/**
+ * A node as the timeline shows it: its Ready condition, or why it has none. `zombie`: no Node
+ * object while the cloud instance behind it runs (a machine paid for that the cluster cannot see).
+ */
+export type NodeState = 'Ready' | 'NotReady' | 'Unknown' | 'absent' | 'retired' | 'zombie';
 
 export type Mode = 'skiff' | 'kubernetes';
 
@@ -28,6 +31,8 @@ export type TimelineEntry =
   | { t: number; kind: 'leader'; lease: string; holder: string }
   /** A line a process logged (server or agent), with its level and message. */
   | { t: number; kind: 'log'; process: string; level: string; msg: string }
+  /** A cloud instance's state as the cloud lists it (polled; `gone` once it is no longer listed), by the node it runs. */
+  | { t: number; kind: 'instance'; node: string; instance: string; state: string }
   /** A fault the run applied. */
   | { t: number; kind: 'fault'; action: string; target: string; label: string }
   /** A step began (its label, for the progress line and the report). */

@@ -25,6 +25,15 @@ const AGENT_DURATIONS: [flag: string, ms: number][] = [
   ['--node-status-report-frequency', 60_000],
 ];
 const AGENT_SECONDS: [flag: string, s: number][] = [['--node-lease-duration-seconds', 40]];
+/** cluster-autoscaler's defaults. */
+const AUTOSCALER_DURATIONS: [flag: string, ms: number][] = [
+  ['--scan-interval', 10_000],
+  ['--max-node-provision-time', 15 * 60_000],
+  ['--scale-down-unneeded-time', 10 * 60_000],
+  ['--scale-down-delay-after-add', 10 * 60_000],
+  ['--initial-node-group-backoff-duration', 5 * 60_000],
+  ['--max-node-group-backoff-duration', 30 * 60_000],
+];
 
 /** Whole-second flags cannot go below one second; durations not below 100 ms. */
 const scaledMs = (ms: number, speed: number) => formatDuration(Math.max(100, Math.round(ms / speed)));
@@ -34,6 +43,10 @@ export function serverTimingFlags(speed: number): string[] {
   return [...SERVER_DURATIONS.flatMap(([f, ms]) => [f, scaledMs(ms, speed)]), ...SERVER_SECONDS.flatMap(([f, s]) => [f, scaledS(s, speed)])];
 }
 
+export function autoscalerTimingFlags(speed: number): string[] {
+  return AUTOSCALER_DURATIONS.flatMap(([f, ms]) => [f, scaledMs(ms, speed)]);
+}
+
 export function agentTimingFlags(speed: number): string[] {
   return [...AGENT_DURATIONS.flatMap(([f, ms]) => [f, scaledMs(ms, speed)]), ...AGENT_SECONDS.flatMap(([f, s]) => [f, scaledS(s, speed)])];
 }
@@ -41,4 +54,9 @@ export function agentTimingFlags(speed: number): string[] {
 /** How the agents behave: skiff's defaults, or upstream's kubelet (never re-creates its Node, knows one server). */
 export function agentModeFlags(mode: Mode): string[] {
   return mode === 'kubernetes' ? ['--reregister=false', '--endpoint-discovery=false'] : [];
+}
+
+/** How the autoscaler treats a machine left without a Node at its group's minimum: upstream keeps it. */
+export function autoscalerModeFlags(mode: Mode): string[] {
+  return mode === 'kubernetes' ? ['--force-delete-unregistered-nodes', 'false'] : [];
 }

@@ -186,3 +186,22 @@ test('an empty run still draws', () => {
   assert.ok(!svg.includes('NaN') && !svg.includes('Infinity'));
   assert.ok(renderReport({ scenario: 'x', description: '', runs: [] }).includes('no runs'));
 });
+
+test('Lease renewals tick along a node row, leader changes mark their own row, and a zombie has its own colour', () => {
+  const run = skiffRun();
+  run.entries.push(
+    { t: 1000, kind: 'lease', node: 'node-2' },
+    { t: 2000, kind: 'lease', node: 'node-2' },
+    { t: 3000, kind: 'lease', node: 'node-2' },
+    { t: 500, kind: 'leader', lease: 'kube-controller-manager', holder: 'server-1' },
+    { t: 8000, kind: 'leader', lease: 'kube-controller-manager', holder: 'server-2' },
+    { t: 6000, kind: 'node-state', node: 'node-2', state: 'zombie', taints: [], unschedulable: false },
+  );
+  const svg = renderTimelineSvg(run, { widthPx: 900, durationMs: run.durationMs });
+  const row = svg.slice(svg.indexOf('data-node="node-2"'), svg.indexOf('</g>', svg.indexOf('data-node="node-2"')));
+  assert.match(row, /class="lease-ticks" data-count="3"/);
+  assert.match(row, /data-state="zombie"/);
+  assert.equal(count(svg, 'class="leader-marker"'), 2);
+  assert.match(svg, /kube-controller-manager: server-2 at /);
+  assert.match(renderReport(report), /zombie \(no Node object, its machine runs\)/, 'the legend explains it');
+});

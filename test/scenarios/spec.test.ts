@@ -65,3 +65,35 @@ test('expectations read the timeline from the fault on and say what they measure
   assert.equal(judge({ kind: 'pods-kept', node: 'node-1' }, run).passed, true);
   assert.equal(judge({ kind: 'pods-running', count: 3 }, run).measured, '3 Running');
 });
+
+test('a cluster with a cloud names its nodes up to the group maximum and takes instance faults only', () => {
+  const base = 'name: a\ncluster: {cloud: {min: 2, max: 3, cpu: "1"}}\n';
+  const s = parseScenario(`${base}steps: [{fault: instance-lost, target: node-3}]\nexpect: {skiff: [{machines-added: {max: 0}}, {machine-without-node: {node: node-1, max: 2s}}]}`, 'x.yaml');
+  assert.deepEqual(s.cluster.cloud, { min: 2, max: 3, cpu: '1', memory: '16Gi' });
+  assert.equal(s.cluster.nodes, 2);
+  assert.deepEqual(s.expect.skiff[1], { kind: 'machine-without-node', node: 'node-1', maxMs: 2000 });
+  const bad = (yaml: string, msg: RegExp) => assert.throws(() => parseScenario(yaml, 'x.yaml'), (e: unknown) => e instanceof ScenarioError && msg.test(e.message));
+  bad(`${base}steps: [{fault: sigkill, target: node-1}]`, /steps\[0\]\.fault: with a cloud, a node's machine is the cloud's/);
+  bad(`${base}steps: [{fault: delete-node, target: node-4}]`, /steps\[0\]\.target: no node node-4 in this cluster \(node-1 … node-3\)/);
+  bad('name: a\nsteps: [{fault: instance-lost, target: node-1}]', /steps\[0\]\.fault: instance-lost needs a cluster with a cloud/);
+  bad('name: a\ncluster: {cloud: {min: 1, max: 2, memory: lots}}\nsteps: [wait-ready]', /cluster\.cloud\.memory: lots: /);
+  bad('name: a\nsteps: [wait-ready]\nexpect: {kubernetes: [{machines-added: {min: 1}}]}', /expect\.kubernetes\[0\]\.machines-added: needs a cluster with a cloud/);
+});
+
+test('a machine running without its Node is measured from the fault, and machines added after it are counted', () => {
+  const entries: TimelineEntry[] = [
+    { t: 0, kind: 'instance', node: 'node-1', instance: 'i-1', state: 'Running' },
+    { t: 0, kind: 'instance', node: 'node-2', instance: 'i-2', state: 'Running' },
+    { t: 1000, kind: 'fault', action: 'delete-node', target: 'node-1', label: 'delete' },
+    { t: 1010, kind: 'node-state', node: 'node-1', state: 'zombie', taints: [], unschedulable: false },
+    { t: 40_000, kind: 'instance', node: 'node-3', instance: 'i-3', state: 'Pending' },
+    { t: 41_000, kind: 'instance', node: 'node-3', instance: 'i-3', state: 'Running' },
+  ];
+  const run = { entries, durationMs: 61_010 };
+  const z = judge({ kind: 'machine-without-node', node: 'node-1', minMs: 60_000 }, run);
+  assert.deepEqual(z, { expectation: "node-1's machine runs without a Node for at least 60.0 s", passed: true, measured: '60.0 s (still at the end)' });
+  assert.equal(judge({ kind: 'machine-without-node', node: 'node-2', maxMs: 2000 }, run).measured, 'never');
+  const added = judge({ kind: 'machines-added', max: 0 }, run);
+  assert.equal(added.passed, false);
+  assert.equal(added.measured, '1 (node-3), the first after 39.0 s');
+});

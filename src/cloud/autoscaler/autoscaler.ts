@@ -44,6 +44,13 @@ export interface AutoscalerOptions {
   maxTotalUnreadyPercentage: number;
   okTotalUnreadyCount: number;
   skipNodesWithLocalStorage: boolean;
+  /**
+   * Remove an instance that has had no Node past the provision time even when that takes its
+   * group below its minimum. Upstream's default is false, which leaves such a machine running
+   * for good in a group at its minimum (a zombie); skiff's is true: the machine is replaced, so
+   * none is left without a Node.
+   */
+  forceDeleteUnregisteredNodes: boolean;
 }
 
 export const AUTOSCALER_DEFAULTS: Omit<AutoscalerOptions, 'groups'> = {
@@ -59,6 +66,7 @@ export const AUTOSCALER_DEFAULTS: Omit<AutoscalerOptions, 'groups'> = {
   maxTotalUnreadyPercentage: 45,
   okTotalUnreadyCount: 3,
   skipNodesWithLocalStorage: true,
+  forceDeleteUnregisteredNodes: true,
 };
 
 export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
@@ -111,6 +119,8 @@ class AutoscalerLoop {
   private readonly recorder: EventRecorder;
   /** Instance id → when it was first seen without a Node. */
   private readonly unregisteredSince = new Map<string, number>();
+  /** Long-unregistered instances left alone at their group's minimum (logged once each). */
+  private readonly keptAtMin = new Set<string>();
   /** Instance ids that have had a Node: one without a Node now lost it rather than never booted. */
   private readonly registered = new Set<string>();
   /** Node name → since when it has been unneeded. */
@@ -186,6 +196,7 @@ class AutoscalerLoop {
     const known = new Set<string>();
     for (const { spec, group } of managed) {
       const instances = await group.nodes();
+      let size = instances.filter((i) => i.status !== 'Deleting').length;
       let upcoming = 0;
       for (const inst of instances) {
         known.add(inst.id);
@@ -206,6 +217,12 @@ class AutoscalerLoop {
           continue;
         }
         longUnregistered++;
+        if (size <= spec.min && !this.opts.forceDeleteUnregisteredNodes) {
+          if (!this.keptAtMin.has(inst.id)) this.log.info({ group: spec.name, instance: inst.id, minSize: spec.min }, 'an instance has no Node, but its group is at its minimum size: keeping it (--force-delete-unregistered-nodes=false)');
+          this.keptAtMin.add(inst.id);
+          continue;
+        }
+        size--;
         await this.deleteUnregistered(spec.name, group, inst.id, !this.registered.has(inst.id), now);
       }
       unregistered[spec.name] = upcoming;

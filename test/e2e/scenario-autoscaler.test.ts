@@ -1,0 +1,9 @@
+// The autoscaler-zombie scenario end to end, on a local cloud with the cluster autoscaler: upstream
+// leaves a machine running without its Node and buys another; skiff restores the Node and buys
+// nothing. At --speed 20, so both modes fit well inside the runner's per-file timeout.
+import { describe } from 'node:test';
+import { scenarioPasses } from '../support/scenario.js';
+
+describe('built-in scenarios: the autoscaler', () => {
+  scenarioPasses('autoscaler-zombie', 'both', ['--speed', '20']);
+});
