@@ -44,6 +44,32 @@ function boundsText(min?: number, max?: number): string {
   return 'any number of';
 }
 
+/** How long a condition held from t0 to the end, given its changes in time order. */
+function timeOn(changes: { t: number; on: boolean }[], t0: number, endMs: number): { total: number; atEnd: boolean } {
+  let total = 0;
+  let since: number | undefined;
+  for (const c of changes) {
+    if (c.on && since === undefined) since = Math.max(c.t, t0);
+    else if (!c.on && since !== undefined) {
+      total += Math.max(0, c.t - since);
+      since = undefined;
+    }
+  }
+  if (since !== undefined) total += Math.max(0, endMs - since);
+  return { total, atEnd: since !== undefined };
+}
+
+function within(ms: number, min?: number, max?: number): boolean {
+  return (min === undefined || ms >= min) && (max === undefined || ms <= max);
+}
+
+function durationBounds(min?: number, max?: number): string {
+  if (min !== undefined && max !== undefined) return `between ${secs(min)} and ${secs(max)}`;
+  return min !== undefined ? `at least ${secs(min)}` : `at most ${secs(max ?? 0)}`;
+}
+
+const msOrSecs = (ms: number) => (ms < 10_000 ? `${Math.round(ms)} ms` : secs(ms));
+
 export function judge(x: Expectation, run: Run): Verdict {
   switch (x.kind) {
     case 'node-restored': {
@@ -137,22 +163,23 @@ export function judge(x: Expectation, run: Run): Verdict {
     }
     case 'machine-without-node': {
       const t0 = faultTime(run, x.node);
-      let total = 0;
-      let since: number | undefined;
-      for (const e of entriesOf(run, 'node-state')) {
-        if (e.node !== x.node) continue;
-        if (e.state === 'zombie' && since === undefined) since = Math.max(e.t, t0);
-        else if (e.state !== 'zombie' && since !== undefined) {
-          total += Math.max(0, e.t - since);
-          since = undefined;
-        }
-      }
-      if (since !== undefined) total += Math.max(0, run.durationMs - since);
-      const want = x.minMs !== undefined && x.maxMs !== undefined ? `between ${secs(x.minMs)} and ${secs(x.maxMs)}` : x.minMs !== undefined ? `at least ${secs(x.minMs)}` : `at most ${secs(x.maxMs ?? 0)}`;
+      const zombie = entriesOf(run, 'node-state').filter((e) => e.node === x.node).map((e) => ({ t: e.t, on: e.state === 'zombie' }));
+      const { total, atEnd } = timeOn(zombie, t0, run.durationMs);
       return {
-        expectation: `${x.node}'s machine runs without a Node for ${want}`,
-        passed: (x.minMs === undefined || total >= x.minMs) && (x.maxMs === undefined || total <= x.maxMs),
-        measured: total === 0 ? 'never' : `${total < 10_000 ? `${Math.round(total)} ms` : secs(total)}${since !== undefined ? ' (still at the end)' : ''}`,
+        expectation: `${x.node}'s machine runs without a Node for ${durationBounds(x.minMs, x.maxMs)}`,
+        passed: within(total, x.minMs, x.maxMs),
+        measured: total === 0 ? 'never' : `${msOrSecs(total)}${atEnd ? ' (still at the end)' : ''}`,
+      };
+    }
+    case 'pods-unscheduled': {
+      const t0 = faultTime(run);
+      const waiting = entriesOf(run, 'unscheduled').map((e) => ({ t: e.t, on: e.count > 0 }));
+      const { total, atEnd } = timeOn(waiting, t0, run.durationMs);
+      const most = Math.max(0, ...entriesOf(run, 'unscheduled').filter((e) => e.t >= t0).map((e) => e.count));
+      return {
+        expectation: `pods wait with no node to run on for ${durationBounds(x.minMs, x.maxMs)}`,
+        passed: within(total, x.minMs, x.maxMs),
+        measured: total === 0 ? 'never' : `${msOrSecs(total)}, up to ${most} at once${atEnd ? ' (still at the end)' : ''}`,
       };
     }
     case 'machines-added': {

@@ -194,7 +194,18 @@ export class Recorder {
     this.add({ t: this.now(), kind: 'node-state', node: name, state, taints, unschedulable });
   }
 
+  private lastUnscheduled = 0;
+
+  private countUnscheduled(): void {
+    let n = 0;
+    for (const p of this.pods?.list() ?? []) if (!podNode(p) && !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') n++;
+    if (n === this.lastUnscheduled) return;
+    this.lastUnscheduled = n;
+    this.add({ t: this.now(), kind: 'unscheduled', count: n });
+  }
+
   private countPods(node: string | undefined): void {
+    if (!node) this.countUnscheduled();
     if (!node || !this.pods) return;
     let running = 0;
     let pending = 0;

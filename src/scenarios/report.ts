@@ -69,6 +69,7 @@ const COLOUR = {
   taint: '#7b1fa2',
   reregistered: '#1565c0',
   leader: '#00695c',
+  unscheduled: '#ffcc80',
   deleted: '#111111',
   pods: '#bbdefb',
   podsLine: '#1565c0',
@@ -352,6 +353,25 @@ function eventsRow(run: ScenarioRun, scale: Scale, y: number): string {
   return out.join('');
 }
 
+/** Pods waiting with no node to run on: a band while there are any, with the count. */
+function unscheduledRow(run: ScenarioRun, scale: Scale, y: number): string {
+  const waiting = spans(entriesOf(run, 'unscheduled'), run.durationMs).filter((s) => s.entry.count > 0);
+  const out: string[] = ['<g class="unscheduled-row">', rowLabel(y + PODS_H - 2, 'pods unscheduled', 'unscheduled-label', 9, COLOUR.muted)];
+  out.push(`<line x1="${px(scale.left)}" y1="${px(y + PODS_H)}" x2="${px(scale.right)}" y2="${px(y + PODS_H)}" stroke="${COLOUR.grid}"/>`);
+  let lastLabelX = -Infinity;
+  for (const s of waiting) {
+    const x = scale.x(s.from);
+    const w = Math.max(0.5, scale.x(s.to) - x);
+    out.push(`<rect class="unscheduled" data-count="${s.entry.count}" x="${px(x)}" y="${px(y)}" width="${px(w)}" height="${PODS_H}" fill="${COLOUR.unscheduled}"><title>${esc(`${s.entry.count} pod${s.entry.count === 1 ? '' : 's'} with no node from ${at(s.from)} to ${at(s.to)}`)}</title></rect>`);
+    if (x - lastLabelX >= 14) {
+      out.push(text(x + 2, y + PODS_H - 2, String(s.entry.count), `class="unscheduled-count" font-size="9" fill="${COLOUR.text}"`));
+      lastLabelX = x;
+    }
+  }
+  out.push('</g>');
+  return out.join('');
+}
+
 /** Who holds each leader-election Lease: a mark at every change of holder. */
 function leadersRow(run: ScenarioRun, scale: Scale, y: number): string {
   const changes = entriesOf(run, 'leader');
@@ -449,6 +469,8 @@ export function renderTimelineSvg(run: ScenarioRun, opts: TimelineSvgOptions): s
     rows.push(nodeRow(sorted, node, scale, y, maxRunning));
     y += STATE_H + 2 + PODS_H + NODE_GAP;
   }
+  rows.push(unscheduledRow(sorted, scale, y));
+  y += PODS_H + NODE_GAP;
   rows.push(eventsRow(sorted, scale, y));
   y += EVENTS_H + 2;
   rows.push(leadersRow(sorted, scale, y));
@@ -533,6 +555,7 @@ function legend(): string {
   items.push(glyph(COLOUR.reregistered, '◆', 're-registered'));
   items.push(glyph(COLOUR.deleted, '✕', 'Node deleted'));
   items.push(`<li><span class="swatch" style="background:${COLOUR.pods};border-top:2px solid ${COLOUR.podsLine}"></span>pods running (count)</li>`);
+  items.push(`<li><span class="swatch" style="background:${COLOUR.unscheduled}"></span>pods with no node to run on (count)</li>`);
   items.push(glyph(COLOUR.fault, '┆', 'fault'));
   items.push(glyph(COLOUR.step, '╷', 'step'));
   items.push(glyph(COLOUR.eventNormal, '●', 'Normal event'));

@@ -83,10 +83,12 @@ export type Expectation =
   | { kind: 'events'; reason: string; min?: number; max?: number }
   /** How long, in all, the node's cloud instance ran with no Node object (a zombie), in wall time. */
   | { kind: 'machine-without-node'; node: string; minMs?: number; maxMs?: number }
+  /** How long, in all, some pod waited with no node to run on after the fault, in wall time. */
+  | { kind: 'pods-unscheduled'; minMs?: number; maxMs?: number }
   /** Cloud instances that appeared after the fault (machines bought). */
   | { kind: 'machines-added'; min?: number; max?: number };
 
-export const EXPECTATION_KINDS: readonly Expectation['kind'][] = ['node-restored', 'node-absent', 'nodes-stay-ready', 'node-not-ready', 'node-recovers', 'pods-kept', 'pods-lost', 'pods-running', 'log-lines', 'events', 'machine-without-node', 'machines-added'];
+export const EXPECTATION_KINDS: readonly Expectation['kind'][] = ['node-restored', 'node-absent', 'nodes-stay-ready', 'node-not-ready', 'node-recovers', 'pods-kept', 'pods-lost', 'pods-running', 'log-lines', 'events', 'machine-without-node', 'machines-added', 'pods-unscheduled'];
 
 export interface ScenarioSpec {
   name: string;
@@ -198,6 +200,7 @@ function parseExpectation(r: Reader, shape: ClusterShape, v: unknown, path: stri
   const p = `${path}.${kind}`;
   const a = r.obj(o[kind], p);
   const optInt = (k: string) => (a[k] === undefined ? {} : { [k]: r.int(a[k], `${p}.${k}`, 0, 1_000_000) });
+  const optDuration = (k: 'min' | 'max') => (a[k] === undefined ? {} : { [`${k}Ms`]: r.duration(a[k], `${p}.${k}`) });
   switch (kind) {
     case 'node-restored':
       r.only(a, p, ['node', 'within']);
@@ -229,9 +232,11 @@ function parseExpectation(r: Reader, shape: ClusterShape, v: unknown, path: stri
     case 'machine-without-node': {
       if (!shape.cloud) r.fail(p, 'needs a cluster with a cloud (cluster.cloud)');
       r.only(a, p, ['node', 'min', 'max']);
-      const d = (k: 'min' | 'max') => (a[k] === undefined ? {} : { [`${k}Ms`]: r.duration(a[k], `${p}.${k}`) });
-      return { kind, node: checkNode(r, shape, a.node, `${p}.node`), ...d('min'), ...d('max') };
+      return { kind, node: checkNode(r, shape, a.node, `${p}.node`), ...optDuration('min'), ...optDuration('max') };
     }
+    case 'pods-unscheduled':
+      r.only(a, p, ['min', 'max']);
+      return { kind, ...optDuration('min'), ...optDuration('max') };
     case 'machines-added':
       if (!shape.cloud) r.fail(p, 'needs a cluster with a cloud (cluster.cloud)');
       r.only(a, p, ['min', 'max']);

@@ -19,6 +19,8 @@ export type TimelineEntry =
   | { t: number; kind: 'node-deleted'; node: string; uid: string }
   /** The pods bound to a node, by phase, whenever the counts change. */
   | { t: number; kind: 'pods'; node: string; running: number; pending: number; terminating: number }
+  /** Pods no node has been found for (not bound, not finished), whenever the count changes. */
+  | { t: number; kind: 'unscheduled'; count: number }
   /** A pod left the API; `node` is where it was bound. */
   | { t: number; kind: 'pod-deleted'; pod: string; node?: string; uid: string }
   | { t: number; kind: 'pod-created'; pod: string; uid: string }

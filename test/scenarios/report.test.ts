@@ -196,12 +196,15 @@ test('Lease renewals tick along a node row, leader changes mark their own row, a
     { t: 500, kind: 'leader', lease: 'kube-controller-manager', holder: 'server-1' },
     { t: 8000, kind: 'leader', lease: 'kube-controller-manager', holder: 'server-2' },
     { t: 6000, kind: 'node-state', node: 'node-2', state: 'zombie', taints: [], unschedulable: false },
+    { t: 7000, kind: 'unscheduled', count: 2 },
+    { t: 9000, kind: 'unscheduled', count: 0 },
   );
   const svg = renderTimelineSvg(run, { widthPx: 900, durationMs: run.durationMs });
   const row = svg.slice(svg.indexOf('data-node="node-2"'), svg.indexOf('</g>', svg.indexOf('data-node="node-2"')));
   assert.match(row, /class="lease-ticks" data-count="3"/);
   assert.match(row, /data-state="zombie"/);
   assert.equal(count(svg, 'class="leader-marker"'), 2);
+  assert.match(svg, /class="unscheduled" data-count="2"[^>]*><title>2 pods with no node from 7\.00 s to 9\.00 s/);
   assert.match(svg, /kube-controller-manager: server-2 at /);
   assert.match(renderReport(report), /zombie \(no Node object, its machine runs\)/, 'the legend explains it');
 });

@@ -86,7 +86,11 @@ test('a machine running without its Node is measured from the fault, and machine
     { t: 0, kind: 'instance', node: 'node-2', instance: 'i-2', state: 'Running' },
     { t: 1000, kind: 'fault', action: 'delete-node', target: 'node-1', label: 'delete' },
     { t: 1010, kind: 'node-state', node: 'node-1', state: 'zombie', taints: [], unschedulable: false },
+    { t: 500, kind: 'unscheduled', count: 1 },
+    { t: 900, kind: 'unscheduled', count: 0 },
+    { t: 5000, kind: 'unscheduled', count: 2 },
     { t: 40_000, kind: 'instance', node: 'node-3', instance: 'i-3', state: 'Pending' },
+    { t: 45_000, kind: 'unscheduled', count: 0 },
     { t: 41_000, kind: 'instance', node: 'node-3', instance: 'i-3', state: 'Running' },
   ];
   const run = { entries, durationMs: 61_010 };
@@ -96,4 +100,5 @@ test('a machine running without its Node is measured from the fault, and machine
   const added = judge({ kind: 'machines-added', max: 0 }, run);
   assert.equal(added.passed, false);
   assert.equal(added.measured, '1 (node-3), the first after 39.0 s');
+  assert.deepEqual(judge({ kind: 'pods-unscheduled', minMs: 30_000 }, run), { expectation: 'pods wait with no node to run on for at least 30.0 s', passed: true, measured: '40.0 s, up to 2 at once' }, 'the wait before the fault does not count');
 });
