@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Runs every compiled test file with node's test runner. Unit tests first (fast feedback), then
-// end-to-end tests, which start real processes and so run one file at a time.
-import { readdirSync, statSync } from 'node:fs';
+// end-to-end tests, which start real processes and so run one file at a time; the scenario files
+// in a second line beside them.
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 function find(dir) {
   let out = [];
@@ -22,8 +23,30 @@ const unit = files.filter((f) => !f.includes('/e2e/'));
 const e2e = files.filter((f) => f.includes('/e2e/'));
 // A test that hangs fails after 5 minutes instead of eating CI's time; a file whose tests are done
 // exits even if a stray handle would keep its process alive.
-const args = ['--test', '--test-reporter=spec', '--test-concurrency=1', '--test-timeout=300000', '--test-force-exit', ...unit, ...e2e];
+const runnerArgs = (list) => ['--test', '--test-reporter=spec', '--test-concurrency=1', '--test-timeout=300000', '--test-force-exit', ...list];
 // Objects a server shares with its own read-only informers are frozen under test (and in every
 // server the tests start), so code that changes one fails loudly instead of corrupting a cache.
-const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, SKIFF_FREEZE_SHARED: '1' } });
-process.exit(r.status ?? 1);
+const env = { ...process.env, SKIFF_FREEZE_SHARED: '1' };
+
+// The scenario runs spend most of their wall time waiting out story time (observe windows of a
+// small cluster) and judge behaviour, not speed; they run beside the other suites, their output
+// kept in a file and printed when they finish. SKIFF_TEST_SERIAL=1 runs everything in one line.
+const scenarios = e2e.filter((f) => /\/e2e\/scenario[^/]*\.test\.js$/.test(f));
+const rest = [...unit, ...e2e.filter((f) => !scenarios.includes(f))];
+if (process.env.SKIFF_TEST_SERIAL === '1' || scenarios.length === 0 || rest.length === 0) {
+  const r = spawnSync(process.execPath, runnerArgs([...rest, ...scenarios]), { stdio: 'inherit', env });
+  process.exit(r.status ?? 1);
+}
+mkdirSync('test-artifacts', { recursive: true });
+const logFile = join('test-artifacts', 'scenario-tests.log');
+const out = openSync(logFile, 'w');
+console.log(`scenario tests (${scenarios.length} files) run alongside; their output: ${logFile}`);
+const exited = (child) => new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+const side = exited(spawn(process.execPath, runnerArgs(scenarios), { stdio: ['ignore', out, out], env }));
+const main = await exited(spawn(process.execPath, runnerArgs(rest), { stdio: 'inherit', env }));
+if (!(await Promise.race([side.then(() => true), Promise.resolve(false)]))) console.log('waiting for the scenario tests …');
+const sideCode = await side;
+closeSync(out);
+console.log(`\n---- scenario tests (${logFile}) ----`);
+process.stdout.write(readFileSync(logFile, 'utf8'));
+process.exit(main !== 0 ? main : sideCode);
