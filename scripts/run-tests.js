@@ -42,9 +42,13 @@ const logFile = join('test-artifacts', 'scenario-tests.log');
 const out = openSync(logFile, 'w');
 console.log(`scenario tests (${scenarios.length} files) run alongside; their output: ${logFile}`);
 const exited = (child) => new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
-const side = exited(spawn(process.execPath, runnerArgs(scenarios), { stdio: ['ignore', out, out], env }));
+let sideDone = false;
+const side = exited(spawn(process.execPath, runnerArgs(scenarios), { stdio: ['ignore', out, out], env })).then((code) => {
+  sideDone = true;
+  return code;
+});
 const main = await exited(spawn(process.execPath, runnerArgs(rest), { stdio: 'inherit', env }));
-if (!(await Promise.race([side.then(() => true), Promise.resolve(false)]))) console.log('waiting for the scenario tests …');
+if (!sideDone) console.log('waiting for the scenario tests …');
 const sideCode = await side;
 closeSync(out);
 console.log(`\n---- scenario tests (${logFile}) ----`);

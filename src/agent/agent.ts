@@ -16,21 +16,22 @@ import type { Logger } from '../util/log.js';
 import { type AgentApi } from './api.js';
 import { errorText } from '../util/error-text.js';
 import { rfc3339 } from '../util/time.js';
-import { cordon, cordonForShutdown, deleteNode, withinDeadline } from './drain.js';
+import { cordon, cordonForShutdown, withinDeadline } from './drain.js';
 import { evictAll } from '../client/eviction.js';
-import { EventRecorder, nodeConditionEventReason } from './events.js';
+import { EventRecorder } from './events.js';
 import { JoinError, ensureNodeCredential } from './join.js';
 import { Backoff } from './wake.js';
-import { LeaseRenewer } from './lease-renewer.js';
+import type { LeaseRenewer } from './lease-renewer.js';
 import { LogServer } from './log-server.js';
-import { NodeKeeper } from './node-keeper.js';
-import { currentConditions, hostCapacity, nodeStatus, READY, withTimes, type NodeConfig, type Readiness } from './node-object.js';
+import type { NodeKeeper } from './node-keeper.js';
+import { NodeLoops } from './node-loops.js';
+import { hostCapacity, READY, type NodeConfig, type Readiness } from './node-object.js';
 import { PodSync, SHUTDOWN_OVERRIDE } from './pod-sync.js';
 import { ProcessRuntime } from './runtimes/process.js';
 import type { Runtime } from './runtimes/runtime.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
 import { AgentStateDir } from './state-dir.js';
-import { StatusReporter } from './status-reporter.js';
+import type { StatusReporter } from './status-reporter.js';
 import { AgentMetrics } from './metrics.js';
 import { ensureServingCert } from './tls.js';
 import type { Taint } from '../api/kinds/node.js';
@@ -103,6 +104,7 @@ export class Agent {
   private keeper?: NodeKeeper;
   private lease?: LeaseRenewer;
   private status?: StatusReporter;
+  private nodeLoops?: NodeLoops;
   private podInformer?: Informer<Pod>;
   private readiness: Readiness = READY;
   private leaving?: Promise<void>;
@@ -223,9 +225,6 @@ export class Agent {
     }
   }
 
-  private buildStatus = (prevConditions: Parameters<typeof withTimes>[1], now: number) =>
-    nodeStatus(this.nodeConfig!, withTimes(currentConditions(this.readiness), prevConditions, now));
-
   /** Everything up to a registered Node and running loops. Throws on N4 refusal or retirement. */
   async start(): Promise<void> {
     const cfg = this.cfg;
@@ -323,7 +322,7 @@ export class Agent {
     };
 
     const signal = this.abort.signal;
-    this.keeper = new NodeKeeper({
+    const loops = new NodeLoops({
       api: client,
       clock: this.clock,
       log: this.log,
@@ -331,41 +330,16 @@ export class Agent {
       state: this.state,
       events,
       reregister: cfg.reregister,
-      initialStatus: (now) => this.buildStatus(undefined, now),
-      onNodeChanged: () => {
-        this.lease?.kick();
-        this.status?.kick();
-      },
+      leaseDurationSeconds: cfg.leaseDurationSeconds,
+      statusUpdateFrequencyMs: cfg.statusUpdateFrequencyMs,
+      statusReportFrequencyMs: cfg.statusReportFrequencyMs,
+      readiness: () => this.readiness,
       onRetire: () => void this.retire(),
     });
-    this.lease = new LeaseRenewer({
-      api: client,
-      clock: this.clock,
-      log: this.log,
-      nodeName: this.nodeName,
-      machineId,
-      leaseDurationSeconds: cfg.leaseDurationSeconds,
-      nodeUid: () => this.keeper?.uid,
-      onNodeMissing: (source) => void this.keeper?.check(source),
-      classic: !cfg.reregister,
-    });
-    this.status = new StatusReporter({
-      api: client,
-      clock: this.clock,
-      log: this.log,
-      nodeName: this.nodeName,
-      updateFrequencyMs: cfg.statusUpdateFrequencyMs,
-      reportFrequencyMs: cfg.statusReportFrequencyMs,
-      buildStatus: (prev, now) => this.buildStatus(prev?.conditions, now),
-      onNodeMissing: (source) => void this.keeper?.check(source),
-      classic: !cfg.reregister,
-      onConditionsChanged: (changed) => {
-        for (const c of changed) {
-          const reason = nodeConditionEventReason(c.type, c.status);
-          if (reason) void events.node(reason, `Node ${this.nodeName} status is now: ${reason}`);
-        }
-      },
-    });
+    this.nodeLoops = loops;
+    this.keeper = loops.keeper;
+    this.lease = loops.lease;
+    this.status = loops.status;
 
     // Pods are watched from the start: with the API down the agent still restarts crashed containers.
     const pods = new Informer<Pod>(client, { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.nodeName}`, clock: this.clock, log: this.log });
@@ -382,31 +356,20 @@ export class Agent {
     this.loops.push(pods.run(signal), this.podSync.run(signal));
     void pods.waitForSync().then(() => this.podSync?.markSynced());
 
-    await this.keeper.register(signal);
     // The Lease first, then the first (fast) status report: a node shown Ready always has its Lease.
-    await this.lease.sync().catch(() => false);
+    await loops.register(signal);
 
     const nodes = new Informer<Node>(client, { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.nodeName}`, clock: this.clock, log: this.log });
     nodes.addHandlers({
-      add: (n) => this.keeper?.observedNode(n),
-      update: (_o, n) => this.keeper?.observedNode(n),
-      delete: (n) => this.keeper?.deletedNode(n),
+      add: (n) => loops.observedNode(n),
+      update: (_o, n) => loops.observedNode(n),
+      delete: (n) => loops.deletedNode(n),
     });
-    this.loops.push(nodes.run(signal), this.lease.run(signal), this.status.run(signal));
+    this.loops.push(nodes.run(signal), ...loops.run(signal));
     this.log.info(
       { node: this.nodeName, runtime: cfg.runtime, kubeletPort, servers: client.serverList, reregister: cfg.reregister, machineId },
       'agent started',
     );
-  }
-
-  private async removeNodeAndLease(deadline: number): Promise<void> {
-    const api = this.client!;
-    const uid = this.keeper?.current?.metadata.uid;
-    // Only a Node this agent registered or adopted is removed (never one it refused to adopt, N4).
-    if (!uid) return;
-    const leaseGone = await withinDeadline(this.clock, deadline, () => this.lease!.remove());
-    const nodeGone = await withinDeadline(this.clock, deadline, () => deleteNode(api, this.nodeName, uid));
-    if (!leaseGone || !nodeGone) this.log.error({ node: this.nodeName }, 'could not remove the node and its lease from the API before the deadline');
   }
 
   private async stopLoops(): Promise<void> {
@@ -440,7 +403,7 @@ export class Agent {
       }
       // Pods get their full grace periods; the API calls after that get the shutdown timeout again.
       await this.podSync?.terminateAll(SHUTDOWN_OVERRIDE, this.clock.now() + this.cfg.shutdownTimeoutMs + 60_000);
-      if (started) await this.removeNodeAndLease(this.clock.now() + this.cfg.shutdownTimeoutMs);
+      if (started) await this.nodeLoops!.remove(this.clock.now() + this.cfg.shutdownTimeoutMs);
       await this.stopLoops();
       this.log.info({ node: this.nodeName }, 'agent stopped');
       this.endResolve('stopped');
@@ -482,7 +445,7 @@ export class Agent {
         { ...SHUTDOWN_OVERRIDE, message: 'Pod was terminated because its node was retired.', condition: { ...SHUTDOWN_OVERRIDE.condition!, message: 'Pod was terminated because its node was retired.' } },
         deadline() + 60_000,
       );
-      await this.removeNodeAndLease(deadline());
+      await this.nodeLoops!.remove(deadline());
       this.log.warn({ node: this.nodeName }, 'node retired; not re-registering (start the agent with --rejoin or a fresh data dir to join again)');
       await this.stopLoops();
       this.endResolve('retired');

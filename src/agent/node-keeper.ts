@@ -12,7 +12,7 @@ import { errorText } from '../util/error-text.js';
 import type { EventRecorder } from './events.js';
 import { initialNode, observe, sameObserved, type NodeConfig } from './node-object.js';
 import { createOrAdoptNode, NodeNameTakenError } from './registration.js';
-import type { AgentStateDir, ObservedNode } from './state-dir.js';
+import type { ObservedNode, ObservedNodeStore } from './state-dir.js';
 import type { NodeStatus } from '../api/kinds/node.js';
 import { Backoff } from './wake.js';
 import { SHUTDOWN_CORDON_ANNOTATION } from './drain.js';
@@ -24,7 +24,7 @@ export interface NodeKeeperOptions {
   clock: Clock;
   log: Logger;
   cfg: NodeConfig;
-  state: AgentStateDir;
+  state: ObservedNodeStore;
   events: EventRecorder;
   /** false = classic mode: never re-create (N13). */
   reregister: boolean;

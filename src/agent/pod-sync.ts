@@ -15,7 +15,7 @@ import { PodWorker, type PersistedPod, type TerminalOverride } from './pod-worke
 import { probeAction } from './probe-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { CreateContainerError, type Runtime } from './runtimes/runtime.js';
-import type { AgentStateDir } from './state-dir.js';
+import type { PodStateStore } from './state-dir.js';
 import { scaledValue } from '../api/quantity.js';
 
 export interface PodSyncOptions {
@@ -25,7 +25,7 @@ export interface PodSyncOptions {
   nodeName: string;
   nodeIP: string;
   runtime: Runtime;
-  state: AgentStateDir;
+  state: PodStateStore;
   events?: EventRecorder;
   backoffBaseMs?: number;
   backoffMaxMs?: number;

@@ -12,14 +12,14 @@ import { podPhase, type ContainerView } from './pod-status.js';
 import { ContainerProbes, type ProbeAction } from './probes.js';
 import type { RestartBackoff } from './restart-backoff.js';
 import { CreateContainerError, type ExitInfo, type InstanceRecord, type Runtime, type RunningContainer } from './runtimes/runtime.js';
-import type { AgentStateDir } from './state-dir.js';
+import type { PodStateStore } from './state-dir.js';
 import { formatDuration } from '../util/duration.js';
 
 export interface PodWorkerDeps {
   runtime: Runtime;
   clock: Clock;
   log: Logger;
-  state: AgentStateDir;
+  state: PodStateStore;
   backoff: RestartBackoff;
   /** Environment for a container: resolves valueFrom/envFrom; throws CreateContainerError. */
   resolveEnv(pod: Pod, c: Container): Promise<Record<string, string>>;

@@ -33,6 +33,12 @@ export interface NodeCredential {
 }
 
 
+/** Where pod sync keeps what it must remember per pod: the agent's data dir, or memory for a simulated fleet. */
+export type PodStateStore = Pick<AgentStateDir, 'podDir' | 'podUids' | 'readPodState' | 'writePodState' | 'removePod'>;
+
+/** Where the node keeper keeps the operator-owned part of its Node. */
+export type ObservedNodeStore = Pick<AgentStateDir, 'readObservedNode' | 'writeObservedNode'>;
+
 function readJson<T>(path: string): T | undefined {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as T;

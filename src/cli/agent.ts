@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A repeatable --server: each an https URL (a bare host would only fail, over and over, at the first request). */
-function serverArg(value: string, previous: string[] = []): string[] {
+export function serverArg(value: string, previous: string[] = []): string[] {
   let url: URL;
   try {
     url = new URL(value);

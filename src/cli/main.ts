@@ -41,7 +41,7 @@ async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
     return;
   }
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -53,6 +53,7 @@ async function run(argv: string[]): Promise<void> {
     import('./backup.js'),
     import('./cloud.js'),
     import('./scenario.js'),
+    import('./sim.js'),
   ]);
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
@@ -63,6 +64,7 @@ async function run(argv: string[]): Promise<void> {
   program.addCommand(haproxyConfigCommand());
   program.addCommand(cloudCommand());
   program.addCommand(scenarioCommand());
+  program.addCommand(simCommand());
   for (const c of [...installCommands(), ...backupCommands()]) program.addCommand(c);
   await program.parseAsync(argv);
 }

@@ -39,6 +39,8 @@ export interface RequestOptions {
   accept?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Sent with the request as well (e.g. Impersonate-User). */
+  headers?: Record<string, string | string[]>;
 }
 
 /** The server could not be reached (as opposed to answering with an error). */
@@ -228,7 +230,7 @@ export class ApiClient {
   private send(server: string, method: string, path: string, o: RequestOptions, body: string | Buffer | undefined): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const url = new URL(path, server);
-      const headers: Record<string, string> = { Accept: o.accept ?? 'application/json', 'User-Agent': this.opts.userAgent ?? userAgent('skiff') };
+      const headers: Record<string, string | string[]> = { ...o.headers, Accept: o.accept ?? 'application/json', 'User-Agent': this.opts.userAgent ?? userAgent('skiff') };
       if (this.opts.token) headers.Authorization = `Bearer ${this.opts.token}`;
       if (body !== undefined) {
         headers['Content-Type'] = o.contentType ?? 'application/json';

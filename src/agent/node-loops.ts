@@ -1,0 +1,119 @@
+// The three loops that keep one node's objects in the API — the node keeper (register, self-heal,
+// retire), the Lease renewer and the status reporter — wired to each other as every node needs
+// them: a re-created Node kicks the Lease and a status report; a 404 seen by either loop makes the
+// keeper check. `skiff agent` runs one set; `skiff sim` runs one per simulated node.
+import type { Node } from '../api/kinds/node.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import type { AgentApi } from './api.js';
+import { deleteNode, withinDeadline } from './drain.js';
+import { nodeConditionEventReason, type EventRecorder } from './events.js';
+import { LeaseRenewer } from './lease-renewer.js';
+import { NodeKeeper } from './node-keeper.js';
+import { currentConditions, nodeStatus, withTimes, type NodeConfig, type Readiness } from './node-object.js';
+import type { ObservedNodeStore } from './state-dir.js';
+import { StatusReporter } from './status-reporter.js';
+
+export interface NodeLoopsOptions {
+  api: AgentApi;
+  clock: Clock;
+  log: Logger;
+  cfg: NodeConfig;
+  state: ObservedNodeStore;
+  events: EventRecorder;
+  reregister: boolean;
+  leaseDurationSeconds: number;
+  statusUpdateFrequencyMs: number;
+  statusReportFrequencyMs: number;
+  /** The node's readiness now (a node shutting down reports not ready). */
+  readiness(): Readiness;
+  onRetire(): void;
+}
+
+export class NodeLoops {
+  readonly keeper: NodeKeeper;
+  readonly lease: LeaseRenewer;
+  readonly status: StatusReporter;
+
+  constructor(private readonly o: NodeLoopsOptions) {
+    const name = o.cfg.nodeName;
+    const buildStatus = (prev: Parameters<typeof withTimes>[1], now: number) => nodeStatus(o.cfg, withTimes(currentConditions(o.readiness()), prev, now));
+    this.keeper = new NodeKeeper({
+      api: o.api,
+      clock: o.clock,
+      log: o.log,
+      cfg: o.cfg,
+      state: o.state,
+      events: o.events,
+      reregister: o.reregister,
+      initialStatus: (now) => buildStatus(undefined, now),
+      onNodeChanged: () => {
+        this.lease.kick();
+        this.status.kick();
+      },
+      onRetire: () => o.onRetire(),
+    });
+    this.lease = new LeaseRenewer({
+      api: o.api,
+      clock: o.clock,
+      log: o.log,
+      nodeName: name,
+      machineId: o.cfg.machineId,
+      leaseDurationSeconds: o.leaseDurationSeconds,
+      nodeUid: () => this.keeper.uid,
+      onNodeMissing: (source) => void this.keeper.check(source),
+      classic: !o.reregister,
+    });
+    this.status = new StatusReporter({
+      api: o.api,
+      clock: o.clock,
+      log: o.log,
+      nodeName: name,
+      updateFrequencyMs: o.statusUpdateFrequencyMs,
+      reportFrequencyMs: o.statusReportFrequencyMs,
+      buildStatus: (prev, now) => buildStatus(prev?.conditions, now),
+      onNodeMissing: (source) => void this.keeper.check(source),
+      classic: !o.reregister,
+      onConditionsChanged: (changed) => {
+        for (const c of changed) {
+          const reason = nodeConditionEventReason(c.type, c.status);
+          if (reason) void o.events.node(reason, `Node ${name} status is now: ${reason}`);
+        }
+      },
+    });
+  }
+
+  /** What a watch on this node's Node delivers. */
+  observedNode(n: Node): void {
+    this.keeper.observedNode(n);
+  }
+
+  deletedNode(n: Node): void {
+    this.keeper.deletedNode(n);
+  }
+
+  /** Registers (or adopts) the Node, then the Lease: a node shown Ready always has its Lease. */
+  async register(signal: AbortSignal): Promise<void> {
+    await this.keeper.register(signal);
+    await this.lease.sync().catch(() => false);
+  }
+
+  /** The Lease and status loops, until the signal aborts. */
+  run(signal: AbortSignal): Promise<unknown>[] {
+    return [this.lease.run(signal), this.status.run(signal)];
+  }
+
+  stop(): void {
+    this.lease.stop();
+    this.status.stop();
+  }
+
+  /** Leaving (N5, N6): the Lease, then the Node, within the deadline. Only a Node this node registered or adopted is removed (never one it refused to adopt, N4). */
+  async remove(deadline: number): Promise<void> {
+    const uid = this.keeper.current?.metadata.uid;
+    if (!uid) return;
+    const leaseGone = await withinDeadline(this.o.clock, deadline, () => this.lease.remove());
+    const nodeGone = await withinDeadline(this.o.clock, deadline, () => deleteNode(this.o.api, this.o.cfg.nodeName, uid));
+    if (!leaseGone || !nodeGone) this.o.log.error({ node: this.o.cfg.nodeName }, 'could not remove the node and its lease from the API before the deadline');
+  }
+}

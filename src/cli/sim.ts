@@ -1,0 +1,120 @@
+// `skiff sim`: many simulated nodes in one process, each an agent on the wire (src/sim/fleet.ts).
+import { Command, Option } from 'commander';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseLabels, parseTaints } from '../agent/node-object.js';
+import { ApiClient } from '../client/rest.js';
+import { parseKubeconfig } from '../pki/kubeconfig.js';
+import { Fleet } from '../sim/fleet.js';
+import { systemClock } from '../util/clock.js';
+import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
+import { PidLock } from '../util/pid-lock.js';
+import { userAgent } from '../version.js';
+import { adminKubeconfig } from './admin-client.js';
+import { serverArg } from './agent.js';
+import { nodeOptions } from './node-options.js';
+import { intArg, logFormatOption } from './options.js';
+
+/** Agent flags that name one machine: a fleet names its nodes itself and serves no kubelet port. */
+const NOT_FOR_A_FLEET = new Set(['--node-name', '--node-ip', '--runtime', '--provider-id', '--cloud-provider', '--kubelet-port']);
+
+const NAME_PREFIX = /^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$/;
+
+export function simCommand(): Command {
+  const cmd = new Command('sim')
+    .description('run many simulated nodes in one process: each registers and restores its Node, renews its Lease, reports status and runs its pods (simulated runtime) as an agent does')
+    .option('--server <url>', 'API server URL (repeatable; default: the kubeconfig\'s server and the members it lists)', serverArg, [])
+    .option('--kubeconfig <file>', 'credential the fleet acts with; it must be allowed to impersonate nodes (the admin kubeconfig is; default as for skiff kubectl)')
+    .addOption(new Option('--token <token>', 'a bearer token instead (a --token-auth-file user allowed to impersonate nodes), with --ca-file').env('SKIFF_TOKEN'))
+    .option('--ca-file <path>', 'cluster CA certificate (with --token)')
+    .option('--nodes <n>', 'how many nodes', intArg, 100)
+    .option('--name-prefix <prefix>', 'nodes are named <prefix>-1 … <prefix>-N and labelled skiff.dev/simulated-by=<prefix>', 'sim')
+    .option('--data-dir <dir>', 'each node\'s machine id and last observed Node (pods are kept in memory)', '.skiff/sim')
+    .option('--register-concurrency <n>', 'nodes registering at once', intArg, 32)
+    .addOption(new Option('--node-log-level <level>', 'log level of each node\'s own lines (its transitions); the fleet logs its own').choices(['debug', 'info', 'warn', 'error']).default('warn'))
+    .addOption(logFormatOption());
+  for (const opt of nodeOptions()) if (!NOT_FOR_A_FLEET.has(opt.long!)) cmd.addOption(opt);
+  cmd.action(async (o: Record<string, unknown>) => {
+    const prefix = o.namePrefix as string;
+    if (!NAME_PREFIX.test(prefix)) throw new Error(`--name-prefix ${JSON.stringify(prefix)}: use lowercase letters, digits and dashes (a DNS label of at most 42 characters)`);
+    const count = o.nodes as number;
+    if (count < 1 || count > 100_000) throw new Error('--nodes must be from 1 to 100000');
+    const format = (o.logFormat as LogFormat | undefined) ?? defaultLogFormat();
+    const log = createLogger('skiff-sim', format);
+    const nodeLog = createLogger('skiff-sim', format, o.nodeLogLevel as string);
+    const dataDir = resolve(o.dataDir as string);
+    mkdirSync(dataDir, { recursive: true });
+    const lock = PidLock.acquire(join(dataDir, 'sim.lock'), `the simulated fleet's data dir ${dataDir}`);
+    const client = fleetClient(o);
+    const fleet = new Fleet({
+      client,
+      clock: systemClock,
+      log,
+      nodeLog,
+      dataDir,
+      namePrefix: prefix,
+      count,
+      registerConcurrency: o.registerConcurrency as number,
+      node: {
+        cpu: String(o.cpu ?? '32'),
+        memory: String(o.memory ?? '256Gi'),
+        maxPods: o.maxPods as number,
+        labels: parseLabels(o.labels as string[]),
+        taints: parseTaints(o.taints as string[]),
+        reregister: o.reregister as boolean,
+        leaseDurationSeconds: Math.max(1, o.nodeLeaseDurationSeconds as number),
+        statusUpdateFrequencyMs: Math.max(100, o.nodeStatusUpdateFrequency as number),
+        statusReportFrequencyMs: Math.max(100, o.nodeStatusReportFrequency as number),
+        podStartDelayMs: o.simPodStartDelay as number,
+        podStopDelayMs: o.simPodStopDelay as number,
+        restartBackoffBaseMs: Math.max(1, o.restartBackoffBase as number),
+        restartBackoffMaxMs: Math.max(1, o.restartBackoffMax as number),
+      },
+      progress: progressLine(log, count),
+    });
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal, nodes: fleet.size }, 'stopping: every simulated node leaves (Lease and Node removed)');
+      void fleet.stop(o.shutdownTimeout as number).finally(() => {
+        client.close();
+        lock.release();
+        process.exit(0);
+      });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    await fleet.start();
+  });
+  return cmd;
+}
+
+function fleetClient(o: Record<string, unknown>): ApiClient {
+  const servers = o.server as string[];
+  const common = { timeoutMs: o.requestTimeout as number, userAgent: userAgent('skiff-sim') };
+  if (o.token) {
+    if (!o.caFile) throw new Error('--token needs --ca-file (the cluster CA the fleet trusts)');
+    if (servers.length === 0) throw new Error('--token needs --server URL');
+    return new ApiClient({ servers, caPem: readFileSync(o.caFile as string, 'utf8'), token: o.token as string, ...common });
+  }
+  const path = adminKubeconfig({ ...(o.kubeconfig ? { kubeconfig: o.kubeconfig as string } : {}) });
+  const kc = parseKubeconfig(readFileSync(path, 'utf8'), (p) => readFileSync(p, 'utf8'));
+  if (!kc.caPem) throw new Error(`${path}: no certificate-authority data`);
+  return new ApiClient({
+    servers: servers.length > 0 ? servers : [...new Set([kc.server, ...kc.members])],
+    caPem: kc.caPem,
+    ...(kc.clientCertPem ? { clientCertPem: kc.clientCertPem } : {}),
+    ...(kc.clientKeyPem ? { clientKeyPem: kc.clientKeyPem } : {}),
+    ...(kc.token ? { token: kc.token } : {}),
+    ...common,
+  });
+}
+
+/** A progress line every tenth of the fleet (and at the end), not one per node. */
+function progressLine(log: ReturnType<typeof createLogger>, total: number): (done: number) => void {
+  const step = Math.max(1, Math.ceil(total / 10));
+  return (done) => {
+    if (done % step === 0 || done === total) log.info({ registered: done, of: total }, 'registering simulated nodes');
+  };
+}

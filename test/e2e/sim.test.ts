@@ -1,0 +1,112 @@
+// `skiff sim` end to end: a few hundred simulated nodes in one process against a real server.
+// Every node registers and goes Ready, runs the pods scheduled to it, restores its Node when it is
+// deleted, writes only as itself (the node authorizer refuses it another node's objects), goes
+// Unknown when the process is SIGKILLed and comes back when it restarts, and on SIGTERM leaves:
+// every Node and Lease removed.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TestServer, eventually } from '../support/cluster.js';
+import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
+import type { Node } from '../../src/api/kinds/node.js';
+import type { Pod } from '../../src/api/kinds/pod.js';
+import type { KubeList, KubeObject } from '../../src/api/types.js';
+import type { ApiClient } from '../../src/client/rest.js';
+import { isNodeReady } from '../../src/api/kinds/node.js';
+import { actingAs } from '../../src/sim/acting-as.js';
+import { isStatusError } from '../../src/api/errors.js';
+
+const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
+const NODES = 300;
+
+describe('skiff sim: a fleet of simulated nodes in one process', () => {
+  const s = new TestServer('sim');
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-sim-'));
+  let api: ApiClient;
+  let sim: ManagedProcess | undefined;
+
+  const startSim = () =>
+    startProcess({
+      name: 'sim',
+      command: process.execPath,
+      args: [
+        SKIFF_BIN, 'sim', '--kubeconfig', s.kubeconfig, '--nodes', String(NODES), '--name-prefix', 'fleet', '--data-dir', join(dir, 'sim'),
+        '--node-lease-duration-seconds', '8', '--node-status-update-frequency', '2s', '--cpu', '4', '--memory', '16Gi', '--log-format', 'json',
+      ],
+      output: join(dir, 'sim.log'),
+    });
+  const fleetNodes = async (): Promise<Node[]> => (await api.get<KubeList<Node>>('/api/v1/nodes', { query: { labelSelector: 'skiff.dev/simulated-by=fleet' } })).items;
+  const fleetLeases = async (): Promise<number> =>
+    (await api.get<KubeList<KubeObject>>('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases')).items.filter((l) => l.metadata.name!.startsWith('fleet-')).length;
+  const ready = async (): Promise<number> => (await fleetNodes()).filter(isNodeReady).length;
+
+  before(async () => {
+    await s.start(['--node-monitor-period', '1s', '--node-monitor-grace-period', '8s']);
+    api = s.client();
+    sim = startSim();
+  });
+
+  after(async () => {
+    sim?.signal('SIGKILL');
+    api?.close();
+    await s.stop();
+    s.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`registers ${NODES} nodes, each Ready with its Lease`, async () => {
+    await eventually(async () => (await ready()) === NODES, 90_000, `${NODES} nodes Ready`, 500);
+    // Each Lease follows its Node's registration by a request.
+    await eventually(async () => (await fleetLeases()) === NODES, 10_000, `${NODES} Leases`, 500);
+    const names = (await fleetNodes()).map((n) => n.metadata.name!).sort();
+    assert.equal(names[0], 'fleet-001');
+    assert.equal(names[NODES - 1], `fleet-${NODES}`);
+  });
+
+  it('runs the pods scheduled to its nodes', async () => {
+    await s.k(['create', 'deployment', 'web', '--image=registry.example/web:1', '--replicas=600']);
+    await eventually(async () => {
+      const pods = (await api.get<KubeList<Pod>>('/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=web' } })).items;
+      return pods.filter((p) => p.status?.phase === 'Running').length === 600;
+    }, 90_000, '600 pods Running', 500);
+    const pods = (await api.get<KubeList<Pod>>('/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=web' } })).items;
+    assert.ok(new Set(pods.map((p) => p.spec?.nodeName)).size > NODES / 2, 'spread over the fleet');
+  });
+
+  it('restores a deleted Node at once, as a skiff agent does', async () => {
+    const before = (await api.get<Node>('/api/v1/nodes/fleet-042')).metadata.uid;
+    await api.delete('/api/v1/nodes/fleet-042');
+    const back = await eventually(async () => {
+      const n = await api.get<Node>('/api/v1/nodes/fleet-042').catch(() => undefined);
+      return n && n.metadata.uid !== before ? n : undefined;
+    }, 10_000, 'fleet-042 re-created');
+    assert.equal(back.metadata.labels?.['skiff.dev/simulated-by'], 'fleet');
+  });
+
+  it('writes as each node: a node may not change another node\'s Node', async () => {
+    const as7 = actingAs(api, 'fleet-007');
+    await as7.patch('/api/v1/nodes/fleet-007/status', { status: { conditions: [] } }, 'strategic');
+    await assert.rejects(as7.patch('/api/v1/nodes/fleet-008', { metadata: { labels: { x: 'y' } } }, 'merge'), (e: unknown) => isStatusError(e) && e.code === 403);
+  });
+
+  it('goes Unknown when the process is SIGKILLed, and every node is Ready again when it restarts', async () => {
+    sim!.signal('SIGKILL');
+    await sim!.exited;
+    await eventually(async () => (await fleetNodes()).filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'Unknown')).length === NODES, 60_000, 'every node Unknown', 500);
+    sim = startSim();
+    await eventually(async () => (await ready()) === NODES, 90_000, `${NODES} nodes Ready again`, 500);
+    assert.equal((await fleetNodes()).length, NODES, 'adopted, not duplicated');
+  });
+
+  it('leaves on SIGTERM: every Node and Lease removed', async () => {
+    await s.k(['delete', 'deployment', 'web']);
+    sim!.signal('SIGTERM');
+    const end = await sim!.exited;
+    assert.equal(end.code, 0);
+    assert.equal((await fleetNodes()).length, 0);
+    assert.equal(await fleetLeases(), 0);
+  });
+});
