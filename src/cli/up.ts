@@ -25,6 +25,7 @@ import { layoutConflict, readClusterLayout, upEtcdMembers, writeClusterLayout, t
 import { parseNodesFlag, type AutoscalerGroup } from '../cloud/autoscaler/autoscaler.js';
 import type { InstanceType } from '../cloud/api.js';
 import { CloudClient } from '../cloud/client.js';
+import { SIM_LABEL } from '../sim/fleet.js';
 import { asAgentFlags, startNodeGroups, stopCloudInstances } from '../cloud/node-groups.js';
 import { InvalidArgumentError } from 'commander';
 import { generateToken } from '../auth/bootstrap-token.js';
@@ -83,7 +84,7 @@ export function upCommand(): Command {
   const cmd = new Command('up')
     .description('start a local cluster: a server and node agents as separate processes; Ctrl-C stops it gracefully')
     .option('--data-dir <dir>', 'cluster data directory', '.skiff')
-    .option('--nodes <n>', 'node agents to start', intArg, 2)
+    .option('--nodes <n>', 'node agents to start (simulated runtime: more than 10 run as one skiff sim process)', intArg, 2)
     .option('--servers <n>', 'API servers to start', intArg, 1)
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--port <port>', 'API server port', intArg, 6443)
@@ -320,7 +321,26 @@ export function upCommand(): Command {
       }
     }
 
-    const names = cloudUrl ? [] : Array.from({ length: o.nodes }, (_, i) => `node-${i + 1}`);
+    // Many simulated nodes run as one fleet process (`skiff sim`): the same agent code per node,
+    // one process and a few connections instead of one each.
+    const fleet = !cloudUrl && o.runtime === 'simulated' && o.nodes > FLEET_THRESHOLD ? o.nodes : 0;
+    const names = cloudUrl || fleet > 0 ? [] : Array.from({ length: o.nodes }, (_, i) => `node-${i + 1}`);
+    if (fleet > 0) {
+      const log = join(logDir, 'sim.log');
+      const p = startProcess({
+        name: 'sim',
+        command: process.execPath,
+        args: [SKIFF_BIN, 'sim', '--kubeconfig', kubeconfig, '--nodes', String(fleet), '--name-prefix', 'node', '--data-dir', join(dataDir, 'sim'), ...pass.agent.filter((a) => !/^--kubelet-port/.test(a))],
+        output: log,
+      });
+      agents.set('sim', p);
+      void p.exited.then(({ code, signal }) => {
+        if (stopping) return;
+        agents.delete('sim');
+        console.error(`the simulated fleet exited (code ${code}, signal ${signal})${lastError(log, 'skiff sim:')}; see ${log}`);
+      });
+      console.log(`starting ${fleet} simulated nodes in one process (skiff sim; log: ${log})`);
+    }
     for (const name of names) {
       const log = join(logDir, `${name}.log`);
       const p = startProcess({
@@ -357,13 +377,13 @@ export function upCommand(): Command {
     while (!stopping) {
       try {
         const list = await client.get<KubeList<Node>>('/api/v1/nodes');
-        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://')) && isNodeReady(n)).length;
-        if (ready >= allNodes.length + cloudNodes) break;
+        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://') || (fleet > 0 && n.metadata.labels?.[SIM_LABEL] === 'node')) && isNodeReady(n)).length;
+        if (ready >= allNodes.length + cloudNodes + fleet) break;
       } catch {
         /* not yet */
       }
       if (Date.now() > deadline) {
-        console.error(`skiff up: only ${ready} of ${allNodes.length + cloudNodes} nodes became Ready within ${o.readyTimeout}s; see ${logDir}`);
+        console.error(`skiff up: only ${ready} of ${allNodes.length + cloudNodes + fleet} nodes became Ready within ${o.readyTimeout}s; see ${logDir}`);
         client.close();
         return stopAll(1);
       }
@@ -381,12 +401,15 @@ export function upCommand(): Command {
         : endpointUrl
           ? `\n  control-plane endpoint: ${endpointUrl} (HAProxy)`
           : '';
-    const workers = names.length + cloudNodes;
+    const workers = names.length + cloudNodes + fleet;
     const counted = `${servers.length} control-plane node${servers.length === 1 ? '' : 's'}${workers > 0 ? ` and ${workers} node${workers === 1 ? '' : 's'}` : ''}${cloudUrl ? ` (local cloud ${cloudUrl}, autoscaled: ${o.nodeGroup.map((g) => `${g.name} ${g.min}..${g.max}`).join(', ')}; skiff cloud instances --cloud-endpoint ${cloudUrl})` : ''}`;
     console.log(`cluster ready: ${counted} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}`);
   });
   return cmd;
 }
+
+/** Above this many simulated nodes, `up` runs them as one `skiff sim` fleet instead of an agent process each. */
+const FLEET_THRESHOLD = 10;
 
 function nodeGroupArg(v: string): AutoscalerGroup {
   try {

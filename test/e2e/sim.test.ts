@@ -5,11 +5,10 @@
 // every Node and Lease removed.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { TestServer, eventually } from '../support/cluster.js';
+import { SKIFF_BIN, TestServer, eventually, processesMentioning } from '../support/cluster.js';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
@@ -19,7 +18,6 @@ import { isNodeReady } from '../../src/api/kinds/node.js';
 import { actingAs } from '../../src/sim/acting-as.js';
 import { isStatusError } from '../../src/api/errors.js';
 
-const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 const NODES = 300;
 
 describe('skiff sim: a fleet of simulated nodes in one process', () => {
@@ -108,5 +106,28 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
     assert.equal(end.code, 0);
     assert.equal((await fleetNodes()).length, 0);
     assert.equal(await fleetLeases(), 0);
+  });
+});
+
+describe('skiff up --runtime simulated with many nodes', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'skiff-up-sim-'));
+  let up: ManagedProcess | undefined;
+  after(async () => {
+    await up?.stop(30_000);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs them as one skiff sim fleet, and stops it with the cluster', async () => {
+    const out = join(dataDir, 'up.out');
+    up = startProcess({ name: 'up', command: process.execPath, args: [SKIFF_BIN, 'up', '--data-dir', dataDir, '--nodes', '40', '--runtime', 'simulated', '--port', '0'], output: out });
+    await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 90_000, '"cluster ready"', 500);
+    const text = readFileSync(out, 'utf8');
+    assert.match(text, /starting 40 simulated nodes in one process/);
+    assert.match(text, /cluster ready: 1 control-plane node and 40 nodes Ready/);
+    assert.equal(processesMentioning(join(dataDir, 'agents')).length, 0, 'no agent process per node');
+    up.signal('SIGTERM');
+    assert.equal((await up.exited).code, 0);
+    assert.deepEqual(processesMentioning(dataDir), [], 'the fleet stopped with the cluster');
+    up = undefined;
   });
 });
