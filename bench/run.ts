@@ -22,6 +22,7 @@ import { nodeDeathSuite } from './suites/node-death.js';
 import { crdSuite } from './suites/crd.js';
 import { autoscalerSuite } from './suites/autoscaler.js';
 import { scenariosSuite } from './suites/scenarios.js';
+import { scaleSuite } from './suites/scale.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -42,7 +43,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite);
+  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite);
   return { suites, unavailable };
 }
 

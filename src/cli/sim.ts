@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { parseLabels, parseTaints } from '../agent/node-object.js';
 import { ApiClient } from '../client/rest.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
+import { CallStats } from '../sim/call-stats.js';
 import { Fleet } from '../sim/fleet.js';
 import { systemClock } from '../util/clock.js';
 import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
@@ -31,6 +32,7 @@ export function simCommand(): Command {
     .option('--name-prefix <prefix>', 'nodes are named <prefix>-1 … <prefix>-N and labelled skiff.dev/simulated-by=<prefix>', 'sim')
     .option('--data-dir <dir>', 'each node\'s machine id and last observed Node (pods are kept in memory)', '.skiff/sim')
     .option('--register-concurrency <n>', 'nodes registering at once', intArg, 32)
+    .option('--stats-file <file>', 'write the fleet\'s API call latencies by kind of call (p50, p99, max, errors) here every 10 s and on exit; SIGUSR2 starts them afresh')
     .addOption(new Option('--node-log-level <level>', 'log level of each node\'s own lines (its transitions); the fleet logs its own').choices(['debug', 'info', 'warn', 'error']).default('warn'))
     .addOption(logFormatOption());
   for (const opt of nodeOptions()) if (!NOT_FOR_A_FLEET.has(opt.long!)) cmd.addOption(opt);
@@ -45,7 +47,14 @@ export function simCommand(): Command {
     const dataDir = resolve(o.dataDir as string);
     mkdirSync(dataDir, { recursive: true });
     const lock = PidLock.acquire(join(dataDir, 'sim.lock'), `the simulated fleet's data dir ${dataDir}`);
-    const client = fleetClient(o);
+    const stats = o.statsFile ? new CallStats() : undefined;
+    const client = fleetClient(o, stats);
+    if (stats) {
+      const file = resolve(o.statsFile as string);
+      setInterval(() => stats.write(file), 10_000).unref();
+      process.on('SIGUSR2', () => stats.reset());
+      process.on('exit', () => stats.write(file));
+    }
     const fleet = new Fleet({
       client,
       clock: systemClock,
@@ -90,9 +99,9 @@ export function simCommand(): Command {
   return cmd;
 }
 
-function fleetClient(o: Record<string, unknown>): ApiClient {
+function fleetClient(o: Record<string, unknown>, stats: CallStats | undefined): ApiClient {
   const servers = o.server as string[];
-  const common = { timeoutMs: o.requestTimeout as number, userAgent: userAgent('skiff-sim') };
+  const common = { timeoutMs: o.requestTimeout as number, userAgent: userAgent('skiff-sim'), ...(stats ? { metrics: stats } : {}) };
   if (o.token) {
     if (!o.caFile) throw new Error('--token needs --ca-file (the cluster CA the fleet trusts)');
     if (servers.length === 0) throw new Error('--token needs --server URL');

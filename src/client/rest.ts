@@ -28,8 +28,8 @@ export interface ClientOptions extends ClientCredentials {
   userAgent?: string;
   /** Background /readyz checks of every server and health-based switching (agents use this). */
   healthCheck?: HealthCheckOptions;
-  /** Where requests are counted and timed (rest_client_*). */
-  metrics?: ClientMetrics;
+  /** Where requests are counted and timed (rest_client_*, or a benchmark's own record). */
+  metrics?: Pick<ClientMetrics, 'request'>;
 }
 
 export interface RequestOptions {

@@ -1,0 +1,166 @@
+// Suite `scale`: a fleet on one machine. A real `skiff server` (SQLite) and a `skiff sim` fleet of
+// N nodes at upstream's agent timings (Lease renewed every 10 s, status computed every 10 s and
+// posted at least every 60 s); then N×10 pods (Deployments of simulated pods) created → Running;
+// then a hold, watching every Node for a Ready condition that is not True (a false NotReady: the
+// fleet is alive throughout). Reported: nodes Ready-time, pods/s created → Running, p50/p99 of the
+// fleet's Lease renewals, node status updates and pod status updates as the nodes see them (the
+// sim's --stats-file, reset when the hold starts), server CPU and RSS, and the watch delay to the
+// nodes (a pod created → its node reports it Running, at the end). Sizes: --quick 1,000 nodes
+// and a 2-minute hold; otherwise 5,000 and 10 minutes (SKIFF_BENCH_SCALE_NODES, _HOLD_S override).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Node } from '../../src/api/kinds/node.js';
+import type { Pod } from '../../src/api/kinds/pod.js';
+import { Informer } from '../../src/client/informer.js';
+import { silentLogger } from '../../src/util/log.js';
+import type { CallFigures } from '../../src/sim/call-stats.js';
+import { startSkiffServer } from '../lib/servers.js';
+import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
+import { CpuMeter, fmtInt, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type Table } from '../lib/util.js';
+
+const PODS_PER_NODE = 10;
+const DEPLOYMENTS = 10;
+
+async function until(what: string, timeoutMs: number, fn: () => Promise<boolean>, everyMs = 1000): Promise<number> {
+  const t = performance.now();
+  for (;;) {
+    if (await fn().catch(() => false)) return performance.now() - t;
+    if (performance.now() - t > timeoutMs) throw new Error(`scale: ${what} not reached within ${timeoutMs / 1000} s`);
+    await sleep(everyMs);
+  }
+}
+
+export const scaleSuite: Suite = {
+  name: 'scale',
+  description: 'N simulated nodes (skiff sim) and N×10 pods on one server: Ready-time, pods/s, call latencies, false NotReady, CPU, RSS',
+  async run(ctx: SuiteContext): Promise<SuiteResult> {
+    const nodes = Number(process.env.SKIFF_BENCH_SCALE_NODES ?? (ctx.quick ? 1000 : 5000));
+    const holdMs = Number(process.env.SKIFF_BENCH_SCALE_HOLD_S ?? (ctx.quick ? 120 : 600)) * 1000;
+    const pods = nodes * PODS_PER_NODE;
+    const server = await startSkiffServer();
+    const dir = makeTempDir('skiff-bench-scale-');
+    const statsFile = join(dir, 'stats.json');
+    const admin = server.client(60_000);
+    const sim = startChild(
+      'skiff sim',
+      process.execPath,
+      [skiffEntry(), 'sim', '--kubeconfig', server.kubeconfig, '--nodes', String(nodes), '--data-dir', join(dir, 'sim'), '--stats-file', statsFile, '--cpu', '16', '--memory', '64Gi', '--max-pods', '110', '--log-format', 'json'],
+      join(dir, 'sim.log'),
+    );
+    const falseNotReady: string[] = [];
+    const abort = new AbortController();
+    try {
+      progress(`scale: ${nodes} nodes registering`);
+      // Nodes and pods watched throughout (one watcher each: cheaper for the server than lists).
+      // Once every node is Ready, a Ready condition that turns anything but True is a false NotReady.
+      let holding = false;
+      const isReady = (n: Node) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+      const readyNodes = new Set<string>();
+      const nodeWatch = new Informer<Node>(admin, { path: '/api/v1/nodes', log: silentLogger(), readOnly: true });
+      const onNode = (n: Node) => {
+        if (isReady(n)) readyNodes.add(n.metadata.name!);
+        else {
+          readyNodes.delete(n.metadata.name!);
+          const r = n.status?.conditions?.find((c) => c.type === 'Ready');
+          if (holding) falseNotReady.push(`${n.metadata.name} ${r?.status ?? 'none'} ${r?.reason ?? ''}`);
+        }
+      };
+      nodeWatch.addHandlers({ add: onNode, update: (_o, n) => onNode(n), delete: (n) => readyNodes.delete(n.metadata.name!) });
+      const runningPods = new Set<string>();
+      const podWatch = new Informer<Pod>(admin, { path: '/api/v1/pods', log: silentLogger(), readOnly: true });
+      const onPod = (p: Pod) => (p.status?.phase === 'Running' ? runningPods.add(p.metadata.uid!) : runningPods.delete(p.metadata.uid!));
+      podWatch.addHandlers({ add: onPod, update: (_o, p) => onPod(p), delete: (p) => runningPods.delete(p.metadata.uid!) });
+      void nodeWatch.run(abort.signal);
+      void podWatch.run(abort.signal);
+      const readyMs = await until(`${nodes} nodes Ready`, 20 * 60_000, async () => readyNodes.size >= nodes, 200);
+      holding = true;
+      progress(`scale: ${nodes} nodes Ready in ${(readyMs / 1000).toFixed(1)} s; creating ${pods} pods`);
+
+      const serverCpu = new CpuMeter(server.pid);
+      const t0 = performance.now();
+      for (let i = 0; i < DEPLOYMENTS; i++) {
+        await admin.create('/apis/apps/v1/namespaces/default/deployments', {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: `load-${i}` },
+          spec: {
+            replicas: pods / DEPLOYMENTS,
+            selector: { matchLabels: { app: `load-${i}` } },
+            template: { metadata: { labels: { app: `load-${i}` } }, spec: { containers: [{ name: 'c', image: 'registry.example/load:1', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] } },
+          },
+        });
+      }
+      let said = 0;
+      const runMs = await until(`${pods} pods Running`, 30 * 60_000, async () => {
+        if (performance.now() - said > 5000) {
+          progress(`scale: ${fmtInt(runningPods.size)} of ${fmtInt(pods)} pods Running`);
+          said = performance.now();
+        }
+        return runningPods.size >= pods;
+      }, 200);
+      const podsPerS = pods / ((performance.now() - t0) / 1000);
+      const growCpu = serverCpu.read();
+      progress(`scale: ${pods} pods Running in ${(runMs / 1000).toFixed(1)} s (${podsPerS.toFixed(0)}/s); holding ${holdMs / 1000} s`);
+
+      // The hold: figures from here on.
+      sim.proc.kill('SIGUSR2');
+      const holdCpu = new CpuMeter(server.pid);
+      let maxRss = 0;
+      const holdEnd = performance.now() + holdMs;
+      while (performance.now() < holdEnd) {
+        maxRss = Math.max(maxRss, rssOf(server.pid) ?? 0);
+        progress(`scale: holding, ${Math.round((holdEnd - performance.now()) / 1000)} s left; false NotReady so far ${falseNotReady.length}`);
+        await sleep(Math.min(10_000, Math.max(0, holdEnd - performance.now())));
+      }
+      const hold = holdCpu.read();
+      // The newest figures (the sim writes them every 10 s).
+      await sleep(11_000);
+      const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as { calls: Record<string, CallFigures> };
+
+      // Watch delay to the nodes: one pod created now → Running as its node reports it.
+      const probeT = performance.now();
+      await admin.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+      await until('the probe pod Running', 60_000, async () => (await admin.get<Pod>('/api/v1/namespaces/default/pods/probe')).status?.phase === 'Running', 20);
+      const probeMs = performance.now() - probeT;
+
+      const call = (k: string) => stats.calls[k];
+      const lat = (k: string) => {
+        const c = call(k);
+        return c ? `${round(c.p50Ms, 1)} / ${round(c.p99Ms, 1)} ms (max ${round(c.maxMs, 0)}; ${fmtInt(c.count)} calls, ${c.errors} errors)` : 'none';
+      };
+      const rssPeak = peakRssOf(server.pid) ?? maxRss;
+      const table: Table = {
+        title: `scale: ${fmtInt(nodes)} simulated nodes (one skiff sim) + ${fmtInt(pods)} pods, one server on SQLite, ${holdMs / 60_000} min hold (2 cores)`,
+        headers: ['figure', 'skiff', 'goal / peer'],
+        rows: [
+          [`${fmtInt(nodes)} nodes registered → Ready`, `${(readyMs / 1000).toFixed(1)} s`, 'KWOK benchmark: 5,000 nodes Ready within 60 s'],
+          [`${fmtInt(pods)} pods created → Running`, `${(runMs / 1000).toFixed(1)} s, ${podsPerS.toFixed(0)} pods/s`, '≥ 500 pods/s; KWOK: "20 nodes or pods per second"'],
+          ['Lease renewals p50 / p99 (hold)', lat('PUT lease'), 'p99 < 250 ms (5,000 nodes), < 1 s (10,000)'],
+          ['node status updates p50 / p99 (hold)', lat('PATCH node status'), 'p99 < 250 ms'],
+          ['pod status updates p50 / p99 (grow; none in the hold)', lat('PATCH pod status'), 'p99 < 250 ms'],
+          ['false NotReady during the hold', String(falseNotReady.length), '0'],
+          ['server CPU, growing / holding (% of one core)', `${round(growCpu.pidPct ?? 0, 0)} / ${round(hold.pidPct ?? 0, 0)}`, ''],
+          ['server RSS at the end of the hold (peak)', `${round(maxRss / 2 ** 20, 0)} MiB (peak ${round(rssPeak / 2 ** 20, 0)} MiB)`, '≤ 1.5 GB (5,000 nodes), ≤ 2.5 GB (10,000); k3s sizes 2 CPU / 4 GB for 350 agents'],
+          ['a pod created → Running, reported by its node', `${round(probeMs, 0)} ms`, ''],
+        ],
+        notes: [
+          'The fleet is one process beside the server on the same 2 cores: its CPU is taken from the server being measured.',
+          'Latencies are the nodes\' own (client-side, from request to answer), every call of the hold, exact percentiles.',
+          ...(falseNotReady.length > 0 ? [`first false NotReady: ${falseNotReady.slice(0, 3).join('; ')}`] : []),
+        ],
+      };
+      return {
+        tables: [table],
+        data: { nodes, pods, holdMs, readyMs: round(readyMs), runMs: round(runMs), podsPerS: round(podsPerS), calls: stats.calls, falseNotReady: falseNotReady.length, serverCpuGrowPct: growCpu.pidPct, serverCpuHoldPct: hold.pidPct, serverRssBytes: maxRss, serverPeakRssBytes: rssPeak, probeMs: round(probeMs) },
+      };
+    } finally {
+      abort.abort();
+      admin.close();
+      // The fleet's nodes leave like agents do; at thousands that takes a while, so the server goes with it.
+      await sim.stop(5_000);
+      await server.stop();
+      removeTempDir(dir);
+    }
+  },
+};
