@@ -28,13 +28,22 @@ export async function startNodeGroups(cloud: CloudClient, groups: AutoscalerGrou
   return started;
 }
 
-/** Deletes every instance (their agents leave gracefully) and waits until they are gone, at most a minute. */
+/**
+ * Deletes every instance (their agents leave gracefully) and waits until they are gone, at most a
+ * minute. Each group is first closed (its size bounds set to 0) so that an autoscaler still
+ * running cannot replace the machines as their Nodes leave and their pods go pending; any
+ * instance that appears all the same is deleted too. `skiff up` sets the bounds again at start.
+ */
 export async function stopCloudInstances(cloud: CloudClient): Promise<void> {
   try {
-    const live = (await cloud.instances()).filter((i) => i.state !== 'Terminated');
-    await Promise.all(live.map((i) => cloud.deleteInstance(i.id)));
+    for (const g of await cloud.nodeGroups()) await cloud.setNodeGroup(g.name, { minSize: 0, maxSize: 0 });
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && (await cloud.instances()).some((i) => i.state !== 'Terminated')) await new Promise((r) => setTimeout(r, 250));
+    for (;;) {
+      const all = await cloud.instances();
+      await Promise.all(all.filter((i) => i.state === 'Pending' || i.state === 'Running' || i.state === 'Stopped').map((i) => cloud.deleteInstance(i.id)));
+      if (all.every((i) => i.state === 'Terminated') || Date.now() > deadline) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   } catch {
     /* the cloud is gone: its machines stay as it left them */
   }
