@@ -30,6 +30,7 @@ import { PodSync, SHUTDOWN_OVERRIDE } from './pod-sync.js';
 import { ProcessRuntime } from './runtimes/process.js';
 import type { Runtime } from './runtimes/runtime.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
+import type { PodStage } from './runtimes/sim-stages.js';
 import { AgentStateDir } from './state-dir.js';
 import type { StatusReporter } from './status-reporter.js';
 import { AgentMetrics } from './metrics.js';
@@ -66,6 +67,8 @@ export interface AgentConfig {
   memory?: string;
   simPodStartDelayMs: number;
   simPodStopDelayMs: number;
+  /** The simulated runtime's stages (which pods start, exit and stop when). */
+  simStages?: PodStage[];
   restartBackoffBaseMs: number;
   restartBackoffMaxMs: number;
   /** Upper bound on a graceful exit once pods are stopped (API calls to cordon and remove). */
@@ -265,7 +268,7 @@ export class Agent {
 
     this.runtime =
       cfg.runtime === 'simulated'
-        ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs })
+        ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs, ...(cfg.simStages ? { stages: cfg.simStages } : {}) })
         : new ProcessRuntime({ clock: this.clock, log: this.log, tag: machineId });
     const events = new EventRecorder(client, this.clock, this.log, this.nodeName);
     this.podSync = new PodSync({

@@ -301,6 +301,7 @@ export class PodWorker {
           env,
           workingDir,
           logPath: this.logPath(r.name, instance),
+          podMeta: this.pod.metadata,
         });
         r.current = rc;
         this.persist();

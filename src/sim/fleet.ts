@@ -17,6 +17,7 @@ import { NodeLoops } from '../agent/node-loops.js';
 import { READY, type NodeConfig, type Readiness } from '../agent/node-object.js';
 import { PodSync, SHUTDOWN_OVERRIDE } from '../agent/pod-sync.js';
 import { SimulatedRuntime } from '../agent/runtimes/simulated.js';
+import type { PodStage } from '../agent/runtimes/sim-stages.js';
 import { AgentStateDir } from '../agent/state-dir.js';
 import { Informer, objectKeyOf } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
@@ -43,6 +44,7 @@ export interface SimNodeSettings {
   podStopDelayMs: number;
   restartBackoffBaseMs: number;
   restartBackoffMaxMs: number;
+  stages?: PodStage[];
 }
 
 export interface FleetOptions {
@@ -104,7 +106,7 @@ class SimNode {
       log,
       nodeName: name,
       nodeIP: cfg.nodeIP,
-      runtime: new SimulatedRuntime({ clock: o.clock, startDelayMs: o.node.podStartDelayMs, stopDelayMs: o.node.podStopDelayMs, writeLogs: false }),
+      runtime: new SimulatedRuntime({ clock: o.clock, startDelayMs: o.node.podStartDelayMs, stopDelayMs: o.node.podStopDelayMs, writeLogs: false, ...(o.node.stages ? { stages: o.node.stages } : {}) }),
       state: new MemoryPodState(state.root),
       events,
       backoffBaseMs: o.node.restartBackoffBaseMs,

@@ -5,7 +5,7 @@
 // every Node and Lease removed.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SKIFF_BIN, TestServer, eventually, processesMentioning } from '../support/cluster.js';
@@ -33,6 +33,7 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
       args: [
         SKIFF_BIN, 'sim', '--kubeconfig', s.kubeconfig, '--nodes', String(NODES), '--name-prefix', 'fleet', '--data-dir', join(dir, 'sim'),
         '--node-lease-duration-seconds', '8', '--node-status-update-frequency', '2s', '--cpu', '4', '--memory', '16Gi', '--log-format', 'json',
+        '--sim-stages', join(dir, 'stages.yaml'),
       ],
       output: join(dir, 'sim.log'),
     });
@@ -42,6 +43,7 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
   const ready = async (): Promise<number> => (await fleetNodes()).filter(isNodeReady).length;
 
   before(async () => {
+    writeFileSync(join(dir, 'stages.yaml'), 'pods:\n  - name: jobs-complete\n    selector: {ownerKind: Job}\n    exit: {after: 1s, jitter: 1s, code: 0}\n');
     await s.start(['--node-monitor-period', '1s', '--node-monitor-grace-period', '8s']);
     api = s.client();
     sim = startSim();
@@ -88,6 +90,17 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
     const as7 = actingAs(api, 'fleet-007');
     await as7.patch('/api/v1/nodes/fleet-007/status', { status: { conditions: [] } }, 'strategic');
     await assert.rejects(as7.patch('/api/v1/nodes/fleet-008', { metadata: { labels: { x: 'y' } } }, 'merge'), (e: unknown) => isStatusError(e) && e.code === 403);
+  });
+
+  it('completes a Job: its simulated containers exit 0 by themselves, as the stages say', async () => {
+    await s.k(['create', 'job', 'batch', '--image=registry.example/batch:1', '--', 'work']);
+    await eventually(async () => {
+      const j = await api.get<KubeObject & { status?: { succeeded?: number; conditions?: { type: string; status: string }[] } }>('/apis/batch/v1/namespaces/default/jobs/batch');
+      return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
+    }, 60_000, 'the Job Complete', 500);
+    // The Deployment's pods match no stage: they run on.
+    const web = (await api.get<KubeList<Pod>>('/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=web' } })).items;
+    assert.equal(web.filter((p) => p.status?.phase === 'Running').length, 600);
   });
 
   it('goes Unknown when the process is SIGKILLed, and every node is Ready again when it restarts', async () => {

@@ -1,3 +1,5 @@
+import type { ObjectMeta } from '../../api/types.js';
+
 // What pod sync needs from a container runtime: start one container instance, stop it within a
 // grace period, and — after an agent restart — adopt instances a previous agent started. Pod-level
 // policy (restarts, back-off, status) lives in pod sync; a runtime only runs things.
@@ -25,6 +27,8 @@ export interface ContainerLaunch {
   env: Record<string, string>;
   workingDir?: string;
   logPath: string;
+  /** The pod's metadata, for a runtime whose behaviour depends on the pod (the simulated runtime's stages). */
+  podMeta?: Pick<ObjectMeta, 'labels' | 'annotations' | 'namespace' | 'ownerReferences'>;
 }
 
 /** Persisted facts about a running instance, enough for a later agent to adopt it. */
