@@ -375,6 +375,10 @@ export class Agent {
     );
   }
 
+  private logRemoved(removed: boolean): void {
+    if (!removed) this.log.error({ node: this.nodeName }, 'could not remove the node and its lease from the API before the deadline');
+  }
+
   private async stopLoops(): Promise<void> {
     this.lease?.stop();
     this.status?.stop();
@@ -406,7 +410,7 @@ export class Agent {
       }
       // Pods get their full grace periods; the API calls after that get the shutdown timeout again.
       await this.podSync?.terminateAll(SHUTDOWN_OVERRIDE, this.clock.now() + this.cfg.shutdownTimeoutMs + 60_000);
-      if (started) await this.nodeLoops!.remove(this.clock.now() + this.cfg.shutdownTimeoutMs);
+      if (started) this.logRemoved(await this.nodeLoops!.remove(this.clock.now() + this.cfg.shutdownTimeoutMs));
       await this.stopLoops();
       this.log.info({ node: this.nodeName }, 'agent stopped');
       this.endResolve('stopped');
@@ -448,7 +452,7 @@ export class Agent {
         { ...SHUTDOWN_OVERRIDE, message: 'Pod was terminated because its node was retired.', condition: { ...SHUTDOWN_OVERRIDE.condition!, message: 'Pod was terminated because its node was retired.' } },
         deadline() + 60_000,
       );
-      await this.nodeLoops!.remove(deadline());
+      this.logRemoved(await this.nodeLoops!.remove(deadline()));
       this.log.warn({ node: this.nodeName }, 'node retired; not re-registering (start the agent with --rejoin or a fresh data dir to join again)');
       await this.stopLoops();
       this.endResolve('retired');

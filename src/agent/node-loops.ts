@@ -108,12 +108,16 @@ export class NodeLoops {
     this.status.stop();
   }
 
-  /** Leaving (N5, N6): the Lease, then the Node, within the deadline. Only a Node this node registered or adopted is removed (never one it refused to adopt, N4). */
-  async remove(deadline: number): Promise<void> {
+  /**
+   * Leaving (N5, N6): the Lease, then the Node, within the deadline; false when they could not
+   * both be removed in time. Only a Node this node registered or adopted is removed (never one
+   * it refused to adopt, N4).
+   */
+  async remove(deadline: number): Promise<boolean> {
     const uid = this.keeper.current?.metadata.uid;
-    if (!uid) return;
+    if (!uid) return true;
     const leaseGone = await withinDeadline(this.o.clock, deadline, () => this.lease.remove());
     const nodeGone = await withinDeadline(this.o.clock, deadline, () => deleteNode(this.o.api, this.o.cfg.nodeName, uid));
-    if (!leaseGone || !nodeGone) this.o.log.error({ node: this.o.cfg.nodeName }, 'could not remove the node and its lease from the API before the deadline');
+    return leaseGone && nodeGone;
   }
 }

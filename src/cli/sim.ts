@@ -34,7 +34,7 @@ export function simCommand(): Command {
     .option('--data-dir <dir>', 'each node\'s machine id and last observed Node (pods are kept in memory)', '.skiff/sim')
     .option('--register-concurrency <n>', 'nodes registering at once', intArg, 32)
     .option('--stats-file <file>', 'write the fleet\'s API call latencies by kind of call (p50, p99, max, errors) here every 10 s and on exit; SIGUSR2 starts them afresh')
-    .addOption(new Option('--node-log-level <level>', 'log level of each node\'s own lines (its transitions); the fleet logs its own').choices(['debug', 'info', 'warn', 'error']).default('warn'))
+    .addOption(new Option('--node-log-level <level>', 'log level of each node\'s own lines (its transitions; at warn, every node says so when the API is unreachable); the fleet logs its own').choices(['debug', 'info', 'warn', 'error']).default('error'))
     .addOption(logFormatOption());
   for (const opt of nodeOptions()) if (!NOT_FOR_A_FLEET.has(opt.long!)) cmd.addOption(opt);
   cmd.action(async (o: Record<string, unknown>) => {
@@ -50,6 +50,8 @@ export function simCommand(): Command {
     const lock = PidLock.acquire(join(dataDir, 'sim.lock'), `the simulated fleet's data dir ${dataDir}`);
     const stats = o.statsFile ? new CallStats() : undefined;
     const client = fleetClient(o, stats);
+    // The fleet's one connection to the API: its failovers are the fleet's to log, once each.
+    client.onFailover((server, reason) => log.warn({ server, reason }, 'API server failover'));
     if (stats) {
       const file = resolve(o.statsFile as string);
       setInterval(() => stats.write(file), 10_000).unref();
@@ -88,6 +90,12 @@ export function simCommand(): Command {
       if (stopping) return;
       stopping = true;
       log.info({ signal, nodes: fleet.size }, 'stopping: every simulated node leaves (Lease and Node removed)');
+      // A hung API cannot hold the fleet: past the shutdown timeout and a margin, it exits as it is.
+      setTimeout(() => {
+        log.warn({ timeoutMs: o.shutdownTimeout }, 'the simulated nodes did not all leave in time; exiting');
+        lock.release();
+        process.exit(0);
+      }, (o.shutdownTimeout as number) + 15_000).unref();
       void fleet.stop(o.shutdownTimeout as number).finally(() => {
         client.close();
         lock.release();

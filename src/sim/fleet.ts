@@ -119,13 +119,14 @@ class SimNode {
     );
   }
 
-  /** Leaving gracefully (N6), as an agent does on SIGTERM: not ready, pods stopped, Lease and Node removed. */
-  async leave(clock: Clock, timeoutMs: number): Promise<void> {
+  /** Leaving gracefully (N6), as an agent does on SIGTERM, by the deadline: not ready, pods stopped, Lease and Node removed. */
+  async leave(deadline: number): Promise<boolean> {
     this.readiness = { ready: false, reason: 'KubeletNotReady', message: 'node is shutting down' };
     this.loops.keeper.leave();
-    await this.podSync.terminateAll(SHUTDOWN_OVERRIDE, clock.now() + timeoutMs);
-    await this.loops.remove(clock.now() + timeoutMs);
+    await this.podSync.terminateAll(SHUTDOWN_OVERRIDE, deadline);
+    const removed = await this.loops.remove(deadline);
     this.loops.stop();
+    return removed;
   }
 }
 
@@ -214,21 +215,28 @@ export class Fleet {
   /** A node was retired (N5): it leaves and stays out; the rest of the fleet runs on. */
   private async retire(n: SimNode): Promise<void> {
     this.o.log.warn({ node: n.name }, 'simulated node retired: leaving');
-    await n.leave(this.o.clock, 10_000);
+    if (!(await n.leave(this.o.clock.now() + 10_000))) this.o.log.error({ node: n.name }, 'could not remove the retired node and its lease from the API before the deadline');
     this.nodes.delete(n.name);
     this.retired++;
   }
 
-  /** Every node leaves gracefully (Lease and Node removed), then the watches stop. */
+  /**
+   * Every node leaves gracefully (Lease and Node removed), then the watches stop. One deadline for
+   * the whole fleet: with the API unreachable, nodes would otherwise each wait out their own.
+   */
   async stop(timeoutMs = 30_000): Promise<void> {
     const all = [...this.nodes.values()];
+    const deadline = this.o.clock.now() + timeoutMs;
     let next = 0;
+    let stuck = 0;
     const worker = async () => {
-      while (next < all.length) await all[next++]!.leave(this.o.clock, timeoutMs).catch(() => {});
+      while (next < all.length) if (!(await all[next++]!.leave(deadline).catch(() => false))) stuck++;
     };
     await Promise.all(Array.from({ length: Math.min(all.length, 32) }, worker));
     this.abort.abort();
     await Promise.race([Promise.allSettled(this.loops), this.o.clock.sleep(2000)]);
-    this.o.log.info({ nodes: all.length, retired: this.retired }, 'simulated nodes left');
+    // One line for the fleet, not one per node.
+    if (stuck > 0) this.o.log.error({ nodes: stuck, of: all.length }, 'could not remove every node and lease from the API before the deadline; they stay until the node lifecycle controller or an operator removes them');
+    this.o.log.info({ nodes: all.length - stuck, retired: this.retired }, 'simulated nodes left');
   }
 }
