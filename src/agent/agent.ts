@@ -30,7 +30,7 @@ import { PodSync, SHUTDOWN_OVERRIDE } from './pod-sync.js';
 import { ProcessRuntime } from './runtimes/process.js';
 import type { Runtime } from './runtimes/runtime.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
-import type { PodStage } from './runtimes/sim-stages.js';
+import type { Stages } from './runtimes/sim-stages.js';
 import { AgentStateDir } from './state-dir.js';
 import type { StatusReporter } from './status-reporter.js';
 import { AgentMetrics } from './metrics.js';
@@ -68,7 +68,7 @@ export interface AgentConfig {
   simPodStartDelayMs: number;
   simPodStopDelayMs: number;
   /** The simulated runtime's stages (which pods start, exit and stop when). */
-  simStages?: PodStage[];
+  simStages?: Stages;
   restartBackoffBaseMs: number;
   restartBackoffMaxMs: number;
   /** Upper bound on a graceful exit once pods are stopped (API calls to cordon and remove). */
@@ -268,7 +268,7 @@ export class Agent {
 
     this.runtime =
       cfg.runtime === 'simulated'
-        ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs, ...(cfg.simStages ? { stages: cfg.simStages } : {}) })
+        ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs, ...(cfg.simStages ? { stages: cfg.simStages.pods } : {}) })
         : new ProcessRuntime({ clock: this.clock, log: this.log, tag: machineId });
     const events = new EventRecorder(client, this.clock, this.log, this.nodeName);
     this.podSync = new PodSync({
@@ -337,6 +337,7 @@ export class Agent {
       statusUpdateFrequencyMs: cfg.statusUpdateFrequencyMs,
       statusReportFrequencyMs: cfg.statusReportFrequencyMs,
       readiness: () => this.readiness,
+      ...(cfg.runtime === 'simulated' && cfg.simStages ? { conditionStages: cfg.simStages.nodes } : {}),
       onRetire: () => void this.retire(),
     });
     this.nodeLoops = loops;

@@ -13,6 +13,7 @@ import { NodeKeeper } from './node-keeper.js';
 import { currentConditions, nodeStatus, withTimes, type NodeConfig, type Readiness } from './node-object.js';
 import type { ObservedNodeStore } from './state-dir.js';
 import { StatusReporter } from './status-reporter.js';
+import { nodeStagesFor, stagedConditions, type NodeStage } from './runtimes/sim-stages.js';
 
 export interface NodeLoopsOptions {
   api: AgentApi;
@@ -28,6 +29,8 @@ export interface NodeLoopsOptions {
   /** The node's readiness now (a node shutting down reports not ready). */
   readiness(): Readiness;
   onRetire(): void;
+  /** Simulated: conditions the stages set over time (those matching this node apply). */
+  conditionStages?: readonly NodeStage[];
 }
 
 export class NodeLoops {
@@ -37,7 +40,16 @@ export class NodeLoops {
 
   constructor(private readonly o: NodeLoopsOptions) {
     const name = o.cfg.nodeName;
-    const buildStatus = (prev: Parameters<typeof withTimes>[1], now: number) => nodeStatus(o.cfg, withTimes(currentConditions(o.readiness()), prev, now));
+    const started = o.clock.now();
+    const staged = nodeStagesFor(o.conditionStages ?? [], name, o.cfg.labels);
+    const conditions = (now: number) => {
+      const own = currentConditions(o.readiness());
+      if (staged.length === 0) return own;
+      // A stage's condition stands in for the node's own of that type, or joins them.
+      const over = stagedConditions(staged, now - started).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+      return [...own.filter((c) => !over.some((x) => x.type === c.type)), ...over];
+    };
+    const buildStatus = (prev: Parameters<typeof withTimes>[1], now: number) => nodeStatus(o.cfg, withTimes(conditions(now), prev, now));
     this.keeper = new NodeKeeper({
       api: o.api,
       clock: o.clock,

@@ -4,11 +4,11 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { AgentNodeConfig } from '../agent/agent.js';
 import { parseLabels, parseTaints } from '../agent/node-object.js';
 import { readFileSync } from 'node:fs';
-import { parseStages, StageError, type PodStage } from '../agent/runtimes/sim-stages.js';
+import { parseStages, StageError, type Stages } from '../agent/runtimes/sim-stages.js';
 import { boolArg, durationOption, intArg, listArg } from './options.js';
 
 /** A stages file, read and checked when the flag is parsed: a mistake is named with its place. */
-function stagesArg(path: string): PodStage[] {
+function stagesArg(path: string): Stages {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -47,7 +47,7 @@ export function nodeOptions(): Option[] {
     new Option('--memory <quantity>', "memory capacity to report (simulated runtime; default 256Gi; process: the host's)"),
     durationOption('--sim-pod-start-delay <duration>', 'simulated runtime: time from pod start to Running', 0),
     durationOption('--sim-pod-stop-delay <duration>', 'simulated runtime: time a container takes to stop', 0),
-    new Option('--sim-stages <file>', 'simulated runtime: stages (YAML) saying, by pod selector, when containers start, exit by themselves (with a code) and stop').argParser(stagesArg),
+    new Option('--sim-stages <file>', 'simulated runtime: stages (YAML) saying, by pod selector, when containers start, exit by themselves (with a code) and stop, and by node, which conditions flip when').argParser(stagesArg),
     durationOption('--restart-backoff-base <duration>', 'container restart back-off: first delay (doubles each restart)', 10_000),
     durationOption('--restart-backoff-max <duration>', 'container restart back-off: cap', 300_000),
     durationOption('--shutdown-timeout <duration>', 'on exit, how long API calls (cordon, status, delete Node and Lease) may take after pods stopped', 10_000),
@@ -75,7 +75,7 @@ export function nodeConfigFrom(o: Record<string, unknown>): AgentNodeConfig {
     ...(o.memory ? { memory: String(o.memory) } : {}),
     simPodStartDelayMs: o.simPodStartDelay as number,
     simPodStopDelayMs: o.simPodStopDelay as number,
-    ...(o.simStages ? { simStages: o.simStages as PodStage[] } : {}),
+    ...(o.simStages ? { simStages: o.simStages as Stages } : {}),
     restartBackoffBaseMs: Math.max(1, o.restartBackoffBase as number),
     restartBackoffMaxMs: Math.max(1, o.restartBackoffMax as number),
     shutdownTimeoutMs: o.shutdownTimeout as number,

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseLabels, parseTaints } from '../agent/node-object.js';
-import type { PodStage } from '../agent/runtimes/sim-stages.js';
+import type { Stages } from '../agent/runtimes/sim-stages.js';
 import { ApiClient } from '../client/rest.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { CallStats } from '../sim/call-stats.js';
@@ -81,7 +81,7 @@ export function simCommand(): Command {
         podStopDelayMs: o.simPodStopDelay as number,
         restartBackoffBaseMs: Math.max(1, o.restartBackoffBase as number),
         restartBackoffMaxMs: Math.max(1, o.restartBackoffMax as number),
-        ...(o.simStages ? { stages: o.simStages as PodStage[] } : {}),
+        ...(o.simStages ? { stages: o.simStages as Stages } : {}),
       },
       progress: progressLine(log, count),
     });

@@ -17,7 +17,7 @@ import { NodeLoops } from '../agent/node-loops.js';
 import { READY, type NodeConfig, type Readiness } from '../agent/node-object.js';
 import { PodSync, SHUTDOWN_OVERRIDE } from '../agent/pod-sync.js';
 import { SimulatedRuntime } from '../agent/runtimes/simulated.js';
-import type { PodStage } from '../agent/runtimes/sim-stages.js';
+import type { Stages } from '../agent/runtimes/sim-stages.js';
 import { AgentStateDir } from '../agent/state-dir.js';
 import { Informer, objectKeyOf } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
@@ -44,7 +44,7 @@ export interface SimNodeSettings {
   podStopDelayMs: number;
   restartBackoffBaseMs: number;
   restartBackoffMaxMs: number;
-  stages?: PodStage[];
+  stages?: Stages;
 }
 
 export interface FleetOptions {
@@ -98,6 +98,7 @@ class SimNode {
       statusUpdateFrequencyMs: o.node.statusUpdateFrequencyMs,
       statusReportFrequencyMs: o.node.statusReportFrequencyMs,
       readiness: () => this.readiness,
+      ...(o.node.stages ? { conditionStages: o.node.stages.nodes } : {}),
       onRetire: () => onRetire(this),
     });
     this.podSync = new PodSync({
@@ -106,7 +107,7 @@ class SimNode {
       log,
       nodeName: name,
       nodeIP: cfg.nodeIP,
-      runtime: new SimulatedRuntime({ clock: o.clock, startDelayMs: o.node.podStartDelayMs, stopDelayMs: o.node.podStopDelayMs, writeLogs: false, ...(o.node.stages ? { stages: o.node.stages } : {}) }),
+      runtime: new SimulatedRuntime({ clock: o.clock, startDelayMs: o.node.podStartDelayMs, stopDelayMs: o.node.podStopDelayMs, writeLogs: false, ...(o.node.stages ? { stages: o.node.stages.pods } : {}) }),
       state: new MemoryPodState(state.root),
       events,
       backoffBaseMs: o.node.restartBackoffBaseMs,

@@ -2,7 +2,7 @@
 // complete) or crash, and stop how slowly — with every mistake in a stages file named by its place.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseStages, stageFor, StageError } from '../../src/agent/runtimes/sim-stages.js';
+import { nodeStagesFor, parseStages, stagedConditions, stageFor, StageError } from '../../src/agent/runtimes/sim-stages.js';
 import { SimulatedRuntime } from '../../src/agent/runtimes/simulated.js';
 import { FakeClock } from '../../src/util/clock.js';
 import type { ExitInfo } from '../../src/agent/runtimes/runtime.js';
@@ -24,7 +24,7 @@ pods:
 const job = { namespace: 'default', ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'u', controller: true }] };
 
 test('the first stage whose selector matches decides', () => {
-  const stages = parseStages(STAGES, 's.yaml');
+  const stages = parseStages(STAGES, 's.yaml').pods;
   assert.equal(stageFor(stages, { meta: job, container: 'c' })?.name, 'jobs-complete');
   assert.equal(stageFor(stages, { meta: { labels: { track: 'canary' } }, container: 'app' })?.name, 'canary-crashes');
   assert.equal(stageFor(stages, { meta: { labels: { track: 'canary' } }, container: 'sidecar' }), undefined);
@@ -38,12 +38,12 @@ test('mistakes in a stages file are named by their place', () => {
   bad('pods: [{name: a, start: {delay: soon}}]', /pods\[0\]\.start\.delay: /);
   bad('pods: [{name: a, selector: {labels: {}}}]', /pods\[0\]\.selector\.labels: unknown field/);
   bad('pods: [{name: a, selector: {matchLabels: {n: 1}}}]', /pods\[0\]\.selector\.matchLabels\.n: must be a string/);
-  bad('nodes: []', /\(top\)\.nodes: unknown field/);
+  bad('machines: []', /\(top\)\.machines: unknown field/);
 });
 
 test('a Job container starts after its delay and jitter, then completes by itself; a crashing one fails with its code', async () => {
   const clock = new FakeClock();
-  const rt = new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0, writeLogs: false, stages: parseStages(STAGES, 's.yaml'), random: () => 0.5 });
+  const rt = new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0, writeLogs: false, stages: parseStages(STAGES, 's.yaml').pods, random: () => 0.5 });
   const launch = (meta: object, container = 'c') => ({ podUid: 'u', namespace: 'default', podName: 'p', containerName: container, instance: 0, argv: [], env: {}, logPath: '/nonexistent/log', podMeta: meta });
   let started = false;
   const starting = rt.start(launch(job)).then((c) => {
@@ -65,4 +65,31 @@ test('a Job container starts after its delay and jitter, then completes by itsel
   await clock.advance(30_000);
   const e = await canary.exited;
   assert.deepEqual([e.exitCode, e.reason], [1, 'Error']);
+});
+
+test('node stages flip conditions by name and labels, from the node\'s start, for a while or for good', () => {
+  const { nodes } = parseStages(
+    `nodes:
+  - name: pressure
+    selector: {names: "sim-0[1-3]"}
+    conditions:
+      - {type: MemoryPressure, status: "True", after: 10s, for: 5s, reason: SimulatedPressure}
+  - name: gpu-flaky
+    selector: {matchLabels: {gpu: "yes"}}
+    conditions:
+      - {type: Ready, status: "False", after: 1m}
+`,
+    's.yaml',
+  );
+  const mine = (name: string, labels: Record<string, string> = {}) => nodeStagesFor(nodes, name, labels).map((s) => s.name);
+  assert.deepEqual(mine('sim-02'), ['pressure']);
+  assert.deepEqual(mine('sim-04'), []);
+  assert.deepEqual(mine('sim-10', { gpu: 'yes' }), ['gpu-flaky']);
+  const at = (ms: number) => stagedConditions(nodes, ms).map((c) => `${c.type}=${c.status}`);
+  assert.deepEqual(at(9_999), []);
+  assert.deepEqual(at(10_000), ['MemoryPressure=True']);
+  assert.deepEqual(at(15_000), []);
+  assert.deepEqual(at(3_600_000), ['Ready=False'], 'without for: for good');
+  assert.throws(() => parseStages('nodes: [{name: a, conditions: [{type: Ready, status: true}]}]', 's.yaml'), /nodes\[0\]\.conditions\[0\]\.status: must be "True", "False" or "Unknown" \(quoted\)/);
+  assert.throws(() => parseStages('nodes: [{name: a, selector: {names: "("}, conditions: [{type: Ready, status: "True"}]}]', 's.yaml'), /nodes\[0\]\.selector\.names: /);
 });

@@ -43,7 +43,11 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
   const ready = async (): Promise<number> => (await fleetNodes()).filter(isNodeReady).length;
 
   before(async () => {
-    writeFileSync(join(dir, 'stages.yaml'), 'pods:\n  - name: jobs-complete\n    selector: {ownerKind: Job}\n    exit: {after: 1s, jitter: 1s, code: 0}\n');
+    writeFileSync(
+      join(dir, 'stages.yaml'),
+      'pods:\n  - name: jobs-complete\n    selector: {ownerKind: Job}\n    exit: {after: 1s, jitter: 1s, code: 0}\n' +
+        'nodes:\n  - name: pressure\n    selector: {names: "fleet-00[1-3]"}\n    conditions:\n      - {type: MemoryPressure, status: "True", after: 0s, reason: SimulatedPressure}\n',
+    );
     await s.start(['--node-monitor-period', '1s', '--node-monitor-grace-period', '8s']);
     api = s.client();
     sim = startSim();
@@ -61,7 +65,12 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
     await eventually(async () => (await ready()) === NODES, 90_000, `${NODES} nodes Ready`, 500);
     // Each Lease follows its Node's registration by a request.
     await eventually(async () => (await fleetLeases()) === NODES, 10_000, `${NODES} Leases`, 500);
-    const names = (await fleetNodes()).map((n) => n.metadata.name!).sort();
+    // The stages' node conditions: fleet-001 … 003 report memory pressure, the others do not.
+    const pressure = (n: Node) => n.status?.conditions?.find((c) => c.type === 'MemoryPressure');
+    const all = await fleetNodes();
+    assert.deepEqual(all.filter((n) => pressure(n)?.status === 'True').map((n) => n.metadata.name).sort(), ['fleet-001', 'fleet-002', 'fleet-003']);
+    assert.equal(pressure(all.find((n) => n.metadata.name === 'fleet-001')!)?.reason, 'SimulatedPressure');
+    const names = all.map((n) => n.metadata.name!).sort();
     assert.equal(names[0], 'fleet-001');
     assert.equal(names[NODES - 1], `fleet-${NODES}`);
   });

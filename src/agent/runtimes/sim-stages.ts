@@ -15,6 +15,14 @@
 //     - name: slow-stop
 //       selector: {namespace: batch, matchAnnotations: {sim.skiff.dev/slow: "true"}}
 //       stop: {delay: 20s}
+//   nodes:
+//     - name: memory-pressure
+//       selector: {names: "sim-00[1-5]"}          # a regular expression on the node name; also matchLabels
+//       conditions:
+//         - {type: MemoryPressure, status: "True", after: 1m, for: 30s, reason: SimulatedPressure}
+//
+// A node stage's conditions count from the node's start: each holds from `after` for `for` (for
+// good without it), over what the node reports by itself.
 import { parse as parseYaml } from 'yaml';
 import type { ObjectMeta } from '../../api/types.js';
 import { parseDuration } from '../../util/duration.js';
@@ -43,6 +51,27 @@ export interface PodStage {
 export interface StageSubject {
   meta: Pick<ObjectMeta, 'labels' | 'annotations' | 'namespace' | 'ownerReferences'>;
   container: string;
+}
+
+export interface NodeConditionStep {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  afterMs: number;
+  /** How long it holds; undefined: for good. */
+  forMs?: number;
+}
+
+export interface NodeStage {
+  name: string;
+  selector: { names?: RegExp; matchLabels?: Record<string, string> };
+  conditions: NodeConditionStep[];
+}
+
+export interface Stages {
+  pods: PodStage[];
+  nodes: NodeStage[];
 }
 
 export class StageError extends Error {}
@@ -81,17 +110,77 @@ function delay(file: string, v: unknown, path: string, first: 'delay' | 'after',
 }
 
 /** Parses a stages file; `file` names it in errors, each with its place (`pods[1].exit.code`). */
-export function parseStages(text: string, file: string): PodStage[] {
+export function parseStages(text: string, file: string): Stages {
   let doc: unknown;
   try {
     doc = parseYaml(text);
   } catch (e) {
     throw new StageError(`${file}: not YAML: ${(e as Error).message}`);
   }
-  if (!isObj(doc)) fail(file, '(top)', 'must be a mapping with a list under pods');
-  only(file, doc, '(top)', ['pods']);
-  if (!Array.isArray(doc.pods)) fail(file, 'pods', 'must be a list of stages');
-  return doc.pods.map((raw, i): PodStage => {
+  if (!isObj(doc)) fail(file, '(top)', 'must be a mapping with a list under pods or nodes');
+  only(file, doc, '(top)', ['pods', 'nodes']);
+  if (doc.pods !== undefined && !Array.isArray(doc.pods)) fail(file, 'pods', 'must be a list of stages');
+  if (doc.nodes !== undefined && !Array.isArray(doc.nodes)) fail(file, 'nodes', 'must be a list of stages');
+  return { pods: ((doc.pods ?? []) as unknown[]).map((raw, i) => podStage(file, raw, i)), nodes: ((doc.nodes ?? []) as unknown[]).map((raw, i) => nodeStage(file, raw, i)) };
+}
+
+const CONDITION_STATUS = ['True', 'False', 'Unknown'];
+
+function nodeStage(file: string, raw: unknown, i: number): NodeStage {
+  const p = `nodes[${i}]`;
+  if (!isObj(raw)) fail(file, p, 'must be a mapping');
+  only(file, raw, p, ['name', 'selector', 'conditions']);
+  if (typeof raw.name !== 'string' || !raw.name) fail(file, `${p}.name`, 'must be a non-empty string');
+  const sel = raw.selector === undefined ? {} : raw.selector;
+  if (!isObj(sel)) fail(file, `${p}.selector`, 'must be a mapping');
+  only(file, sel, `${p}.selector`, ['names', 'matchLabels']);
+  let names: RegExp | undefined;
+  if (sel.names !== undefined) {
+    if (typeof sel.names !== 'string') fail(file, `${p}.selector.names`, 'must be a regular expression (a string)');
+    try {
+      names = new RegExp(`^(?:${sel.names})$`);
+    } catch (e) {
+      fail(file, `${p}.selector.names`, (e as Error).message);
+    }
+  }
+  if (!Array.isArray(raw.conditions) || raw.conditions.length === 0) fail(file, `${p}.conditions`, 'must be a non-empty list');
+  const conditions = raw.conditions.map((c, j): NodeConditionStep => {
+    const q = `${p}.conditions[${j}]`;
+    if (!isObj(c)) fail(file, q, 'must be a mapping');
+    only(file, c, q, ['type', 'status', 'reason', 'message', 'after', 'for']);
+    if (typeof c.type !== 'string' || !c.type) fail(file, `${q}.type`, 'must be a condition type such as Ready or MemoryPressure');
+    if (typeof c.status !== 'string' || !CONDITION_STATUS.includes(c.status)) fail(file, `${q}.status`, 'must be "True", "False" or "Unknown" (quoted)');
+    for (const k of ['reason', 'message'] as const) if (c[k] !== undefined && typeof c[k] !== 'string') fail(file, `${q}.${k}`, 'must be a string');
+    return {
+      type: c.type,
+      status: c.status as NodeConditionStep['status'],
+      reason: (c.reason as string | undefined) ?? 'SimulatedByStage',
+      message: (c.message as string | undefined) ?? `set by stage ${raw.name as string}`,
+      afterMs: duration(file, c.after, `${q}.after`),
+      ...(c.for !== undefined ? { forMs: duration(file, c.for, `${q}.for`) } : {}),
+    };
+  });
+  return {
+    name: raw.name,
+    selector: { ...(names ? { names } : {}), ...(sel.matchLabels !== undefined ? { matchLabels: stringMap(file, sel.matchLabels, `${p}.selector.matchLabels`) } : {}) },
+    conditions,
+  };
+}
+
+/** The node stages that apply to a node, by its name and labels. */
+export function nodeStagesFor(stages: readonly NodeStage[], name: string, labels: Record<string, string>): NodeStage[] {
+  return stages.filter((s) => (!s.selector.names || s.selector.names.test(name)) && subset(s.selector.matchLabels, labels));
+}
+
+/** The conditions the node's stages set `elapsedMs` after its start (the last stage naming a type wins). */
+export function stagedConditions(stages: readonly NodeStage[], elapsedMs: number): NodeConditionStep[] {
+  const out = new Map<string, NodeConditionStep>();
+  for (const s of stages) for (const c of s.conditions) if (elapsedMs >= c.afterMs && (c.forMs === undefined || elapsedMs < c.afterMs + c.forMs)) out.set(c.type, c);
+  return [...out.values()];
+}
+
+function podStage(file: string, raw: unknown, i: number): PodStage {
+  {
     const p = `pods[${i}]`;
     if (!isObj(raw)) fail(file, p, 'must be a mapping');
     only(file, raw, p, ['name', 'selector', 'start', 'exit', 'stop']);
@@ -119,7 +208,7 @@ export function parseStages(text: string, file: string): PodStage[] {
       stage.exit = { ms: e.ms, jitterMs: e.jitterMs, code };
     }
     return stage;
-  });
+  }
 }
 
 function subset(want: Record<string, string> | undefined, have: Record<string, string> | undefined): boolean {
