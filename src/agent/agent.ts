@@ -25,7 +25,7 @@ import type { LeaseRenewer } from './lease-renewer.js';
 import { LogServer } from './log-server.js';
 import type { NodeKeeper } from './node-keeper.js';
 import { NodeLoops } from './node-loops.js';
-import { hostCapacity, READY, type NodeConfig, type Readiness } from './node-object.js';
+import { hostCapacity, READY, simulatedCapacity, type NodeConfig, type Readiness } from './node-object.js';
 import { PodSync, SHUTDOWN_OVERRIDE } from './pod-sync.js';
 import { ProcessRuntime } from './runtimes/process.js';
 import type { Runtime } from './runtimes/runtime.js';
@@ -305,7 +305,7 @@ export class Agent {
 
     const capacity =
       cfg.runtime === 'simulated'
-        ? { cpu: cfg.cpu ?? '32', memory: cfg.memory ?? '256Gi', pods: String(cfg.maxPods), 'ephemeral-storage': '1Ti' }
+        ? simulatedCapacity(cfg)
         : hostCapacity(this.state.root, cfg.maxPods);
     if (cfg.runtime === 'process') {
       if (cfg.cpu) capacity.cpu = cfg.cpu;

@@ -3,26 +3,16 @@
 // them: a re-created Node kicks the Lease and a status report; a 404 seen by either loop makes the
 // keeper check. `skiff agent` runs one set; `skiff sim` runs one per simulated node.
 import type { Node } from '../api/kinds/node.js';
-import type { Clock } from '../util/clock.js';
-import type { Logger } from '../util/log.js';
-import type { AgentApi } from './api.js';
 import { deleteNode, withinDeadline } from './drain.js';
-import { nodeConditionEventReason, type EventRecorder } from './events.js';
+import { nodeConditionEventReason } from './events.js';
 import { LeaseRenewer } from './lease-renewer.js';
-import { NodeKeeper } from './node-keeper.js';
-import { currentConditions, nodeStatus, withTimes, type NodeConfig, type Readiness } from './node-object.js';
-import type { ObservedNodeStore } from './state-dir.js';
+import { NodeKeeper, type NodeKeeperOptions } from './node-keeper.js';
+import { currentConditions, nodeStatus, withTimes, type Readiness } from './node-object.js';
 import { StatusReporter } from './status-reporter.js';
 import { nodeStagesFor, stagedConditions, type NodeStage } from './runtimes/sim-stages.js';
 
-export interface NodeLoopsOptions {
-  api: AgentApi;
-  clock: Clock;
-  log: Logger;
-  cfg: NodeConfig;
-  state: ObservedNodeStore;
-  events: EventRecorder;
-  reregister: boolean;
+/** What the keeper needs, and what the Lease and status loops add. */
+export interface NodeLoopsOptions extends Pick<NodeKeeperOptions, 'api' | 'clock' | 'log' | 'cfg' | 'state' | 'events' | 'reregister'> {
   leaseDurationSeconds: number;
   statusUpdateFrequencyMs: number;
   statusReportFrequencyMs: number;

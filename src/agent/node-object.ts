@@ -56,6 +56,11 @@ export function parseLabels(specs: string[]): Record<string, string> {
 }
 
 /** Capacity of this host, for the process runtime. */
+/** What a simulated node reports it has: --cpu, --memory and --max-pods, with generous defaults. */
+export function simulatedCapacity(o: { cpu?: string; memory?: string; maxPods: number }): Record<string, string> {
+  return { cpu: o.cpu ?? '32', memory: o.memory ?? '256Gi', pods: String(o.maxPods), 'ephemeral-storage': '1Ti' };
+}
+
 export function hostCapacity(dataDir: string, maxPods: number): Record<string, string> {
   const cap: Record<string, string> = {
     cpu: String(availableParallelism()),

@@ -9,6 +9,7 @@ import { decodeObjectBody, readBody, sendJson } from './http/codec.js';
 import type { RequestInfo } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
 import { CA_PATH, JOIN_PATH } from '../api/join-paths.js';
+import { NODES_GROUP, nodeUserName } from '../auth/user.js';
 
 export { CA_PATH, JOIN_PATH };
 
@@ -33,7 +34,7 @@ export async function serveJoin(req: IncomingMessage, res: ServerResponse, user:
   if (typeof body.csrPem !== 'string') throw badRequest('csrPem: Required value');
   let certificatePem: string;
   try {
-    certificatePem = await signCertificateRequest(ca, body.csrPem, { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'], usage: 'client' });
+    certificatePem = await signCertificateRequest(ca, body.csrPem, { commonName: nodeUserName(nodeName), organizations: [NODES_GROUP], usage: 'client' });
   } catch (e) {
     throw badRequest(`csrPem: ${(e as Error).message}`);
   }

@@ -6,11 +6,10 @@ import { obj, objArr } from '../api/kinds/json.js';
 import { NO_RULE, type Authorizer } from './auth.js';
 import { authorizationScope, type RequestInfo } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
-
-const NODE_PREFIX = 'system:node:';
+import { NODES_GROUP, NODE_USER_PREFIX } from '../auth/user.js';
 
 export function nodeNameOf(user: UserInfo): string | undefined {
-  return user.groups.includes('system:nodes') && user.name.startsWith(NODE_PREFIX) ? user.name.slice(NODE_PREFIX.length) : undefined;
+  return user.groups.includes(NODES_GROUP) && user.name.startsWith(NODE_USER_PREFIX) ? user.name.slice(NODE_USER_PREFIX.length) : undefined;
 }
 
 const READABLE = new Set(['pods', 'nodes', 'services', 'endpoints', 'namespaces', 'poddisruptionbudgets', 'leases']);

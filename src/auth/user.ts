@@ -4,6 +4,14 @@ export interface UserInfo {
   groups: string[];
 }
 
+/** The group every node credential carries, and the user name of node `name`'s (as upstream's Node authorizer expects). */
+export const NODES_GROUP = 'system:nodes';
+export const NODE_USER_PREFIX = 'system:node:';
+
+export function nodeUserName(nodeName: string): string {
+  return `${NODE_USER_PREFIX}${nodeName}`;
+}
+
 /** Turns a bearer token into the user it stands for (static tokens, bootstrap tokens, service-account tokens). */
 export interface TokenAuthenticator {
   /** The user a bearer token stands for, or undefined when it is not valid. */

@@ -2,10 +2,7 @@
 import { Command, Option } from 'commander';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseLabels, parseTaints } from '../agent/node-object.js';
-import type { Stages } from '../agent/runtimes/sim-stages.js';
 import { ApiClient } from '../client/rest.js';
-import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { CallStats } from '../sim/call-stats.js';
 import { Fleet } from '../sim/fleet.js';
 import { systemClock } from '../util/clock.js';
@@ -14,7 +11,7 @@ import { PidLock } from '../util/pid-lock.js';
 import { userAgent } from '../version.js';
 import { adminKubeconfig } from './admin-client.js';
 import { serverArg } from './agent.js';
-import { nodeOptions } from './node-options.js';
+import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { intArg, logFormatOption } from './options.js';
 
 /** Agent flags that name one machine: a fleet names its nodes itself and serves no kubelet port. */
@@ -67,22 +64,8 @@ export function simCommand(): Command {
       namePrefix: prefix,
       count,
       registerConcurrency: o.registerConcurrency as number,
-      node: {
-        cpu: String(o.cpu ?? '32'),
-        memory: String(o.memory ?? '256Gi'),
-        maxPods: o.maxPods as number,
-        labels: parseLabels(o.labels as string[]),
-        taints: parseTaints(o.taints as string[]),
-        reregister: o.reregister as boolean,
-        leaseDurationSeconds: Math.max(1, o.nodeLeaseDurationSeconds as number),
-        statusUpdateFrequencyMs: Math.max(100, o.nodeStatusUpdateFrequency as number),
-        statusReportFrequencyMs: Math.max(100, o.nodeStatusReportFrequency as number),
-        podStartDelayMs: o.simPodStartDelay as number,
-        podStopDelayMs: o.simPodStopDelay as number,
-        restartBackoffBaseMs: Math.max(1, o.restartBackoffBase as number),
-        restartBackoffMaxMs: Math.max(1, o.restartBackoffMax as number),
-        ...(o.simStages ? { stages: o.simStages as Stages } : {}),
-      },
+      // The fleet's nodes take the agent's node flags, read as `skiff agent` reads them.
+      node: nodeConfigFrom({ ...o, nodeIp: '127.0.0.1', runtime: 'simulated', kubeletPort: 0 }),
       progress: progressLine(log, count),
     });
     let stopping = false;
@@ -118,16 +101,7 @@ function fleetClient(o: Record<string, unknown>, stats: CallStats | undefined): 
     return new ApiClient({ servers, caPem: readFileSync(o.caFile as string, 'utf8'), token: o.token as string, ...common });
   }
   const path = adminKubeconfig({ ...(o.kubeconfig ? { kubeconfig: o.kubeconfig as string } : {}) });
-  const kc = parseKubeconfig(readFileSync(path, 'utf8'), (p) => readFileSync(p, 'utf8'));
-  if (!kc.caPem) throw new Error(`${path}: no certificate-authority data`);
-  return new ApiClient({
-    servers: servers.length > 0 ? servers : [...new Set([kc.server, ...kc.members])],
-    caPem: kc.caPem,
-    ...(kc.clientCertPem ? { clientCertPem: kc.clientCertPem } : {}),
-    ...(kc.clientKeyPem ? { clientKeyPem: kc.clientKeyPem } : {}),
-    ...(kc.token ? { token: kc.token } : {}),
-    ...common,
-  });
+  return ApiClient.fromKubeconfig(path, { ...common, ...(servers.length > 0 ? { servers } : {}) });
 }
 
 /** A progress line every tenth of the fleet (and at the end), not one per node. */

@@ -330,7 +330,7 @@ export function upCommand(): Command {
       const p = startProcess({
         name: 'sim',
         command: process.execPath,
-        args: [SKIFF_BIN, 'sim', '--kubeconfig', kubeconfig, '--nodes', String(fleet), '--name-prefix', 'node', '--data-dir', join(dataDir, 'sim'), ...pass.agent.filter((a) => !/^--kubelet-port/.test(a))],
+        args: [SKIFF_BIN, 'sim', '--kubeconfig', kubeconfig, '--nodes', String(fleet), '--name-prefix', 'node', '--data-dir', join(dataDir, 'sim'), ...pass.agent],
         output: log,
       });
       agents.set('sim', p);

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { INSTANCE_FAULTS, providerIdOf, type Instance, type InstanceFault, type InstanceType, type NodeGroup } from './api.js';
-import { startMachine, stopMachine, type MachineHandle, type MachineOptions } from './machines.js';
+import { instanceDir, startMachine, stopMachine, type MachineHandle, type MachineOptions } from './machines.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { errorText } from '../util/error-text.js';
@@ -181,7 +181,7 @@ export class LocalCloud {
     if (!inst.faults.includes('no-boot')) {
       try {
         inst.machine = startMachine(
-          { dir: join(this.opts.dataDir, 'instances', inst.id), nodeName: inst.nodeName, providerID: inst.providerID, cpu: type.cpu, memory: type.memory, pods: type.pods, classic: inst.faults.includes('classic') },
+          { dir: instanceDir(this.opts.dataDir, inst.id), nodeName: inst.nodeName, providerID: inst.providerID, cpu: type.cpu, memory: type.memory, pods: type.pods, classic: inst.faults.includes('classic') },
           this.opts.machines,
         );
       } catch (e) {
@@ -212,7 +212,7 @@ export class LocalCloud {
     inst.state = 'Terminated';
     inst.terminatedAt = rfc3339(this.opts.clock.now());
     delete inst.machine;
-    rmSync(join(this.opts.dataDir, 'instances', inst.id), { recursive: true, force: true });
+    rmSync(instanceDir(this.opts.dataDir, inst.id), { recursive: true, force: true });
     this.save();
     this.opts.log.info({ instance: inst.id }, 'instance terminated');
   }

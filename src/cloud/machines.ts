@@ -30,6 +30,16 @@ export interface MachineOptions {
   agentArgs: string[];
 }
 
+/** Where an instance's machine keeps its agent's data, under the cloud's data dir. */
+export function instanceDir(cloudDataDir: string, instanceId: string): string {
+  return join(cloudDataDir, 'instances', instanceId);
+}
+
+/** The agent log of a machine whose data dir is `dir`. */
+export function machineLog(dir: string): string {
+  return join(dir, 'agent.log');
+}
+
 export interface MachineHandle {
   pid: number;
   start?: string;
@@ -63,7 +73,7 @@ export function startMachine(spec: MachineSpec, opts: MachineOptions): MachineHa
     '0',
     ...opts.agentArgs,
   ];
-  const log = openSync(join(spec.dir, 'agent.log'), 'a');
+  const log = openSync(machineLog(spec.dir), 'a');
   try {
     const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log], env: { ...process.env, SKIFF_TOKEN: opts.token } });
     child.unref();

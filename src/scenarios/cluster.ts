@@ -12,6 +12,7 @@ import { ApiClient } from '../client/rest.js';
 import { waitForReady } from '../client/wait.js';
 import type { Instance } from '../cloud/api.js';
 import { CloudClient } from '../cloud/client.js';
+import { instanceDir, machineLog } from '../cloud/machines.js';
 import { asAgentFlags, startNodeGroups, stopCloudInstances } from '../cloud/node-groups.js';
 import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
@@ -210,7 +211,7 @@ export class ScenarioCluster {
 
   /** Where a cloud instance's agent logs. */
   instanceLog(i: Instance): string {
-    return join(this.o.dir, 'cloud', 'instances', i.id, 'agent.log');
+    return machineLog(instanceDir(join(this.o.dir, 'cloud'), i.id));
   }
 
   /** The cloud instance a node runs on (with a cloud). */

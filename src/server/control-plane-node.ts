@@ -10,6 +10,7 @@ import { Agent, RetiredError, type AgentNodeConfig } from '../agent/agent.js';
 import { AgentStateDir } from '../agent/state-dir.js';
 import { certificateCommonName } from '../agent/tls.js';
 import type { Taint } from '../api/kinds/node.js';
+import { NODES_GROUP, nodeUserName } from '../auth/user.js';
 import { issueCertificate, type CertificateAuthority } from '../pki/certificates.js';
 import type { Logger } from '../util/log.js';
 import { PidLock } from '../util/pid-lock.js';
@@ -43,7 +44,7 @@ export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise
   const cred = state.readCredential();
   // A credential for another name, or from another cluster's CA (a reused data dir), is replaced.
   if (!cred || certificateCommonName(cred.certPem) !== `system:node:${nodeName}` || cred.caPem.trim() !== o.ca.certPem.trim()) {
-    const issued = await issueCertificate(o.ca, { commonName: `system:node:${nodeName}`, organizations: ['system:nodes'], usage: 'client' });
+    const issued = await issueCertificate(o.ca, { commonName: nodeUserName(nodeName), organizations: [NODES_GROUP], usage: 'client' });
     state.writeCredential({ ...issued, caPem: o.ca.certPem });
   }
   const taint: Taint = { key: CONTROL_PLANE_ROLE, effect: 'NoSchedule' };

@@ -4,16 +4,11 @@
 // it names — the node authorizer and NodeRestriction apply exactly as to a real agent — while
 // thousands of nodes share a handful of connections instead of one TLS session each.
 import type { AgentApi } from '../agent/api.js';
+import { NODES_GROUP, nodeUserName } from '../auth/user.js';
 import type { ApiClient, RequestOptions } from '../client/rest.js';
 
-export const NODES_GROUP = 'system:nodes';
-
-export function nodeUser(nodeName: string): string {
-  return `system:node:${nodeName}`;
-}
-
 export function actingAs(client: ApiClient, nodeName: string): AgentApi {
-  const headers = { 'Impersonate-User': nodeUser(nodeName), 'Impersonate-Group': NODES_GROUP };
+  const headers = { 'Impersonate-User': nodeUserName(nodeName), 'Impersonate-Group': NODES_GROUP };
   const as = (o: RequestOptions | undefined): RequestOptions => ({ ...o, headers: { ...o?.headers, ...headers } });
   return {
     get: (path, o) => client.get(path, as(o)),

@@ -10,14 +10,14 @@
 // real agent makes on a 404 (a live GET before re-creating its Node) are made per node.
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import type { Node, Taint } from '../api/kinds/node.js';
+import type { Node } from '../api/kinds/node.js';
 import type { Pod } from '../api/kinds/pod.js';
 import { EventRecorder } from '../agent/events.js';
 import { NodeLoops } from '../agent/node-loops.js';
-import { READY, type NodeConfig, type Readiness } from '../agent/node-object.js';
+import { READY, simulatedCapacity, type NodeConfig, type Readiness } from '../agent/node-object.js';
+import type { AgentNodeConfig } from '../agent/agent.js';
 import { PodSync, SHUTDOWN_OVERRIDE } from '../agent/pod-sync.js';
 import { SimulatedRuntime } from '../agent/runtimes/simulated.js';
-import type { Stages } from '../agent/runtimes/sim-stages.js';
 import { AgentStateDir } from '../agent/state-dir.js';
 import { Informer, objectKeyOf } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
@@ -30,22 +30,12 @@ import { MemoryPodState } from './memory-pod-state.js';
 /** Every Node a fleet registers carries this label, its value the fleet's name prefix. */
 export const SIM_LABEL = 'skiff.dev/simulated-by';
 
-export interface SimNodeSettings {
-  cpu: string;
-  memory: string;
-  maxPods: number;
-  labels: Record<string, string>;
-  taints: Taint[];
-  reregister: boolean;
-  leaseDurationSeconds: number;
-  statusUpdateFrequencyMs: number;
-  statusReportFrequencyMs: number;
-  podStartDelayMs: number;
-  podStopDelayMs: number;
-  restartBackoffBaseMs: number;
-  restartBackoffMaxMs: number;
-  stages?: Stages;
-}
+/** What every node of a fleet is like: the agent's own node settings, as `skiff agent` takes them. */
+export type SimNodeSettings = Pick<
+  AgentNodeConfig,
+  'cpu' | 'memory' | 'maxPods' | 'labels' | 'taints' | 'reregister' | 'leaseDurationSeconds' | 'statusUpdateFrequencyMs' | 'statusReportFrequencyMs'
+  | 'simPodStartDelayMs' | 'simPodStopDelayMs' | 'simStages' | 'restartBackoffBaseMs' | 'restartBackoffMaxMs'
+>;
 
 export interface FleetOptions {
   client: ApiClient;
@@ -83,7 +73,7 @@ class SimNode {
       runtime: 'simulated',
       labels: { ...o.node.labels, [SIM_LABEL]: o.namePrefix },
       taints: o.node.taints,
-      capacity: { cpu: o.node.cpu, memory: o.node.memory, pods: String(o.node.maxPods), 'ephemeral-storage': '1Ti' },
+      capacity: simulatedCapacity(o.node),
       kubeletPort: 0,
     };
     this.loops = new NodeLoops({
@@ -98,7 +88,7 @@ class SimNode {
       statusUpdateFrequencyMs: o.node.statusUpdateFrequencyMs,
       statusReportFrequencyMs: o.node.statusReportFrequencyMs,
       readiness: () => this.readiness,
-      ...(o.node.stages ? { conditionStages: o.node.stages.nodes } : {}),
+      ...(o.node.simStages ? { conditionStages: o.node.simStages.nodes } : {}),
       onRetire: () => onRetire(this),
     });
     this.podSync = new PodSync({
@@ -107,7 +97,7 @@ class SimNode {
       log,
       nodeName: name,
       nodeIP: cfg.nodeIP,
-      runtime: new SimulatedRuntime({ clock: o.clock, startDelayMs: o.node.podStartDelayMs, stopDelayMs: o.node.podStopDelayMs, writeLogs: false, ...(o.node.stages ? { stages: o.node.stages.pods } : {}) }),
+      runtime: new SimulatedRuntime({ clock: o.clock, startDelayMs: o.node.simPodStartDelayMs, stopDelayMs: o.node.simPodStopDelayMs, writeLogs: false, ...(o.node.simStages ? { stages: o.node.simStages.pods } : {}) }),
       state: new MemoryPodState(state.root),
       events,
       backoffBaseMs: o.node.restartBackoffBaseMs,
