@@ -333,24 +333,25 @@ function nodeRow(run: ScenarioRun, node: string, scale: Scale, y: number, maxRun
   return out.join('');
 }
 
-function eventsRow(run: ScenarioRun, scale: Scale, y: number): string {
-  const events = entriesOf(run, 'event');
+/** A row of point marks on a grid line: its label with the count, then one mark per entry. */
+function markRow<E extends { t: number }>(name: string, entries: E[], scale: Scale, y: number, mark: (e: E, x: number, mid: number) => string): string {
   const mid = y + EVENTS_H / 2;
-  const out: string[] = ['<g class="events-row">', rowLabel(mid + 4, `events (${events.length})`, 'events-label', 11)];
+  const out: string[] = [`<g class="${name}-row">`, rowLabel(mid + 4, `${name} (${entries.length})`, `${name}-label`, 11)];
   out.push(`<line x1="${px(scale.left)}" y1="${px(mid)}" x2="${px(scale.right)}" y2="${px(mid)}" stroke="${COLOUR.grid}"/>`);
-  for (const e of events) {
-    const x = scale.x(e.t);
+  for (const e of entries) out.push(mark(e, scale.x(e.t), mid));
+  out.push('</g>');
+  return out.join('');
+}
+
+function eventsRow(run: ScenarioRun, scale: Scale, y: number): string {
+  return markRow('events', entriesOf(run, 'event'), scale, y, (e, x, mid) => {
     const warning = e.type === 'Warning';
     // Warnings differ in shape as well as colour, for readers who cannot tell the colours apart.
     const shape = warning
       ? `<path d="M${px(x)},${px(mid - 5)}L${px(x + 5)},${px(mid + 4)}L${px(x - 5)},${px(mid + 4)}Z" fill="${COLOUR.eventWarning}"/>`
       : `<circle cx="${px(x)}" cy="${px(mid)}" r="3.5" fill="${COLOUR.eventNormal}"/>`;
-    out.push(
-      `<g class="event-marker event-${warning ? 'Warning' : 'Normal'}" data-type="${esc(e.type)}" data-reason="${esc(e.reason)}" data-t="${e.t}"><title>${esc(`${e.reason}: ${e.message} (${e.object})`)}</title>${shape}</g>`,
-    );
-  }
-  out.push('</g>');
-  return out.join('');
+    return `<g class="event-marker event-${warning ? 'Warning' : 'Normal'}" data-type="${esc(e.type)}" data-reason="${esc(e.reason)}" data-t="${e.t}"><title>${esc(`${e.reason}: ${e.message} (${e.object})`)}</title>${shape}</g>`;
+  });
 }
 
 /** Pods waiting with no node to run on: a band while there are any, with the count. */
@@ -374,19 +375,10 @@ function unscheduledRow(run: ScenarioRun, scale: Scale, y: number): string {
 
 /** Who holds each leader-election Lease: a mark at every change of holder. */
 function leadersRow(run: ScenarioRun, scale: Scale, y: number): string {
-  const changes = entriesOf(run, 'leader');
-  const mid = y + EVENTS_H / 2;
-  const out: string[] = ['<g class="leaders-row">', rowLabel(mid + 4, `leaders (${changes.length})`, 'leaders-label', 11)];
-  out.push(`<line x1="${px(scale.left)}" y1="${px(mid)}" x2="${px(scale.right)}" y2="${px(mid)}" stroke="${COLOUR.grid}"/>`);
-  for (const e of changes) {
-    const x = scale.x(e.t);
-    out.push(
-      `<g class="leader-marker" data-lease="${esc(e.lease)}" data-holder="${esc(e.holder)}" data-t="${e.t}"><title>${esc(`${e.lease}: ${e.holder || 'released'} at ${at(e.t)}`)}</title>` +
-        `<rect x="${px(x - 3)}" y="${px(mid - 3)}" width="6" height="6" fill="${COLOUR.leader}" transform="rotate(45 ${px(x)} ${px(mid)})"/></g>`,
-    );
-  }
-  out.push('</g>');
-  return out.join('');
+  return markRow('leaders', entriesOf(run, 'leader'), scale, y, (e, x, mid) =>
+    `<g class="leader-marker" data-lease="${esc(e.lease)}" data-holder="${esc(e.holder)}" data-t="${e.t}"><title>${esc(`${e.lease}: ${e.holder || 'released'} at ${at(e.t)}`)}</title>` +
+      `<rect x="${px(x - 3)}" y="${px(mid - 3)}" width="6" height="6" fill="${COLOUR.leader}" transform="rotate(45 ${px(x)} ${px(mid)})"/></g>`,
+  );
 }
 
 function logStripRow(strip: LogStrip, scale: Scale, y: number, bucketMs: number, scaleMax: number): string {
@@ -561,7 +553,7 @@ function legend(): string {
   items.push(glyph(COLOUR.eventNormal, '●', 'Normal event'));
   items.push(glyph(COLOUR.eventWarning, '▲', 'Warning event'));
   items.push(glyph(COLOUR.leader, '◆', 'leader change (controllers, scheduler)'));
-  items.push('<li><span class="swatch" style="background:#2e7d32;background-image:repeating-linear-gradient(90deg,#fff 0 1px,transparent 1px 5px)"></span>Lease renewals (white ticks)</li>');
+  items.push(`<li><span class="swatch" style="background:${STATE_STYLE.Ready.fill};background-image:repeating-linear-gradient(90deg,#fff 0 1px,transparent 1px 5px)"></span>Lease renewals (white ticks)</li>`);
   items.push(`<li><span class="swatch" style="background:${COLOUR.log}"></span>log lines</li>`);
   items.push(`<li><span class="swatch" style="background:${COLOUR.logProblem}"></span>warning/error log lines</li>`);
   return `<ul class="legend" aria-label="Legend">${items.join('')}</ul>`;

@@ -96,6 +96,7 @@ export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<Sc
   }
   const entries = recorder?.stop().filter((e) => e.t >= 0) ?? [];
   const durationMs = recorder ? recorder.now() : 0;
+  const nodes = allNodes(workers, entries);
   const run: ScenarioRun = {
     scenario: spec.name,
     description: spec.description,
@@ -103,8 +104,8 @@ export async function runScenario(spec: ScenarioSpec, o: RunOptions): Promise<Sc
     speed: o.speed,
     startedAt: rfc3339(recorder?.startMs ?? began),
     durationMs,
-    nodes: allNodes(workers, entries),
-    processes: [...(cluster?.servers.map((s) => s.name) ?? []), ...allNodes(workers, entries)],
+    nodes,
+    processes: [...(cluster?.servers.map((s) => s.name) ?? []), ...nodes],
     entries,
     verdicts: [],
     passed: false,

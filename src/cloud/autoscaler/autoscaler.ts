@@ -205,6 +205,7 @@ class AutoscalerLoop {
         if (node) {
           this.registered.add(inst.id);
           this.unregisteredSince.delete(inst.id);
+          this.keptAtMin.delete(inst.id);
           // Registered but still starting: it takes pods soon, as one still booting does.
           if (this.notStarted(node, now)) upcoming++;
           continue;
@@ -229,6 +230,9 @@ class AutoscalerLoop {
       const st = this.groupState.get(spec.name) ?? {};
       snapshots.push({ id: spec.name, min: spec.min, max: spec.max, target: instances.filter((i) => i.status !== 'Deleting').length, template: await group.templateNode(), backedOff: (st.backoffUntil ?? 0) > now });
     }
+    // What is remembered of instances the cloud no longer lists goes with them.
+    for (const id of this.unregisteredSince.keys()) if (!known.has(id)) this.unregisteredSince.delete(id);
+    for (const id of this.keptAtMin) if (!known.has(id)) this.keptAtMin.delete(id);
     if (this.opts.expander === 'priority') {
       const priorities = await this.priorities(signal);
       for (const g of snapshots) g.priority = priorities(g.id);
