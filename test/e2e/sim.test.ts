@@ -13,12 +13,14 @@ import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
 import type { KubeList, KubeObject } from '../../src/api/types.js';
-import type { ApiClient } from '../../src/client/rest.js';
+import { ApiClient } from '../../src/client/rest.js';
 import { isNodeReady } from '../../src/api/kinds/node.js';
 import { actingAs } from '../../src/sim/acting-as.js';
 import { isStatusError } from '../../src/api/errors.js';
+import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 
 const NODES = 300;
+const FLEET_TOKEN = 'fleet-token-0123456789abcdef';
 
 describe('skiff sim: a fleet of simulated nodes in one process', () => {
   const s = new TestServer('sim');
@@ -48,7 +50,9 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
       'pods:\n  - name: jobs-complete\n    selector: {ownerKind: Job}\n    exit: {after: 1s, jitter: 1s, code: 0}\n' +
         'nodes:\n  - name: pressure\n    selector: {names: "fleet-00[1-3]"}\n    conditions:\n      - {type: MemoryPressure, status: "True", after: 0s, reason: SimulatedPressure}\n',
     );
-    await s.start(['--node-monitor-period', '1s', '--node-monitor-grace-period', '8s']);
+    // A static-token user allowed to impersonate (system:masters), for a fleet run with --token.
+    writeFileSync(join(dir, 'tokens.csv'), `${FLEET_TOKEN},fleet-operator,u-1,"system:masters"\n`);
+    await s.start(['--node-monitor-period', '1s', '--node-monitor-grace-period', '8s', '--token-auth-file', join(dir, 'tokens.csv')]);
     api = s.client();
     sim = startSim();
   });
@@ -112,6 +116,35 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
     assert.equal(web.filter((p) => p.status?.phase === 'Running').length, 600);
   });
 
+  it('runs with a bearer token instead of a kubeconfig, and writes its nodes\' call latencies to --stats-file', async () => {
+    const server = parseKubeconfig(readFileSync(s.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8')).server;
+    const stats = join(dir, 'stats.json');
+    const tok = startProcess({
+      name: 'sim-token',
+      command: process.execPath,
+      args: [SKIFF_BIN, 'sim', '--server', server, '--ca-file', join(s.dataDir, 'tls', 'ca.crt'), '--nodes', '5', '--name-prefix', 'tok', '--data-dir', join(dir, 'sim-token'), '--node-lease-duration-seconds', '4', '--stats-file', stats, '--log-format', 'json'],
+      env: { ...process.env, SKIFF_TOKEN: FLEET_TOKEN },
+      output: join(dir, 'sim-token.log'),
+    });
+    try {
+      await eventually(async () => (await api.get<KubeList<Node>>('/api/v1/nodes', { query: { labelSelector: 'skiff.dev/simulated-by=tok' } })).items.filter(isNodeReady).length === 5, 30_000, '5 token-fleet nodes Ready', 500);
+      const figures = await eventually(() => {
+        try {
+          const f = JSON.parse(readFileSync(stats, 'utf8')) as { calls: Record<string, { count: number; p99Ms: number }> };
+          return (f.calls['PUT lease']?.count ?? 0) > 0 ? f : undefined;
+        } catch {
+          return undefined;
+        }
+      }, 30_000, 'Lease renewals in the stats file', 500);
+      assert.ok(figures.calls['POST node']!.count >= 5, 'each node registered itself');
+      assert.ok(figures.calls['PUT lease']!.p99Ms > 0);
+    } finally {
+      tok.signal('SIGTERM');
+      assert.equal((await tok.exited).code, 0);
+    }
+    assert.equal((await api.get<KubeList<Node>>('/api/v1/nodes', { query: { labelSelector: 'skiff.dev/simulated-by=tok' } })).items.length, 0, 'it left on SIGTERM');
+  });
+
   it('goes Unknown when the process is SIGKILLed, and every node is Ready again when it restarts', async () => {
     sim!.signal('SIGKILL');
     await sim!.exited;
@@ -146,6 +179,13 @@ describe('skiff up --runtime simulated with many nodes', () => {
     const text = readFileSync(out, 'utf8');
     assert.match(text, /starting 40 simulated nodes in one process/);
     assert.match(text, /cluster ready: 1 control-plane node and 40 nodes Ready/);
+    const client = ApiClient.fromKubeconfig(join(dataDir, 'kubeconfig'), { timeoutMs: 5000 });
+    try {
+      const names = (await client.get<KubeList<Node>>('/api/v1/nodes', { query: { labelSelector: 'skiff.dev/simulated-by=node' } })).items.map((n) => n.metadata.name!).sort();
+      assert.deepEqual([names.length, names[0], names[39]], [40, 'node-01', 'node-40']);
+    } finally {
+      client.close();
+    }
     assert.equal(processesMentioning(join(dataDir, 'agents')).length, 0, 'no agent process per node');
     up.signal('SIGTERM');
     assert.equal((await up.exited).code, 0);
