@@ -9,7 +9,7 @@
 //    eviction API (PodDisruptionBudgets hold it back) and their instances deleted;
 //  - kube-system/cluster-autoscaler-status says where it stands.
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { isNodeReady, UNINITIALIZED_TAINT, type Node } from '../../api/kinds/node.js';
+import { isNodeReady, type Node } from '../../api/kinds/node.js';
 import { isDaemonSetPod, isTerminal, type Pod } from '../../api/kinds/pod.js';
 import type { KubeObject } from '../../api/types.js';
 import { isStatusError } from '../../api/errors.js';
@@ -22,6 +22,7 @@ import type { Logger } from '../../util/log.js';
 import { rfc3339 } from '../../util/time.js';
 import type { CloudProvider, NodeGroup } from '../provider.js';
 import { autoscalerMetrics, type AutoscalerMetrics } from './metrics.js';
+import { nodeReadiness, type NodeReadiness } from './readiness.js';
 import { filterOutSchedulable, nodeInfoWith, planScaleUp, scaleDownBlocker, scaleDownCandidates, type Expander, type GroupSnapshot, type NodeSnapshot } from './plan.js';
 
 export interface AutoscalerGroup {
@@ -189,6 +190,7 @@ class AutoscalerLoop {
     const now = this.ctx.clock.now();
     const managed = this.managed();
     const byProvider = new Map(nodes.filter((n) => n.spec?.providerID).map((n) => [n.spec!.providerID!, n]));
+    const readiness = new Map(nodes.map((n) => [n, nodeReadiness(n, now, this.opts.maxNodeProvisionMs)]));
     const snapshots: GroupSnapshot[] = [];
     const unregistered: Record<string, number> = {};
     let longUnregistered = 0;
@@ -207,7 +209,7 @@ class AutoscalerLoop {
           this.unregisteredSince.delete(inst.id);
           this.keptAtMin.delete(inst.id);
           // Registered but still starting: it takes pods soon, as one still booting does.
-          if (this.notStarted(node, now)) upcoming++;
+          if (readiness.get(node) === 'notStarted') upcoming++;
           continue;
         }
         const since = this.unregisteredSince.get(inst.id) ?? now;
@@ -255,27 +257,23 @@ class AutoscalerLoop {
       podsByNode.set(p.spec.nodeName, list);
     }
     // As upstream: with too much of the cluster unready (a network or control-plane problem, most
-    // likely) neither adding nor removing machines helps, and removing could make it worse.
-    const unready = nodes.filter((n) => !isNodeReady(n)).length;
-    if (!clusterHealthy(nodes.length, unready, this.opts)) {
+    // likely) neither adding nor removing machines helps, and removing could make it worse. Nodes
+    // still starting are not unready; machines long without a Node are.
+    const counts = { ready: 0, notStarted: 0, unready: 0 };
+    for (const r of readiness.values()) counts[r]++;
+    const unready = counts.unready + longUnregistered;
+    if (!clusterHealthy(nodes.length + longUnregistered, unready, this.opts)) {
       if (this.healthy) this.log.warn({ unready, total: nodes.length }, 'too many nodes unready: not scaling until they recover');
       this.healthy = false;
       this.metrics?.safeToAutoscale.set(0);
-      await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, unmatched, 'NoActivity', 'NoCandidates', now, signal);
+      await this.writeStatus(nodes, counts, snapshots, unregistered, longUnregistered, unmatched, 'NoActivity', 'NoCandidates', now, signal);
       return;
     }
     if (!this.healthy) this.log.info({ unready, total: nodes.length }, 'nodes recovered: scaling again');
     this.healthy = true;
     const scaleUp = await this.timed('scaleUp', () => this.scaleUp(pods, nodes, podsByNode, snapshots, unregistered, managed));
     const scaleDown = scaleUp ? 'NoCandidates' : await this.timed('scaleDown', () => this.scaleDown(nodes, podsByNode, pdbs, snapshots, managed, now, signal));
-    await this.writeStatus(nodes, snapshots, unregistered, longUnregistered, unmatched, scaleUp ? 'InProgress' : 'NoActivity', scaleDown, now, signal);
-  }
-
-  /** A Node that registered but is not taking pods yet (not Ready, or not initialised by the cloud), within the provision time. */
-  private notStarted(node: Node, now: number): boolean {
-    const starting = !isNodeReady(node) || (node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT);
-    const created = Date.parse(node.metadata.creationTimestamp ?? '');
-    return starting && (!Number.isFinite(created) || now - created < this.opts.maxNodeProvisionMs);
+    await this.writeStatus(nodes, counts, snapshots, unregistered, longUnregistered, unmatched, scaleUp ? 'InProgress' : 'NoActivity', scaleDown, now, signal);
   }
 
   /**
@@ -435,20 +433,21 @@ class AutoscalerLoop {
     if (cm) this.recorder.event({ ...cm, apiVersion: 'v1', kind: 'ConfigMap' }, type, reason, message);
   }
 
-  private async writeStatus(nodes: Node[], groups: GroupSnapshot[], unregistered: Record<string, number>, longUnregistered: number, unmatched: Unmatched[], scaleUp: string, scaleDown: string, now: number, signal: AbortSignal): Promise<void> {
-    const ready = nodes.filter(isNodeReady).length;
+  private async writeStatus(nodes: Node[], counts: Record<NodeReadiness, number>, groups: GroupSnapshot[], unregistered: Record<string, number>, longUnregistered: number, unmatched: Unmatched[], scaleUp: string, scaleDown: string, now: number, signal: AbortSignal): Promise<void> {
+    const upcoming = Object.values(unregistered).reduce((a, b) => a + b, 0);
     if (this.metrics) {
       this.metrics.safeToAutoscale.set(this.healthy ? 1 : 0);
-      this.metrics.nodesCount.set({ state: 'ready' }, ready);
-      this.metrics.nodesCount.set({ state: 'unready' }, nodes.length - ready);
-      this.metrics.nodesCount.set({ state: 'notStarted' }, Object.values(unregistered).reduce((a, b) => a + b, 0));
+      this.metrics.nodesCount.set({ state: 'ready' }, counts.ready);
+      this.metrics.nodesCount.set({ state: 'unready' }, counts.unready);
+      this.metrics.nodesCount.set({ state: 'notStarted' }, counts.notStarted);
+      this.metrics.nodesCount.set({ state: 'unregistered' }, upcoming - counts.notStarted);
       this.metrics.nodesCount.set({ state: 'longUnregistered' }, longUnregistered);
     }
     const status = {
       time: rfc3339(now),
       autoscalerStatus: 'Running',
       clusterWide: {
-        health: { status: this.healthy ? 'Healthy' : 'Unhealthy', nodeCounts: { registered: { total: nodes.length, ready, notStarted: 0, unready: nodes.length - ready, beingDeleted: this.deleting.size }, longUnregistered, unregistered: Object.values(unregistered).reduce((a, b) => a + b, 0) } },
+        health: { status: this.healthy ? 'Healthy' : 'Unhealthy', nodeCounts: { registered: { total: nodes.length, ready: counts.ready, notStarted: counts.notStarted, unready: counts.unready, beingDeleted: this.deleting.size }, longUnregistered, unregistered: upcoming - counts.notStarted } },
         scaleUp: { status: scaleUp },
         scaleDown: { status: scaleDown, candidates: this.unneededSince.size },
         // Every instance without its Node and Node without its instance, and since when: at rest, none.

@@ -22,7 +22,7 @@ export function autoscalerMetrics(registry: Registry): AutoscalerMetrics {
   const registers = [registry];
   m = {
     safeToAutoscale: new Gauge({ name: 'cluster_autoscaler_cluster_safe_to_autoscale', help: 'Whether the autoscaler acts on the cluster (1) or holds back (0).', registers }),
-    nodesCount: new Gauge({ name: 'cluster_autoscaler_nodes_count', help: 'Nodes by state: ready and unready (every Node), notStarted (instances without a Node yet), longUnregistered (past the provision time).', labelNames: ['state'], registers }),
+    nodesCount: new Gauge({ name: 'cluster_autoscaler_nodes_count', help: 'Nodes by state, as upstream counts them: ready, unready, notStarted (registered, never Ready yet), unregistered (instances without a Node yet), longUnregistered (past the provision time).', labelNames: ['state'], registers }),
     unschedulablePods: new Gauge({ name: 'cluster_autoscaler_unschedulable_pods_count', help: 'Pods the scheduler could not place, as of the last loop.', registers }),
     scaledUpNodes: new Counter({ name: 'cluster_autoscaler_scaled_up_nodes_total', help: 'Nodes added by scale-ups.', registers }),
     scaledDownNodes: new Counter({ name: 'cluster_autoscaler_scaled_down_nodes_total', help: 'Nodes removed by scale-downs.', registers }),
