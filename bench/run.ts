@@ -22,6 +22,7 @@ import { nodeDeathSuite } from './suites/node-death.js';
 import { crdSuite } from './suites/crd.js';
 import { autoscalerSuite } from './suites/autoscaler.js';
 import { scenariosSuite } from './suites/scenarios.js';
+import { podWritesSuite } from './suites/pod-writes.js';
 import { scaleSuite } from './suites/scale.js';
 
 /**
@@ -43,7 +44,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite);
+  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite);
   return { suites, unavailable };
 }
 

@@ -15,11 +15,14 @@ import type { Pod } from '../../src/api/kinds/pod.js';
 import { Informer } from '../../src/client/informer.js';
 import { silentLogger } from '../../src/util/log.js';
 import type { CallFigures } from '../../src/sim/call-stats.js';
+import { profileTable, profilesIn, summarizeNewProfiles } from '../lib/cpuprofile.js';
 import { startSkiffServer } from '../lib/servers.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { CpuMeter, fmtInt, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type Table } from '../lib/util.js';
 
 const PODS_PER_NODE = 10;
+// The profiler's clock (monotonic, microseconds).
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const DEPLOYMENTS = 10;
 
 async function until(what: string, timeoutMs: number, fn: () => Promise<boolean>, everyMs = 1000): Promise<number> {
@@ -38,7 +41,9 @@ export const scaleSuite: Suite = {
     const nodes = Number(process.env.SKIFF_BENCH_SCALE_NODES ?? (ctx.quick ? 1000 : 5000));
     const holdMs = Number(process.env.SKIFF_BENCH_SCALE_HOLD_S ?? (ctx.quick ? 120 : 600)) * 1000;
     const pods = nodes * PODS_PER_NODE;
-    const server = await startSkiffServer();
+    // With --cpu-prof the server of this very run is profiled (its figures then include the profiler's cost).
+    const server = await startSkiffServer(ctx.cpuProfDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', ctx.cpuProfDir] } : {});
+    const profilesBefore = ctx.cpuProfDir ? profilesIn(ctx.cpuProfDir) : undefined;
     const dir = makeTempDir('skiff-bench-scale-');
     const statsFile = join(dir, 'stats.json');
     const admin = server.client(60_000);
@@ -49,6 +54,8 @@ export const scaleSuite: Suite = {
       join(dir, 'sim.log'),
     );
     const falseNotReady: string[] = [];
+    const growWindowUs = { startUs: 0, endUs: 0 };
+    let tables: Table[] = [];
     const abort = new AbortController();
     try {
       progress(`scale: ${nodes} nodes registering`);
@@ -79,6 +86,7 @@ export const scaleSuite: Suite = {
 
       const serverCpu = new CpuMeter(server.pid);
       const t0 = performance.now();
+      growWindowUs.startUs = nowUs();
       for (let i = 0; i < DEPLOYMENTS; i++) {
         await admin.create('/apis/apps/v1/namespaces/default/deployments', {
           apiVersion: 'apps/v1',
@@ -100,6 +108,7 @@ export const scaleSuite: Suite = {
         return runningPods.size >= pods;
       }, 200);
       const podsPerS = pods / ((performance.now() - t0) / 1000);
+      growWindowUs.endUs = nowUs();
       const growCpu = serverCpu.read();
       progress(`scale: ${pods} pods Running in ${(runMs / 1000).toFixed(1)} s (${podsPerS.toFixed(0)}/s); holding ${holdMs / 1000} s`);
 
@@ -150,8 +159,9 @@ export const scaleSuite: Suite = {
           ...(falseNotReady.length > 0 ? [`first false NotReady: ${falseNotReady.slice(0, 3).join('; ')}`] : []),
         ],
       };
+      tables = [table];
       return {
-        tables: [table],
+        tables,
         data: { nodes, pods, holdMs, readyMs: round(readyMs), runMs: round(runMs), podsPerS: round(podsPerS), calls: stats.calls, falseNotReady: falseNotReady.length, serverCpuGrowPct: growCpu.pidPct, serverCpuHoldPct: hold.pidPct, serverRssBytes: maxRss, serverPeakRssBytes: rssPeak, probeMs: round(probeMs) },
       };
     } finally {
@@ -161,6 +171,11 @@ export const scaleSuite: Suite = {
       await sim.stop(5_000);
       await server.stop();
       removeTempDir(dir);
+      if (ctx.cpuProfDir && profilesBefore) {
+        for (const p of summarizeNewProfiles(ctx.cpuProfDir, profilesBefore, growWindowUs.endUs > 0 ? growWindowUs : undefined, 25)) {
+          tables.push(profileTable(p, 'scale: server while pods are created → Running'));
+        }
+      }
     }
   },
 };

@@ -54,6 +54,19 @@ function graceMsOf(pod: Pod | undefined): number {
   return Math.max(0, Number(s) || 0) * 1000;
 }
 
+/** How long a status just written is taken as in place while the watch has not shown it yet (the kubelet's status sync period). */
+const STATUS_ECHO_WAIT_MS = 10_000;
+
+interface LastWrite {
+  /** The fingerprint of what was sent, and of what the API answered it stored. */
+  sent: string;
+  stored: string;
+  resourceVersion: string | undefined;
+  at: number;
+  /** The watch has brought the pod as written. */
+  seen: boolean;
+}
+
 export class PodSync {
   private readonly workers = new Map<string, PodWorker>();
   private readonly queue: WorkQueue<string>;
@@ -62,8 +75,8 @@ export class PodSync {
   private desiredKeys: () => string[] = () => [];
   private synced = false;
   private admitting = true;
-  /** Last status written per pod uid: [what we sent, what the API stored], to never loop on normalisation. */
-  private readonly lastWritten = new Map<string, [string, string]>();
+  /** Last status written per pod uid, to write each status once (see writeStatus). */
+  private readonly lastWritten = new Map<string, LastWrite>();
 
   constructor(private readonly o: PodSyncOptions) {
     this.queue = new WorkQueue<string>(o.clock, 200, 10_000);
@@ -271,12 +284,20 @@ export class PodSync {
     });
     const want = statusFingerprint(status);
     const have = statusFingerprint(pod.status);
-    if (want === have) return;
     const last = this.lastWritten.get(w.uid);
-    if (last && last[0] === want && last[1] === have) return; // the API normalised what we sent
+    if (last && pod.metadata.resourceVersion === last.resourceVersion) last.seen = true;
+    if (want === have) return;
+    if (last && last.sent === want) {
+      // The API normalised what we sent: writing it again would change nothing.
+      if (last.stored === have) return;
+      // The pod in hand is older than our write (the watch has not brought its echo yet): the
+      // status is already there. Once the echo was seen (or a while passed), a status that still
+      // differs was changed by someone else and is written again.
+      if (!last.seen && now - last.at < STATUS_ECHO_WAIT_MS) return;
+    }
     try {
       const updated = await this.o.api.patch<Pod>(`${podPath(w.namespace, w.name)}/status`, statusPatch(status, pod.status), 'merge');
-      this.lastWritten.set(w.uid, [want, statusFingerprint(updated.status)]);
+      this.lastWritten.set(w.uid, { sent: want, stored: statusFingerprint(updated.status), resourceVersion: updated.metadata.resourceVersion, at: now, seen: false });
     } catch (e) {
       if (isNotFound(e)) return;
       throw e;

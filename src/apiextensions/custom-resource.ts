@@ -1,7 +1,6 @@
 // The resource types a CustomResourceDefinition adds: one per served version, each a ResourceType
 // like the built-in kinds', with its behaviour read off the CRD (schema, names, subresources,
 // printer columns) instead of messages. Versions differ only in apiVersion (conversion None).
-import { isDeepStrictEqual } from 'node:util';
 import type { ResourceType, TableColumn } from '../api/resource.js';
 import type { KubeObject, StatusCause } from '../api/types.js';
 import { unknownFields } from '../api/field-validation.js';
@@ -15,6 +14,7 @@ import { applyDefaults } from './defaulting.js';
 import { additionalPropertiesSchema, itemsSchema, propertyEntries, type JSONSchemaProps } from './json-schema.js';
 import { validateAgainstSchema } from './object-validation.js';
 import { prune } from './pruning.js';
+import { jsonEqual } from '../api/kinds/json.js';
 
 /** The names a CRD serves under: the accepted ones once the server accepted them. */
 function servedNames(crd: CustomResourceDefinition): CustomResourceDefinition['spec']['names'] {
@@ -113,7 +113,7 @@ function ratchet(causes: StatusCause[], o: KubeObject, old: KubeObject): StatusC
     const path = c.field ?? '';
     const node = c.reason === 'FieldValueRequired' ? path.replace(/(\.[^.[\]]+|\[\d+\])$/, '') : path;
     if (!node || node === '<nil>') return true;
-    return !isDeepStrictEqual(valueAt(o, node), valueAt(old, node));
+    return !jsonEqual(valueAt(o, node), valueAt(old, node));
   });
 }
 

@@ -94,6 +94,4 @@ export function hasDefault(s: JSONSchemaProps | undefined): boolean {
   return s !== undefined && s.default !== undefined && s.default !== null;
 }
 
-export function deepCopyJSON<T>(v: T): T {
-  return v === undefined ? v : (structuredClone(v) as T);
-}
+export { deepClone as deepCopyJSON } from '../api/kinds/json.js';

@@ -4,8 +4,7 @@
 // collector watches every kind. Writes still go over HTTP, through authorization and admission.
 // Controllers get their own copies of every object, as they would from the wire: the caches'
 // objects are shared and must never be changed in place. Readers that promise only to read
-// (ReadOptions.readOnly) get the cache's own objects; with SKIFF_FREEZE_SHARED=1 (the test suite
-// sets it) those are frozen first, so a broken promise fails loudly instead of corrupting the cache.
+// (ReadOptions.readOnly) get the cache's own objects (see shared-object.ts).
 import { objectJson } from './stored-json.js';
 import type { KubeList, KubeObject, WatchEvent } from '../api/types.js';
 import { notFoundPath } from '../api/errors.js';
@@ -16,6 +15,7 @@ import { shapeList } from './http/negotiate.js';
 import type { ObjectStore } from './object-store.js';
 import type { ResourceHandler } from './resource-handler.js';
 import { startWatch } from './watch-session.js';
+import { shared } from './shared-object.js';
 
 export interface LocalReadsDeps {
   handler: ResourceHandler;
@@ -31,21 +31,6 @@ interface Collection {
 
 function copyOf<T>(v: unknown): T {
   return JSON.parse(JSON.stringify(v)) as T;
-}
-
-const FREEZE_SHARED = process.env.SKIFF_FREEZE_SHARED === '1';
-
-function deepFreeze<T>(v: T): T {
-  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const child of Object.values(v)) deepFreeze(child);
-  }
-  return v;
-}
-
-/** A cache object handed out without a copy. */
-function shared<T>(v: T): T {
-  return FREEZE_SHARED ? deepFreeze(v) : v;
 }
 
 export class LocalReads implements ListWatchSource {

@@ -40,6 +40,8 @@ export function podReferences(pod: KubeObject, kind: 'secrets' | 'configmaps'): 
 
 export class NodeAuthorizer implements Authorizer {
   constructor(
+    /** A pod as this server's watch cache holds it (may be behind the store). */
+    private readonly cachedPod: (namespace: string, name: string) => KubeObject | undefined,
     /** Reads a pod from storage to check which node it is bound to. */
     private readonly lookupPod: (namespace: string, name: string) => Promise<KubeObject | undefined>,
     /** The pods bound to a node, as this server's cache holds them. */
@@ -85,13 +87,20 @@ export class NodeAuthorizer implements Authorizer {
     if (group === '' && resource === 'pods' && name && namespace) {
       const allowed = (subresource === 'status' && ['get', 'update', 'patch'].includes(verb)) || (subresource === 'eviction' && verb === 'create') || (!subresource && verb === 'delete');
       if (!allowed) return `nodes may not ${verb} pods${subresource ? `/${subresource}` : ''}`;
+      // A binding never changes, so a cached pod bound to this node settles it; anything else is
+      // asked of the store (the cache may not have seen the pod or its binding yet).
+      if (boundTo(this.cachedPod(namespace, name)) === node) return undefined;
       const pod = await this.lookupPod(namespace, name);
       // A missing pod answers 404 from the handler; only a pod bound elsewhere is forbidden.
-      if (!pod || ((pod.spec ?? {}) as { nodeName?: string }).nodeName === node) return undefined;
+      if (!pod || boundTo(pod) === node) return undefined;
       return `node "${node}" can only change pods bound to it`;
     }
     return NO_RULE;
   }
+}
+
+function boundTo(pod: KubeObject | undefined): string | undefined {
+  return ((pod?.spec ?? {}) as { nodeName?: string }).nodeName;
 }
 
 /** NodeRestriction on create: a node may only create its own Node and its own Lease. */

@@ -2,7 +2,6 @@
 // generation, status/main-resource separation, compare-and-swap with retries, graceful deletion
 // and finalizers. The HTTP layer decodes requests into these calls; controllers never see it.
 import { randomUUID } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import { hasStatusSubresource, storageSegment, type ResourceType } from '../api/resource.js';
 import type { KubeList, KubeObject, ObjectMeta, Status } from '../api/types.js';
 import { apiVersionOf } from '../api/types.js';
@@ -28,6 +27,8 @@ import { WatchCache, type WatchFilter } from './watch-cache.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import { updateManagedFields } from './patch/index.js';
 import { nodeRestriction } from './node-authorizer.js';
+import { shared } from './shared-object.js';
+import { deepClone, jsonEqual } from '../api/kinds/json.js';
 
 export interface ListOptions {
   filter: WatchFilter;
@@ -121,6 +122,14 @@ function withoutVolatile(obj: KubeObject): KubeObject {
   return { ...obj, metadata: meta };
 }
 
+/** Where an update starts: the current object and the revision its compare-and-swap expects. */
+interface UpdateState {
+  current: KubeObject;
+  modRevision: number;
+  /** From the watch cache (maybe behind the store), not read from the store. */
+  cached: boolean;
+}
+
 interface ContinueToken {
   rv: number;
   start: string;
@@ -194,6 +203,16 @@ export class ObjectStore {
     if (obj.apiVersion !== this.apiVersion) obj.apiVersion = this.apiVersion;
     if (obj.kind !== this.rt.kind) obj.kind = this.rt.kind;
     return obj;
+  }
+
+  /** The object as this server's watch cache holds it (shared: never change it; may be behind the store). */
+  cached(namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.cache.get(objectKey(this.rt, namespace, name));
+  }
+
+  /** The cached object, or the stored one when the cache has none (yet): for lookups that tolerate a moment's lag. */
+  async cachedOrStored(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    return this.cached(namespace, name) ?? (await this.tryGet(namespace, name));
   }
 
   async get(namespace: string | undefined, name: string): Promise<KubeObject> {
@@ -379,29 +398,49 @@ export class ObjectStore {
     opts: { subresource?: string; preconditionRv?: (next: KubeObject) => string | undefined } = {},
   ): Promise<KubeObject> {
     const key = objectKey(this.rt, namespace, name);
-    let kv = await this.store.get(key);
+    // The first attempt starts from the watch cache's object, as upstream's GuaranteedUpdate starts
+    // from the cacher's: no store read and no parse on the common path. The cache may be behind;
+    // the compare-and-swap then fails and the retry reads the store. Whatever a cached state
+    // decides against the writer (a precondition, a refusal, a no-op) is decided again on the
+    // stored state before it is answered.
+    let state = this.cachedState(key) ?? this.storedState(await this.store.get(key));
     for (let attempt = 0; ; attempt++) {
-      if (!kv) throw this.notFound(name);
-      const current = this.read(kv);
-      const next = await mutate(structuredClone(current));
-      const wantRv = opts.preconditionRv ? opts.preconditionRv(next) : next.metadata?.resourceVersion;
-      if (wantRv && wantRv !== current.metadata.resourceVersion) throw conflict(this.rt.resource, this.rt.group, name);
-      const prepared = this.prepareUpdate(current, next, ctx, opts.subresource);
-      if (isDeepStrictEqual(withoutVolatile(prepared), withoutVolatile(current))) return current;
+      if (!state) throw this.notFound(name);
+      const { current, modRevision, cached } = state;
+      let prepared: KubeObject;
+      let wantRv: string | undefined;
+      try {
+        const next = await mutate(deepClone(current));
+        wantRv = opts.preconditionRv ? opts.preconditionRv(next) : next.metadata?.resourceVersion;
+        if (wantRv && wantRv !== current.metadata.resourceVersion) throw conflict(this.rt.resource, this.rt.group, name);
+        prepared = this.prepareUpdate(current, next, ctx, opts.subresource);
+        if (jsonEqual(withoutVolatile(prepared), withoutVolatile(current))) {
+          if (!cached) return current;
+          state = this.storedState(await this.store.get(key));
+          continue;
+        }
+      } catch (e) {
+        if (!cached) throw e;
+        state = this.storedState(await this.store.get(key));
+        continue;
+      }
       if (ctx.dryRun) return prepared;
       try {
         if (shouldDeleteDuringUpdate(prepared, this.rt)) {
-          const deleted = await this.store.delete(key, kv.modRevision);
+          const deleted = await this.store.delete(key, modRevision);
           prepared.metadata.resourceVersion = String(deleted.modRevision);
           return prepared;
         }
-        const expected = kv.modRevision;
-        const written = await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, expected));
+        const written = await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, modRevision));
         setResourceVersion(prepared, written.modRevision);
         return prepared;
       } catch (e) {
-        if (isStoreError(e, 'conflict') && !wantRv && attempt < MAX_RETRIES) {
-          kv = e.current;
+        if (isStoreError(e, 'conflict') && (cached || !wantRv) && attempt < MAX_RETRIES) {
+          state = this.storedState(e.current);
+          continue;
+        }
+        if (isStoreError(e, 'not-found') && cached) {
+          state = this.storedState(await this.store.get(key));
           continue;
         }
         if (isStoreError(e, 'conflict')) throw conflict(this.rt.resource, this.rt.group, name);
@@ -409,6 +448,23 @@ export class ObjectStore {
         throw e;
       }
     }
+  }
+
+  /**
+   * The watch cache's object as a starting point for an update: shared (never changed here), so
+   * only for kinds read as stored (no decoding on read) and in this store's own version.
+   */
+  private cachedState(key: string): UpdateState | undefined {
+    if (this.rt.onRead) return undefined;
+    const obj = this.cache.get(key);
+    if (!obj || obj.apiVersion !== this.apiVersion || obj.kind !== this.rt.kind) return undefined;
+    const modRevision = Number(obj.metadata.resourceVersion);
+    if (!Number.isSafeInteger(modRevision) || modRevision <= 0) return undefined;
+    return { current: shared(obj), modRevision, cached: true };
+  }
+
+  private storedState(kv: KeyValue | undefined): UpdateState | undefined {
+    return kv ? { current: this.read(kv), modRevision: kv.modRevision, cached: false } : undefined;
   }
 
   private prepareUpdate(old: KubeObject, input: KubeObject, ctx: WriteContext, subresource: string | undefined): KubeObject {
@@ -425,7 +481,7 @@ export class ObjectStore {
     let next: KubeObject;
     if (subresource === 'status') {
       // Status writers (kubelets, controllers) change status only; labels and the rest stay.
-      next = { ...structuredClone(old), status: input.status };
+      next = { ...deepClone({ ...old, status: undefined }), status: input.status };
       if (input.status === undefined) delete next.status;
       // Server-side apply to /status recorded its field owner on the object it built: keep that.
       if (ctx.managedFieldsSet) next.metadata.managedFields = input.metadata.managedFields;
@@ -435,8 +491,9 @@ export class ObjectStore {
     } else {
       next = input;
       if (hasStatusSubresource(this.rt)) {
+        // A copy: `old` may be the watch cache's, and defaulting writes into what it is given.
         if (old.status === undefined) delete next.status;
-        else next.status = old.status;
+        else next.status = deepClone(old.status);
       }
     }
     const meta = next.metadata;
@@ -461,7 +518,7 @@ export class ObjectStore {
     this.rt.defaults(next);
     if (this.rt.hasGeneration) {
       const gen = old.metadata.generation ?? 1;
-      meta.generation = isDeepStrictEqual(specOf(next), specOf(old)) ? gen : gen + 1;
+      meta.generation = jsonEqual(specOf(next), specOf(old)) ? gen : gen + 1;
     } else {
       delete meta.generation;
     }
@@ -556,7 +613,7 @@ export class ObjectStore {
       // Already terminating: a shorter grace period may bring the deadline forward.
       const currentGrace = meta.deletionGracePeriodSeconds ?? 0;
       if (grace < currentGrace) {
-        const next = structuredClone(current);
+        const next = deepClone(current);
         next.metadata.deletionGracePeriodSeconds = grace;
         next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);
         if (grace === 0 && !blocksDeletion(next, this.rt)) return { kind: 'now' };
@@ -566,7 +623,7 @@ export class ObjectStore {
     }
     const finalizerList = [...finalizers];
     if (grace === 0 && finalizers.size === 0 && !blocksDeletion(current, this.rt)) return { kind: 'now' };
-    const next = structuredClone(current);
+    const next = deepClone(current);
     next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);
     next.metadata.deletionGracePeriodSeconds = grace;
     if (finalizerList.length > 0) next.metadata.finalizers = finalizerList;

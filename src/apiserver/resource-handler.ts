@@ -11,7 +11,7 @@ import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/ne
 import { serveWatch } from './http/watch-stream.js';
 import type { WatchTerms } from './watch-session.js';
 import { buildFilter } from './filters.js';
-import { keyPrefix, nowRfc3339, objectKey, type ListOptions, type ObjectStore } from './object-store.js';
+import { keyPrefix, nowRfc3339, type ListOptions, type ObjectStore } from './object-store.js';
 import { deleteOptions, dryRunParam, fieldValidationParam, intParam } from './query.js';
 import { queryBool } from '../api/query-params.js';
 import { managerFromUserAgent, type UserInfo, type WriteContext } from './request-context.js';
@@ -116,7 +116,7 @@ export class ResourceHandler {
         return sendJson(res, 201, created, { warnings: ctx.warnings });
       }
       case 'update': {
-        const obj = await this.readObject(req, rt, ctx, store.cache.get(objectKey(rt, info.namespace, info.name!)));
+        const obj = await this.readObject(req, rt, ctx, store.cached(info.namespace, info.name!));
         const updated = await store.update(info.namespace, info.name!, () => obj, ctx);
         return sendJson(res, 200, updated, { warnings: ctx.warnings });
       }
@@ -346,7 +346,7 @@ export class ResourceHandler {
       case 'finalize': {
         if (info.verb === 'get') return sendJson(res, 200, await store.get(info.namespace, info.name));
         if (info.verb === 'update') {
-          const obj = await this.readObject(req, rt, ctx, store.cache.get(objectKey(rt, info.namespace, info.name)));
+          const obj = await this.readObject(req, rt, ctx, store.cached(info.namespace, info.name));
           if (sub === 'finalize') {
             const updated = await store.update(info.namespace, info.name, (cur) => ({ ...cur, spec: { ...((cur.spec as object) ?? {}), finalizers: ((obj.spec ?? {}) as { finalizers?: string[] }).finalizers ?? [] } }), ctx, {
               subresource: 'finalize',

@@ -121,6 +121,7 @@ export class ApiServer {
       opts.authorizer ??
       new MastersAuthorizer(
         new NodeAuthorizer(
+          (ns, name) => this.storeByResource('', 'pods').cached(ns, name),
           (ns, name) => this.storeByResource('', 'pods').tryGet(ns, name),
           (node) => this.storeByResource('', 'pods').cache.list({ matches: () => true, indexed: { field: 'spec.nodeName', value: node } }, '/registry/pods/').items,
           this.rbac,
@@ -213,9 +214,7 @@ export class ApiServer {
     const resources = { ServiceAccount: 'serviceaccounts', Pod: 'pods', Secret: 'secrets', Node: 'nodes' } as const;
     return {
       get: async (kind, namespace, name) => {
-        const store = this.storeByResource('', resources[kind]);
-        const key = namespace ? `/registry/${resources[kind]}/${namespace}/${name}` : `/registry/${resources[kind]}/${name}`;
-        return store.cache.get(key) ?? (await store.tryGet(namespace || undefined, name));
+        return this.storeByResource('', resources[kind]).cachedOrStored(namespace || undefined, name);
       },
     };
   }
@@ -230,7 +229,7 @@ export class ApiServer {
     const ns = pod.metadata.namespace!;
     if (!name || name === 'default') return;
     const accounts = this.storeByResource('', 'serviceaccounts');
-    if (accounts.cache.get(`/registry/serviceaccounts/${ns}/${name}`) ?? (await accounts.tryGet(ns, name))) return;
+    if (await accounts.cachedOrStored(ns, name)) return;
     throw forbidden(`pods "${pod.metadata.name}" is forbidden: error looking up service account ${ns}/${name}: serviceaccount "${name}" not found`, 'pods', '', pod.metadata.name);
   }
 
@@ -314,7 +313,7 @@ export class ApiServer {
     const namespaces = this.storeByResource('', 'namespaces');
     // Every namespaced create asks this: answer from the watch cache, and read the store only for
     // a namespace the cache has not seen yet (it may have been created a moment ago).
-    const ns = namespaces.cache.get(`/registry/namespaces/${name}`) ?? (await namespaces.tryGet(undefined, name));
+    const ns = await namespaces.cachedOrStored(undefined, name);
     if (!ns) return undefined;
     return isNamespaceActive(ns) ? 'Active' : 'Terminating';
   }

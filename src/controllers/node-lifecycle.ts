@@ -4,7 +4,6 @@
 // (which the taint eviction controller then acts on), and deletes Nodes out of contact for
 // --node-gc-timeout. All liveness is judged on this controller's own clock: "when did I last see
 // the Lease's renewTime or the Ready heartbeat change", never the agent's timestamps.
-import { isDeepStrictEqual } from 'node:util';
 import { setMaxListeners } from 'node:events';
 import type { Node, NodeCondition, NodeStatus, Taint } from '../api/kinds/node.js';
 import type { Lease } from '../api/kinds/lease.js';
@@ -32,6 +31,7 @@ import {
   taintsOf,
 } from './node-lifecycle-taints.js';
 import { rfc3339 } from '../util/time.js';
+import { jsonEqual } from '../api/kinds/json.js';
 
 /** How often the NoExecute tainting queues are drained (upstream NodeEvictionPeriod). */
 export const NODE_EVICTION_PERIOD_MS = 100;
@@ -351,7 +351,7 @@ class NodeLifecycle implements Reconciler {
         }
       }
       current = conditions.find((c) => c.type === 'Ready');
-      if (!isDeepStrictEqual(current, observed)) {
+      if (!jsonEqual(current, observed)) {
         await this.ctx.client.patch(
           `/api/v1/nodes/${name}/status`,
           { metadata: { resourceVersion: node.metadata.resourceVersion }, status: { conditions: changed } },

@@ -26,7 +26,11 @@ export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 export interface SchedulerOptions {
   /** Pods whose spec.schedulerName is this are ours. */
   schedulerName: string;
-  /** Bindings in flight at once; decisions stay sequential. */
+  /**
+   * Bindings in flight at once; decisions stay sequential. Upstream binds each pod in a goroutine
+   * of its own, bounded only by its client's rate: a small cap here made the binding rate
+   * cap/latency (16 at 130 ms under load: 120 pods/s) while the server had time to spare.
+   */
   parallelBinds: number;
   /** Status patches (PodScheduled=False) in flight at once, so failures never crowd out bindings. */
   parallelStatusWrites: number;
@@ -43,7 +47,7 @@ export interface SchedulerOptions {
 
 export const DEFAULT_SCHEDULER_OPTIONS: SchedulerOptions = {
   schedulerName: DEFAULT_SCHEDULER_NAME,
-  parallelBinds: 16,
+  parallelBinds: 128,
   parallelStatusWrites: 4,
   percentageOfNodesToScore: 0,
   queue: DEFAULT_QUEUE_OPTIONS,

@@ -76,20 +76,68 @@ export function isEmptyValue(v: unknown): boolean {
  * an empty list and an empty map are all "unset" and compare equal.
  */
 export function semanticEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
   if (isEmptyValue(a) && isEmptyValue(b)) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => semanticEqual(v, b[i]));
+    for (let i = 0; i < a.length; i++) if (!semanticEqual(a[i], b[i])) return false;
+    return true;
   }
   if (isObject(a) || isObject(b)) {
     if (!isObject(a) || !isObject(b)) return false;
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of keys) if (!semanticEqual(a[k], b[k])) return false;
+    for (const k of Object.keys(a)) if (!semanticEqual(a[k], b[k])) return false;
+    // Keys only b has: equal only where b's value is unset too.
+    for (const k of Object.keys(b)) if (!Object.prototype.hasOwnProperty.call(a, k) && !isEmptyValue(b[k])) return false;
     return true;
   }
-  return a === b;
+  return false;
 }
 
+/**
+ * A deep copy of a JSON value (what JSON.parse returns; members set to undefined are left out).
+ * An order of magnitude faster than structuredClone or a JSON round trip on objects the size of a
+ * pod, and the write path copies several of those per request.
+ */
 export function deepClone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+  return cloneValue(v) as T;
+}
+
+function cloneValue(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = cloneValue(v[i]);
+    return out;
+  }
+  const out: JsonObject = {};
+  for (const k of Object.keys(v)) {
+    const x = (v as JsonObject)[k];
+    if (x === undefined) continue;
+    // JSON.parse makes "__proto__" an own member; assigning it would set the copy's prototype instead.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: cloneValue(x), enumerable: true, writable: true, configurable: true });
+    else out[k] = x === null || typeof x !== 'object' ? x : cloneValue(x);
+  }
+  return out;
+}
+
+/** Deep equality of JSON values; a member set to undefined counts as absent. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as JsonObject;
+  const y = b as JsonObject;
+  let members = 0;
+  for (const k of Object.keys(x)) {
+    if (x[k] === undefined) continue;
+    members++;
+    if (!Object.prototype.hasOwnProperty.call(y, k) || !jsonEqual(x[k], y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (y[k] !== undefined) members--;
+  return members === 0;
 }

@@ -34,6 +34,17 @@ export function protobufSchema(): Root {
 
 /** The message of a kind, or undefined when the schema does not describe it. */
 export function messageFor(apiVersion: string, kind: string): Type | undefined {
+  // Asked several times per write (schemas, field validation): the schema is fixed, so looked up once.
+  const key = `${apiVersion}/${kind}`;
+  if (messages.has(key)) return messages.get(key);
+  const found = lookupMessage(apiVersion, kind);
+  messages.set(key, found);
+  return found;
+}
+
+const messages = new Map<string, Type | undefined>();
+
+function lookupMessage(apiVersion: string, kind: string): Type | undefined {
   if (kind === 'DeleteOptions') return protobufSchema().lookupType(`${META_V1_PACKAGE}.DeleteOptions`);
   const entry = SUPPORTED_KINDS[apiVersion];
   if (!entry || !entry.kinds.includes(kind)) return undefined;

@@ -71,7 +71,7 @@ export function applyServerSide(live: KubeObject | undefined, applied: KubeObjec
   managers.set(applierId, applier);
   const pruned = prune(merged, managers, previous?.set, schema);
 
-  const diff = filterComparison(compare(liveBase, pruned, schema), filter);
+  const diff = filterComparison(compare(liveBase, pruned, schema, filter.exclude), filter);
   const changed = diff.modified.union(diff.added);
   let conflicts = findConflicts(managers, applierId, changed);
   let force = opts.force;

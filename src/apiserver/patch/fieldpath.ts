@@ -70,6 +70,17 @@ export class FieldSet {
     return s;
   }
 
+  /** Whether some path is a member of both sets. */
+  overlaps(other: FieldSet): boolean {
+    if (this.member && other.member) return true;
+    const [few, many] = this.children.size <= other.children.size ? [this, other] : [other, this];
+    for (const [pe, c] of few.children) {
+      const o = many.children.get(pe);
+      if (o && c.overlaps(o)) return true;
+    }
+    return false;
+  }
+
   /** Members of this set that are not members of `other` (exact paths, not subtrees). */
   difference(other: FieldSet): FieldSet {
     const s = new FieldSet();

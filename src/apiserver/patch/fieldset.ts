@@ -103,16 +103,18 @@ export interface Comparison {
  * Diffs `lhs` (before) against `rhs` (after). A node that appears or disappears as a whole is
  * itself added or removed along with its leaves; a struct Go always carries counts as present.
  */
-export function compare(lhs: unknown, rhs: unknown, schema: Schema | undefined): Comparison {
+export function compare(lhs: unknown, rhs: unknown, schema: Schema | undefined, exclude?: FieldSet): Comparison {
   const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
-  visit(lhs ?? {}, rhs ?? {}, schema, [], c);
+  // Subtrees the caller filters out anyway (a status write's spec) are not walked.
+  visit(lhs ?? {}, rhs ?? {}, schema, [], c, exclude);
   return c;
 }
 
 const mapLike = (v: unknown): boolean => v === undefined || v === null || isObject(v);
 const listLike = (v: unknown): boolean => v === undefined || v === null || Array.isArray(v);
 
-function visit(l: unknown, r: unknown, s: Schema | undefined, path: Path, c: Comparison): void {
+function visit(l: unknown, r: unknown, s: Schema | undefined, path: Path, c: Comparison, exclude: FieldSet | undefined): void {
+  if (exclude?.member) return;
   if ((isObject(l) || isObject(r)) && mapLike(l) && mapLike(r) && !isAtomicMap(s)) {
     if (isEmptyish(l) && isEmptyish(r)) return leaf(l, r, path, c);
     const lm = isObject(l) ? l : undefined;
@@ -122,7 +124,8 @@ function visit(l: unknown, r: unknown, s: Schema | undefined, path: Path, c: Com
       const lv = present(lm, k, sub);
       const rv = present(rm, k, sub);
       if (lv === undefined && rv === undefined) return;
-      visit(lv, rv, sub, [...path, fieldElement(k)], c);
+      const pe = fieldElement(k);
+      visit(lv, rv, sub, [...path, pe], c, exclude?.children.get(pe));
     };
     const always = alwaysPresentFields(s);
     if (!lm && always.length === 0) {
@@ -140,8 +143,9 @@ function visit(l: unknown, r: unknown, s: Schema | undefined, path: Path, c: Com
     const ri = indexItems(Array.isArray(r) ? r : [], ls, path);
     for (const pe of new Set([...li.keys(), ...ri.keys()])) {
       const p = [...path, pe];
-      if (ls.listType === 'set') leaf(li.get(pe), ri.get(pe), p, c);
-      else visit(li.get(pe), ri.get(pe), ls.items, p, c);
+      if (ls.listType === 'set') {
+        if (!exclude?.children.get(pe)?.member) leaf(li.get(pe), ri.get(pe), p, c);
+      } else visit(li.get(pe), ri.get(pe), ls.items, p, c, exclude?.children.get(pe));
     }
     return node(l, r, path, c);
   }

@@ -21,25 +21,7 @@ export function isScalar(v: unknown): v is string | number | boolean | null {
   return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 }
 
-export function clone<T>(v: T): T {
-  return v === undefined ? v : (structuredClone(v) as T);
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => deepEqual(x, b[i]));
-  }
-  if (isObject(a)) {
-    if (!isObject(b)) return false;
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    if (ka.length !== kb.length) return false;
-    return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-}
+export { deepClone as clone, jsonEqual as deepEqual } from '../../api/kinds/json.js';
 
 /** Drops null members of objects, recursing into arrays' objects: what a typed Go decode does to nulls. */
 export function pruneNulls(v: unknown): unknown {

@@ -17,6 +17,8 @@ export interface Manager {
   time?: string;
   subresource?: string;
   set: FieldSet;
+  /** The stored entry's fields, reused as long as `set` is still the set decoded from them (encoding is most of a write's field-management cost). */
+  encoded?: { set: FieldSet; fieldsV1: JsonObject };
 }
 
 /** Managers by identity; see managerId. */
@@ -39,8 +41,12 @@ export function managerId(m: Pick<Manager, 'manager' | 'operation' | 'apiVersion
   return JSON.stringify(id);
 }
 
-/** Decodes metadata.managedFields; throws on an entry upstream would refuse to decode. */
-export function decodeManagedFields(raw: unknown): Managers {
+/**
+ * Decodes metadata.managedFields; throws on an entry upstream would refuse to decode. `stored`:
+ * the entries are a stored object's, encoded here before, so an entry nobody changes is written
+ * back as it was rather than encoded again.
+ */
+export function decodeManagedFields(raw: unknown, stored = false): Managers {
   const out: Managers = new Map();
   if (raw === undefined || raw === null) return out;
   if (!Array.isArray(raw)) throw new Error('managedFields must be a list');
@@ -51,6 +57,7 @@ export function decodeManagedFields(raw: unknown): Managers {
     if (fieldsType !== 'FieldsV1') throw new Error(`invalid fieldsType ${String(fieldsType)}`);
     for (const v of [manager, apiVersion, time, subresource]) if (v !== undefined && typeof v !== 'string') throw new Error('invalid managedFields entry');
     const m: Manager = { manager: (manager as string | undefined) ?? '', operation, set: FieldSet.fromFieldsV1(fieldsV1 ?? {}) };
+    if (stored && isObject(fieldsV1)) m.encoded = { set: m.set, fieldsV1 };
     if (apiVersion) m.apiVersion = apiVersion as string;
     if (time) m.time = time as string;
     if (subresource) m.subresource = subresource as string;
@@ -62,9 +69,10 @@ export function decodeManagedFields(raw: unknown): Managers {
   return out;
 }
 
+/** A stored object's managers (none if they cannot be decoded). */
 export function decodeOrEmpty(raw: unknown): Managers {
   try {
-    return decodeManagedFields(raw);
+    return decodeManagedFields(raw, true);
   } catch {
     return new Map();
   }
@@ -72,7 +80,7 @@ export function decodeOrEmpty(raw: unknown): Managers {
 
 /** One manager's entry, its fields in the order upstream writes them. */
 function entryOf(m: Manager): ManagedFieldsEntry {
-  return entryWith(m, m.set.toFieldsV1());
+  return entryWith(m, m.encoded?.set === m.set ? m.encoded.fieldsV1 : m.set.toFieldsV1());
 }
 
 function entryWith(m: Omit<Manager, 'set'>, fieldsV1: JsonObject): ManagedFieldsEntry {
@@ -173,9 +181,12 @@ export function updateManagedFields(old: KubeObject | undefined, updated: KubeOb
     if (!old && !opts.subresource && managers.size === 0 && !forceGeneralPath) return recordCreate(updated, gvk, opts);
     const before = withoutManagedFields(old);
     const after = withoutManagedFields(updated);
-    const diff = filterComparison(compare(before, after, schemaFor(gvk)), fieldFilter(gvk, opts.subresource));
+    const filter = fieldFilter(gvk, opts.subresource);
+    const diff = filterComparison(compare(before, after, schemaFor(gvk), filter.exclude), filter);
     const changed = diff.modified.union(diff.added);
     for (const [id, m] of managers) {
+      // Most writers touch nobody else's fields: their sets (and encodings) stay as they are.
+      if (!m.set.overlaps(changed) && !m.set.overlaps(diff.removed)) continue;
       m.set = m.set.difference(changed).difference(diff.removed);
       if (m.set.isEmpty()) managers.delete(id);
     }

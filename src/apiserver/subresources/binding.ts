@@ -1,6 +1,7 @@
 // pods/binding: the scheduler's way of assigning a pod to a node.
 import type { KubeObject } from '../../api/types.js';
 import { StatusError, badRequest } from '../../api/errors.js';
+import { deepClone } from '../../api/kinds/json.js';
 
 export function bindPod(pod: KubeObject, binding: KubeObject, now: string): KubeObject {
   const target = binding.target as { name?: unknown; kind?: unknown } | undefined;
@@ -15,7 +16,7 @@ export function bindPod(pod: KubeObject, binding: KubeObject, now: string): Kube
     throw bindingConflict(name, `pod ${name} is being deleted, cannot be assigned to a host`);
   }
   if (spec.nodeName) throw bindingConflict(name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
-  const next = structuredClone(pod);
+  const next = deepClone(pod);
   (next.spec as { nodeName?: string }).nodeName = nodeName;
   const status = ((next.status ??= {}) as { conditions?: { type: string; status: string; lastTransitionTime?: string | null; lastProbeTime?: string | null }[] });
   const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');

@@ -6,6 +6,7 @@ import type { ResourceType } from '../../api/resource.js';
 import { badRequest, invalid } from '../../api/errors.js';
 import { selectorFromSet, selectorObjectToString } from '../../api/labels.js';
 import { evaluateJsonPath, setAtPath } from '../../api/json-path.js';
+import { deepClone } from '../../api/kinds/json.js';
 
 export interface Scale extends KubeObject {
   spec: { replicas?: number };
@@ -48,7 +49,7 @@ export function applyScale(target: KubeObject, scale: KubeObject, rt: ScaledType
       { reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${replicas}: must be greater than or equal to 0` },
     ]);
   }
-  const next = structuredClone(target);
+  const next = deepClone(target);
   const value = (replicas as number | undefined) ?? 0;
   if (rt.scalePaths) setAtPath(next as unknown as Record<string, unknown>, rt.scalePaths.specReplicasPath, value);
   else (next.spec as { replicas?: number }).replicas = value;

@@ -1,0 +1,81 @@
+// The agent's pod sync against an in-memory API whose watch lags behind its writes, as a busy
+// server's does: each status is written once, not again for every stale copy of the pod the
+// watch still brings; a status someone else changed afterwards is written back.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from '../../src/api/kinds/pod.js';
+import { PodSync } from '../../src/agent/pod-sync.js';
+import { SimulatedRuntime } from '../../src/agent/runtimes/simulated.js';
+import { MemoryPodState } from '../../src/sim/memory-pod-state.js';
+import { FakeClock } from '../../src/util/clock.js';
+import { eventually } from '../support/eventually.js';
+import { FakeApi, captureLogger, settle } from './fake-api.js';
+
+const PATH = '/api/v1/namespaces/default/pods/web';
+
+function statusWrites(api: FakeApi): { phase?: string }[] {
+  return api.calls.filter((c) => c.method === 'PATCH' && c.path === `${PATH}/status`).map((c) => (c.body as { status: { phase?: string } }).status);
+}
+
+describe('pod sync status writes', () => {
+  it('writes each status once while the watch lags, and again when someone else changed it', async () => {
+    const clock = new FakeClock();
+    const api = new FakeApi();
+    const created = api.put(PATH, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] } });
+    // What the node's watch has delivered so far: the pod as created, until told otherwise.
+    let seen: Pod = created as Pod;
+    const sync = new PodSync({
+      api,
+      clock,
+      log: captureLogger().log,
+      nodeName: 'n1',
+      nodeIP: '127.0.0.1',
+      runtime: new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0 }),
+      state: new MemoryPodState('/nonexistent'),
+      concurrency: 1,
+    });
+    sync.setDesired(
+      () => seen,
+      () => ['default/web'],
+    );
+    const abort = new AbortController();
+    const running = sync.run(abort.signal);
+    try {
+      sync.markSynced();
+      await eventually(async () => {
+        await clock.advance(100);
+        await settle();
+        return statusWrites(api).some((s) => s.phase === 'Running');
+      }, 10_000, 'the pod written Running');
+      const writes = statusWrites(api).length;
+      // The watch still brings the pod as created, several times (other fields changing): nothing new is written.
+      for (let i = 0; i < 5; i++) {
+        sync.podChanged(seen);
+        await settle();
+        await clock.advance(300);
+      }
+      assert.equal(statusWrites(api).length, writes, 'a stale copy of the pod made the agent write its status again');
+
+      // The watch catches up with the agent's own write: still nothing to write.
+      seen = (await api.get(PATH)) as Pod;
+      sync.podChanged(seen);
+      await settle();
+      assert.equal(statusWrites(api).length, writes);
+
+      // Someone else puts the pod back to Pending: the agent writes Running again.
+      await api.patch(`${PATH}/status`, { status: { phase: 'Pending' } });
+      const afterOthers = statusWrites(api).length;
+      seen = (await api.get(PATH)) as Pod;
+      sync.podChanged(seen);
+      await eventually(async () => {
+        await clock.advance(100);
+        await settle();
+        return statusWrites(api).length === afterOthers + 1;
+      }, 10_000, 'Running written again');
+      assert.equal(statusWrites(api).at(-1)?.phase, 'Running');
+    } finally {
+      abort.abort();
+      await running;
+    }
+  });
+});
