@@ -393,7 +393,8 @@ export class ObjectStore {
   async update(
     namespace: string | undefined,
     name: string,
-    mutate: (current: KubeObject) => KubeObject | Promise<KubeObject>,
+    /** `current` is a private copy to change or replace; `live` the same object as read, never to be changed. */
+    mutate: (current: KubeObject, live: KubeObject) => KubeObject | Promise<KubeObject>,
     ctx: WriteContext,
     opts: { subresource?: string; preconditionRv?: (next: KubeObject) => string | undefined } = {},
   ): Promise<KubeObject> {
@@ -410,7 +411,7 @@ export class ObjectStore {
       let prepared: KubeObject;
       let wantRv: string | undefined;
       try {
-        const next = await mutate(deepClone(current));
+        const next = await mutate(deepClone(current), current);
         wantRv = opts.preconditionRv ? opts.preconditionRv(next) : next.metadata?.resourceVersion;
         if (wantRv && wantRv !== current.metadata.resourceVersion) throw conflict(this.rt.resource, this.rt.group, name);
         prepared = this.prepareUpdate(current, next, ctx, opts.subresource);

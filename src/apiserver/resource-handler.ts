@@ -312,9 +312,9 @@ export class ResourceHandler {
     const updated = await store.update(
       info.namespace,
       info.name!,
-      (cur) => {
+      (cur, live) => {
         const next = applyPatch(type, cur, patchBody, gvk);
-        this.checkFields(next, rt, ctx, cur);
+        this.checkFields(next, rt, ctx, live);
         return next;
       },
       ctx,
@@ -429,6 +429,7 @@ export function proxiedPath(url: string, name: string): string {
   return at < 0 ? '/' : path.slice(at + marker.length) || '/';
 }
 
+/** `current` is the caller's own copy, which a merge patch changes in place. */
 function applyPatch(type: Exclude<PatchType, 'apply'>, current: KubeObject, patch: unknown, gvk: { group: string; version: string; kind: string }): KubeObject {
   let out: unknown;
   switch (type) {
@@ -436,7 +437,7 @@ function applyPatch(type: Exclude<PatchType, 'apply'>, current: KubeObject, patc
       out = applyJsonPatch(current, patch);
       break;
     case 'merge':
-      out = applyMergePatch(current, patch);
+      out = applyMergePatch(current, patch, { inPlace: true });
       break;
     case 'strategic':
       out = applyStrategicMergePatch(current, patch, gvk);

@@ -35,3 +35,11 @@ export function objectJson(obj: KubeObject): string {
   if (text === undefined || rv === undefined || !text.startsWith(OPENING) || text[OPENING.length] === '}') return JSON.stringify(obj);
   return `${OPENING}"resourceVersion":${JSON.stringify(rv)},${text.slice(OPENING.length)}`;
 }
+
+/**
+ * An object that is no longer the current version (it only lives on in the watch window): its
+ * text goes, as a watch resuming from that far back is rare and may serialize it again.
+ */
+export function forgetStoredText(obj: KubeObject): void {
+  storedText.delete(obj);
+}

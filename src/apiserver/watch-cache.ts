@@ -4,6 +4,7 @@
 import type { KubeObject } from '../api/types.js';
 import { isStoreError, type KeyValue, type Store, type StoreEvent } from '../store/store.js';
 import type { Logger } from '../util/log.js';
+import { forgetStoredText } from './stored-json.js';
 
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -18,6 +19,13 @@ export interface CacheEvent {
   json?: string;
   /** The whole watch line, framed as an HTTP chunk, for watchers that see this event unchanged: encoded once. */
   frame?: Buffer;
+}
+
+/** An event in the window, with what it costs to keep and when it arrived. */
+interface WindowEvent extends CacheEvent {
+  /** Length of the stored text: what the window's byte budget counts. */
+  bytes: number;
+  at: number;
 }
 
 export interface WatchFilter {
@@ -54,8 +62,14 @@ interface Entry {
 export interface WatchCacheOptions {
   store: Store;
   prefix: string;
-  /** Events kept for resuming watches. */
+  /** At most this many events are kept for resuming watches. */
   capacity?: number;
+  /** …and at most this much stored text (the objects they hold cost about twice that in memory)… */
+  maxBytes?: number;
+  /** …and none older than this, once more than MIN_WINDOW_EVENTS are kept. */
+  maxAgeMs?: number;
+  /** The clock events are aged by. */
+  now?: () => number;
   /** Fields whose exact values index objects and watchers (pods: spec.nodeName). */
   indexedFields?: Record<string, (obj: KubeObject) => string | undefined>;
   /**
@@ -65,6 +79,19 @@ export interface WatchCacheOptions {
   onDecode?: (obj: KubeObject) => void;
   log: Logger;
 }
+
+/**
+ * The window of events a watch can resume from is bounded three ways: by count (the flag), by the
+ * stored size of what it holds, and by age. A burst (50,000 pods created) is kept as far as the
+ * budget allows and then let go, instead of holding 10,000 old versions of every busy resource
+ * for as long as nothing else happens; a watch that resumes from before the window gets 410 Gone
+ * and relists, as upstream's. Upstream keeps events at least 75 s (eventFreshDuration) and sizes
+ * its window to that; here the budget decides, and quiet resources keep their last events.
+ */
+export const DEFAULT_WINDOW_BYTES = 32 * 2 ** 20;
+export const DEFAULT_WINDOW_AGE_MS = 5 * 60_000;
+/** Upstream's smallest watch cache: this many events are always kept, however old. */
+export const MIN_WINDOW_EVENTS = 100;
 
 function afterPendingCallbacks(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -76,12 +103,17 @@ export class WatchCache {
   private readonly onDecode?: (obj: KubeObject) => void;
   readonly prefix: string;
   private readonly capacity: number;
+  private readonly maxBytes: number;
+  private readonly maxAgeMs: number;
+  private readonly now: () => number;
+  /** Stored bytes of the events in the window. */
+  private windowBytes = 0;
   private readonly log: Logger;
   private readonly indexedFields: Record<string, (obj: KubeObject) => string | undefined>;
 
   private objects = new Map<string, Entry>();
   /** Ring of recent events, oldest first. */
-  private events: CacheEvent[] = [];
+  private events: WindowEvent[] = [];
   private eventsStart = 0;
   /** All events with rv > windowStart are in `events`. */
   private windowStart = 0;
@@ -105,6 +137,9 @@ export class WatchCache {
     this.store = opts.store;
     this.prefix = opts.prefix;
     this.capacity = opts.capacity ?? 10_000;
+    this.maxBytes = opts.maxBytes ?? DEFAULT_WINDOW_BYTES;
+    this.maxAgeMs = opts.maxAgeMs ?? DEFAULT_WINDOW_AGE_MS;
+    this.now = opts.now ?? Date.now;
     this.log = opts.log;
     this.indexedFields = opts.indexedFields ?? {};
     if (opts.onDecode) this.onDecode = opts.onDecode;
@@ -199,6 +234,7 @@ export class WatchCache {
     for (const [key, entry] of objects) this.indexObject(key, entry.object, undefined);
     this.events = [];
     this.eventsStart = 0;
+    this.windowBytes = 0;
     this.windowStart = revision;
     this.currentRv = revision;
     if (!this.ready) {
@@ -280,21 +316,36 @@ export class WatchCache {
       this.indexObject(ev.kv.key, object, prev);
       cacheEvent = prev ? { type: 'MODIFIED', rv, key: ev.kv.key, object, prev } : { type: 'ADDED', rv, key: ev.kv.key, object };
     }
-    this.push(cacheEvent);
+    if (cacheEvent.prev) forgetStoredText(cacheEvent.prev);
+    const windowed = cacheEvent as WindowEvent;
+    windowed.bytes = ev.kv.value.length;
+    windowed.at = this.now();
+    this.push(windowed);
     this.dispatch(cacheEvent);
+    // Every watcher has its encoding now; a watch resuming from the window later encodes again.
+    // Kept, they would double what the window costs.
+    cacheEvent.json = undefined;
+    cacheEvent.frame = undefined;
   }
 
-  private push(ev: CacheEvent): void {
+  private push(ev: WindowEvent): void {
     this.events.push(ev);
-    const live = this.events.length - this.eventsStart;
-    if (live > this.capacity) {
-      this.windowStart = this.events[this.eventsStart]!.rv;
+    this.windowBytes += ev.bytes;
+    const oldestAllowed = ev.at - this.maxAgeMs;
+    for (;;) {
+      const live = this.events.length - this.eventsStart;
+      const oldest = this.events[this.eventsStart]!;
+      const over = live > this.capacity || (live > MIN_WINDOW_EVENTS && (this.windowBytes > this.maxBytes || oldest.at < oldestAllowed));
+      if (!over) break;
+      this.windowStart = oldest.rv;
+      this.windowBytes -= oldest.bytes;
+      this.events[this.eventsStart] = undefined as unknown as WindowEvent;
       this.eventsStart++;
-      // Compact the array occasionally instead of shifting on every event.
-      if (this.eventsStart > this.capacity) {
-        this.events = this.events.slice(this.eventsStart);
-        this.eventsStart = 0;
-      }
+    }
+    // Compact the array occasionally instead of shifting on every event.
+    if (this.eventsStart > 1024 && this.eventsStart > this.events.length / 2) {
+      this.events = this.events.slice(this.eventsStart);
+      this.eventsStart = 0;
     }
   }
 

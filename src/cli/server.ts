@@ -23,7 +23,7 @@ export function serverCommand(): Command {
     .option('--compact-min-retain <revisions>', 'revisions of history always kept', intArg, 1000)
     .option('--default-not-ready-toleration-seconds <n>', 'toleration added to pods for the not-ready taint', intArg, 300)
     .option('--default-unreachable-toleration-seconds <n>', 'toleration added to pods for the unreachable taint', intArg, 300)
-    .option('--watch-cache-size <events>', 'events each resource keeps for resuming watches', intArg, 10_000)
+    .option('--watch-cache-size <events>', 'at most this many events each resource keeps for resuming watches (and no more than 32 MiB of stored objects, none older than 5 minutes beyond the last 100)', intArg, 10_000)
     .option('--min-request-timeout <seconds>', 'watches without timeoutSeconds last between this and twice this', intArg, 1800)
     .addOption(durationOption('--leader-elect-lease-duration <duration>', 'how long a controller-manager lease is valid', 15_000))
     .addOption(durationOption('--leader-elect-renew-deadline <duration>', 'how long the leader keeps trying to renew before stepping down', 10_000))

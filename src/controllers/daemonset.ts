@@ -184,7 +184,7 @@ export class DaemonSetController implements Controller {
   start(ctx: ControllerContext, signal: AbortSignal): void {
     allowManyRequests(signal);
     const daemonSets = ctx.informers.for<DaemonSet>(PATHS.daemonsets);
-    const pods = ctx.informers.for<Pod>(PATHS.pods);
+    const pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const nodes = ctx.informers.for<Node>(PATHS.nodes);
     const revisions = ctx.informers.for<ControllerRevision>(PATHS.controllerrevisions);
     const podIndex = new OwnerIndex(pods);

@@ -72,7 +72,7 @@ export class DeploymentController implements Controller {
     allowManyRequests(signal);
     const deployments = ctx.informers.for<Deployment>(PATHS.deployments);
     const replicaSets = ctx.informers.for<ReplicaSet>(PATHS.replicasets);
-    const pods = ctx.informers.for<Pod>(PATHS.pods);
+    const pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const rsIndex = new OwnerIndex(replicaSets);
     const podIndex = new OwnerIndex(pods);
     const loop = new ReconcileLoop(new DeploymentReconciler(ctx, deployments, rsIndex, podIndex), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);

@@ -21,7 +21,7 @@ export class DisruptionController implements Controller {
   start(ctx: ControllerContext, signal: AbortSignal): void {
     setMaxListeners(0, signal);
     const pdbs = ctx.informers.for<KubeObject>(PATHS.pdbs);
-    const pods = ctx.informers.for<KubeObject>(PATHS.pods);
+    const pods = ctx.informers.for<KubeObject>(PATHS.pods, { readOnly: true });
     const loop = new ReconcileLoop(new BudgetStatus(ctx, pdbs, pods), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     const key = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
     pdbs.addHandlers({ add: (p) => loop.enqueue(key(p)), update: (_o, p) => loop.enqueue(key(p)) });

@@ -139,7 +139,7 @@ export class EndpointsController implements Controller {
   start(ctx: ControllerContext, signal: AbortSignal): void {
     setMaxListeners(0, signal);
     const services = ctx.informers.for<Service>(PATHS.services);
-    const pods = ctx.informers.for<Pod>(PATHS.pods);
+    const pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const endpoints = ctx.informers.for<Endpoints>(PATHS.endpoints);
     const reconciler = new EndpointsReconciler(ctx, services, pods, endpoints);
     const loop = new ReconcileLoop(reconciler, { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);

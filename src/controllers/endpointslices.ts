@@ -95,7 +95,7 @@ export class EndpointSliceController implements Controller {
   start(ctx: ControllerContext, signal: AbortSignal): void {
     setMaxListeners(0, signal);
     const services = ctx.informers.for<Service>(PATHS.services);
-    const pods = ctx.informers.for<Pod>(PATHS.pods);
+    const pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const slices = ctx.informers.for<EndpointSlice>(PATHS.endpointslices);
     const loop = new ReconcileLoop(new EndpointSliceReconciler(ctx, services, pods, slices), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (s: Service) => loop.enqueue(objectKeyOf(s));

@@ -81,7 +81,7 @@ export class JobController implements Controller {
     allowManyRequests(signal);
     setMaxListeners(0, signal);
     const jobs = ctx.informers.for<Job>(PATHS.jobs);
-    const pods = ctx.informers.for<Pod>(PATHS.pods);
+    const pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const podIndex = new OwnerIndex(pods);
     const expectations = new Expectations(ctx.clock);
     const loop = new ReconcileLoop(new JobReconciler(ctx, jobs, podIndex, expectations), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);

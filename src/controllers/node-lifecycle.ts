@@ -119,7 +119,7 @@ class NodeLifecycle implements Reconciler {
   constructor(private readonly ctx: ControllerContext) {
     this.nodes = ctx.informers.for<Node>(PATHS.nodes);
     this.leases = ctx.informers.for<Lease>(PATHS.leases);
-    this.pods = ctx.informers.for<Pod>(PATHS.pods);
+    this.pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     this.podsByNode = new PodsByNode(this.pods);
     this.recorder = ctx.recorder('node-controller');
     this.log = ctx.log.child({ controller: 'node-lifecycle' });

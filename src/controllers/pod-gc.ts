@@ -70,7 +70,7 @@ class PodGC implements Reconciler {
 
   constructor(private readonly ctx: ControllerContext, private readonly periodMs: number) {
     this.nodes = ctx.informers.for<Node>(PATHS.nodes);
-    this.pods = ctx.informers.for<Pod>(PATHS.pods);
+    this.pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     this.recorder = ctx.recorder('pod-garbage-collector');
     this.log = ctx.log.child({ controller: 'pod-gc' });
     // One key, one worker: the pass is periodic, not event-driven.

@@ -96,7 +96,7 @@ export class ReplicaSetController implements Controller {
   start(ctx: ControllerContext, signal: AbortSignal): void {
     allowManyRequests(signal);
     const rsInformer = ctx.informers.for<Replicated>(this.kind.informerPath);
-    const podInformer = ctx.informers.for<Pod>(PATHS.pods);
+    const podInformer = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const pods = new OwnerIndex(podInformer);
     const expectations = new Expectations(ctx.clock);
     const reconciler = new ReplicaSetReconciler(ctx, this.kind, rsInformer, pods, expectations);

@@ -72,7 +72,7 @@ export class StatefulSetController implements Controller {
   start(ctx: ControllerContext, signal: AbortSignal): void {
     allowManyRequests(signal);
     const sets = ctx.informers.for<StatefulSet>(PATHS.statefulsets);
-    const podInformer = ctx.informers.for<Pod>(PATHS.pods);
+    const podInformer = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const revisions = ctx.informers.for<ControllerRevision>(PATHS.controllerrevisions);
     const reconciler = new StatefulSetReconciler(ctx, sets, new OwnerIndex(podInformer), new RevisionHistory(ctx, revisions, { kind: 'StatefulSet', resource: 'statefulsets' }));
     const loop = new ReconcileLoop(reconciler, { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);

@@ -72,7 +72,7 @@ class TaintEviction implements Reconciler {
 
   constructor(private readonly ctx: ControllerContext) {
     this.nodes = ctx.informers.for<Node>(PATHS.nodes);
-    this.pods = ctx.informers.for<Pod>(PATHS.pods);
+    this.pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     this.podsByNode = new PodsByNode(this.pods);
     this.recorder = ctx.recorder('taint-eviction-controller');
     this.log = ctx.log.child({ controller: 'taint-eviction' });

@@ -138,7 +138,7 @@ class SchedulingRun {
   ) {
     this.queue = new SchedulingQueue(ctx.clock, opts.queue);
     this.nodes = ctx.informers.for<Node>(PATHS.nodes);
-    this.pods = ctx.informers.for<Pod>(PATHS.pods);
+    this.pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     this.recorder = ctx.recorder(opts.schedulerName);
     this.binds = new Slots(opts.parallelBinds);
     this.statusWrites = new Slots(opts.parallelStatusWrites);

@@ -184,3 +184,57 @@ describe('watch cache revision', () => {
     }
   });
 });
+
+describe('watch cache window', () => {
+  let dir: string;
+  let store: Store;
+  let now = 1_000_000;
+  let cache: WatchCache;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'wcw-'));
+    store = await openSqliteStore({ path: join(dir, 'db'), maintenanceIntervalMs: 0 });
+    // Room for about 150 of the 1 KB objects below, and for 5 minutes of them.
+    cache = new WatchCache({ store, prefix: '/registry/configmaps/', capacity: 10_000, maxBytes: 150 * 1100, maxAgeMs: 5 * 60_000, now: () => now, log: silentLogger() });
+    cache.start();
+    await cache.whenReady();
+  });
+  after(async () => {
+    cache.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cm = (i: number) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}`, namespace: 'default' }, data: { v: 'x'.repeat(1000) } });
+  const resumable = (rv: number): boolean => {
+    const r = recorder({ matches: () => true });
+    try {
+      cache.watch(r.w, rv, '/registry/configmaps/');
+      cache.removeWatcher(r.w);
+      return true;
+    } catch (e) {
+      if (e instanceof ExpiredError) return false;
+      throw e;
+    }
+  };
+
+  it('keeps as many events as its byte budget holds, then lets the oldest go', async () => {
+    const revs: number[] = [];
+    for (let i = 0; i < 300; i++) revs.push((await store.create(`/registry/configmaps/default/c${i}`, cm(i))).modRevision);
+    assert.ok(await cache.waitForRevision(revs.at(-1)!, 5000));
+    assert.equal(resumable(revs[250]!), true, 'a recent revision must be resumable');
+    assert.equal(resumable(revs[100]!), false, 'the window kept more than its byte budget');
+    assert.equal(resumable(revs[160]!), true, 'the window kept less than its byte budget');
+  });
+
+  it('lets events older than its age limit go, but always keeps the last hundred', async () => {
+    const first = (await store.create('/registry/configmaps/default/old', cm(1000))).modRevision;
+    assert.ok(await cache.waitForRevision(first, 5000));
+    now += 6 * 60_000;
+    let last = 0;
+    for (let i = 0; i < 120; i++) last = (await store.create(`/registry/configmaps/default/n${i}`, cm(2000 + i))).modRevision;
+    assert.ok(await cache.waitForRevision(last, 5000));
+    // Resuming from just before it needs that event itself.
+    assert.equal(resumable(first - 1), false, 'an event older than the age limit was kept');
+    assert.equal(resumable(last - 99), true, 'the last hundred events must stay');
+  });
+});

@@ -68,7 +68,8 @@ describe('skiff agent end to end', () => {
     assert.ok(Number(node.status?.capacity?.cpu) >= 1);
     assert.ok((node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 0) > 0);
     assert.equal(node.status?.addresses?.find((x) => x.type === 'InternalIP')?.address, '127.0.0.1');
-    const lease = await client.get<Lease>('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/e2e-reg');
+    // The Lease comes from its own loop, next to registration: not necessarily before Ready.
+    const lease = await eventually(() => client.get<Lease>('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/e2e-reg'), 10_000, 'the Lease of e2e-reg');
     assert.deepEqual(lease.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid]), [['Node', 'e2e-reg', node.metadata.uid]]);
     // Renewed every quarter of 4s.
     const first = lease.spec?.renewTime;

@@ -4,14 +4,17 @@
 import { badRequest } from '../../api/errors.js';
 import { clone, isObject, isUnsafeKey, own, pruneNulls, type JsonObject } from './json.js';
 
-/** Returns the patched copy; neither argument is modified. */
-export function applyMergePatch(obj: unknown, patch: unknown): unknown {
+/**
+ * Returns the patched document; the patch is never modified. `obj` is copied first unless the
+ * caller owns it (`inPlace`: a private copy it is done with, as an update's read-modify-write has).
+ */
+export function applyMergePatch(obj: unknown, patch: unknown, opts: { inPlace?: boolean } = {}): unknown {
   if (patch === null || patch === undefined || (!isObject(patch) && !Array.isArray(patch))) {
     throw badRequest('Invalid JSON Patch');
   }
   if (Array.isArray(patch)) return pruneNulls(patch);
   if (!isObject(obj)) return pruneNulls(patch);
-  return mergeObjects(clone(obj), patch);
+  return mergeObjects(opts.inPlace ? obj : clone(obj), patch);
 }
 
 function mergeObjects(target: JsonObject, patch: JsonObject): JsonObject {

@@ -148,7 +148,7 @@ class AutoscalerLoop {
 
   run(signal: AbortSignal): void {
     const nodes = this.ctx.informers.for<Node>(PATHS.nodes);
-    const pods = this.ctx.informers.for<Pod>(PATHS.pods);
+    const pods = this.ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const pdbs = this.ctx.informers.for(PATHS.pdbs);
     void (async () => {
       await Promise.all([nodes.waitForSync(), pods.waitForSync(), pdbs.waitForSync()]);
@@ -398,7 +398,7 @@ class AutoscalerLoop {
       this.log.info({ node: name, group: group.id() }, 'scaling down: node tainted, draining');
       this.recorder.event({ ...node, apiVersion: 'v1', kind: 'Node' }, 'Normal', 'ScaleDown', 'marked the node as toBeDeleted/unschedulable');
       // The agent's own drain: evictions through the API (budgets honoured, retried), until the pods are gone.
-      const podsOn = (): Pod[] => this.ctx.informers.for<Pod>(PATHS.pods).list().filter((p) => p.spec?.nodeName === name);
+      const podsOn = (): Pod[] => this.ctx.informers.for<Pod>(PATHS.pods, { readOnly: true }).list().filter((p) => p.spec?.nodeName === name);
       const bound = new AbortController();
       const timer = this.ctx.clock.setTimeout(() => bound.abort(), this.opts.maxGracefulTerminationSec * 1000);
       try {
