@@ -404,7 +404,8 @@ export class ObjectStore {
     // the compare-and-swap then fails and the retry reads the store. Whatever a cached state
     // decides against the writer (a precondition, a refusal, a no-op) is decided again on the
     // stored state before it is answered.
-    let state = this.cachedState(key) ?? this.storedState(await this.store.get(key));
+    // A dry run has no compare-and-swap to catch a stale start: it reads the store, as upstream's does.
+    let state = (ctx.dryRun ? undefined : this.cachedState(key)) ?? this.storedState(await this.store.get(key));
     for (let attempt = 0; ; attempt++) {
       if (!state) throw this.notFound(name);
       const { current, modRevision, cached } = state;
