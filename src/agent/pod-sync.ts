@@ -61,10 +61,9 @@ interface LastWrite {
   /** The fingerprint of what was sent, and of what the API answered it stored. */
   sent: string;
   stored: string;
-  resourceVersion: string | undefined;
+  /** The resourceVersion of the pod the write was computed from. */
+  from: string | undefined;
   at: number;
-  /** The watch has brought the pod as written. */
-  seen: boolean;
 }
 
 export class PodSync {
@@ -285,19 +284,23 @@ export class PodSync {
     const want = statusFingerprint(status);
     const have = statusFingerprint(pod.status);
     const last = this.lastWritten.get(w.uid);
-    if (last && pod.metadata.resourceVersion === last.resourceVersion) last.seen = true;
     if (want === have) return;
     if (last && last.sent === want) {
       // The API normalised what we sent: writing it again would change nothing.
       if (last.stored === have) return;
-      // The pod in hand is older than our write (the watch has not brought its echo yet): the
-      // status is already there. Once the echo was seen (or a while passed), a status that still
-      // differs was changed by someone else and is written again.
-      if (!last.seen && now - last.at < STATUS_ECHO_WAIT_MS) return;
+      // The pod in hand is the one the write was computed from: the watch has not brought its
+      // echo yet, and the status is already there. Once the pod moved on (or a while passed), a
+      // status that still differs was changed by someone else and is written again; the queue
+      // looks again when the wait is over, as nothing else may bring the pod back.
+      const waited = now - last.at;
+      if (pod.metadata.resourceVersion === last.from && waited < STATUS_ECHO_WAIT_MS) {
+        this.queue.addAfter(w.key, STATUS_ECHO_WAIT_MS - waited);
+        return;
+      }
     }
     try {
       const updated = await this.o.api.patch<Pod>(`${podPath(w.namespace, w.name)}/status`, statusPatch(status, pod.status), 'merge');
-      this.lastWritten.set(w.uid, { sent: want, stored: statusFingerprint(updated.status), resourceVersion: updated.metadata.resourceVersion, at: now, seen: false });
+      this.lastWritten.set(w.uid, { sent: want, stored: statusFingerprint(updated.status), from: pod.metadata.resourceVersion, at: now });
     } catch (e) {
       if (isNotFound(e)) return;
       throw e;

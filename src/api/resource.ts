@@ -42,6 +42,11 @@ export interface ResourceType {
   /** Validation as upstream for supported fields; old is set on update. Empty array: valid. */
   validate(obj: KubeObject, old: KubeObject | undefined): StatusCause[];
   /**
+   * Validation of a status write (whose spec is the stored one), where the kind's upstream status
+   * strategy checks less than a full update does; validate() where unset.
+   */
+  validateStatusUpdate?(obj: KubeObject, old: KubeObject): StatusCause[];
+  /**
    * Upstream strategy PrepareForCreate: runs on create after defaults() and before validate().
    * Resets status to what a new object has (e.g. Pod: phase Pending + qosClass; Deployment: {}),
    * adds computed fields (Namespace: spec.finalizers ["kubernetes"]).

@@ -103,6 +103,18 @@ function boundTo(pod: KubeObject | undefined): string | undefined {
   return ((pod?.spec ?? {}) as { nodeName?: string }).nodeName;
 }
 
+/**
+ * NodeRestriction on update and delete, judged on the object the write is applied to: the
+ * authorizer may have judged a cached pod of the same name (one deleted and created again, now
+ * bound elsewhere), and a write that starts from the cache is prepared again on the stored
+ * object when the cache was behind.
+ */
+export function nodeRestrictionOnChange(user: UserInfo, resource: string, current: KubeObject): string | undefined {
+  const node = nodeNameOf(user);
+  if (node === undefined || resource !== 'pods' || boundTo(current) === node) return undefined;
+  return `node "${node}" can only change pods bound to it`;
+}
+
 /** NodeRestriction on create: a node may only create its own Node and its own Lease. */
 export function nodeRestriction(user: UserInfo, resource: string, obj: KubeObject): string | undefined {
   const node = nodeNameOf(user);

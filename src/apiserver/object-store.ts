@@ -26,7 +26,7 @@ import { randomString } from '../util/random.js';
 import { WatchCache, type WatchFilter } from './watch-cache.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import { updateManagedFields } from './patch/index.js';
-import { nodeRestriction } from './node-authorizer.js';
+import { nodeRestriction, nodeRestrictionOnChange } from './node-authorizer.js';
 import { shared } from './shared-object.js';
 import { deepClone, jsonEqual } from '../api/kinds/json.js';
 
@@ -480,6 +480,8 @@ export class ObjectStore {
     if (this.rt.namespaced && input.metadata.namespace !== undefined && input.metadata.namespace !== old.metadata.namespace) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
+    const restricted = nodeRestrictionOnChange(ctx.user, this.rt.resource, old);
+    if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, name);
     let next: KubeObject;
     if (subresource === 'status') {
       // Status writers (kubelets, controllers) change status only; labels and the rest stay.
@@ -530,7 +532,7 @@ export class ObjectStore {
     }
     // A binding is the one write allowed to set a pod's nodeName; upstream skips update validation for it.
     if (subresource !== 'binding') {
-      const causes = this.rt.validate(next, old);
+      const causes = subresource === 'status' && this.rt.validateStatusUpdate ? this.rt.validateStatusUpdate(next, old) : this.rt.validate(next, old);
       if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
       if (subresource === undefined) addWarnings(ctx, this.rt.warningsFor?.(next));
     }
@@ -554,6 +556,8 @@ export class ObjectStore {
     for (let attempt = 0; ; attempt++) {
       if (!kv) throw this.notFound(name);
       const current = this.read(kv);
+      const restricted = nodeRestrictionOnChange(ctx.user, this.rt.resource, current);
+      if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, name);
       const refused = this.rt.refuseDelete?.(current);
       if (refused) throw forbidden(`${this.rt.resource} "${name}" is forbidden: ${refused}`, this.rt.resource, this.rt.group, name);
       const pre = opts.preconditions;

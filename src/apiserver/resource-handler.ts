@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
 import { apiVersionOf, parseApiVersion } from '../api/types.js';
+import { deepClone } from '../api/kinds/json.js';
 import { StatusError, badRequest, methodNotAllowed, notFound, notFoundPath } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
 import type { ResourceRequest } from './http/request-info.js';
@@ -117,7 +118,8 @@ export class ResourceHandler {
       }
       case 'update': {
         const obj = await this.readObject(req, rt, ctx, store.cached(info.namespace, info.name!));
-        const updated = await store.update(info.namespace, info.name!, () => obj, ctx);
+        // A retry (the write started from a watch cache that was behind) needs the body as sent again.
+        const updated = await store.update(info.namespace, info.name!, () => deepClone(obj), ctx);
         return sendJson(res, 200, updated, { warnings: ctx.warnings });
       }
       case 'patch':
@@ -354,7 +356,7 @@ export class ResourceHandler {
             });
             return sendJson(res, 200, updated);
           }
-          return sendJson(res, 200, await store.update(info.namespace, info.name, () => obj, ctx, { subresource: 'status' }), { warnings: ctx.warnings });
+          return sendJson(res, 200, await store.update(info.namespace, info.name, () => deepClone(obj), ctx, { subresource: 'status' }), { warnings: ctx.warnings });
         }
         if (info.verb === 'patch' && sub === 'status') return this.patch(req, res, rt, store, info, query, ctx);
         throw methodNotAllowed();

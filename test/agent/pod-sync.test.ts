@@ -73,6 +73,21 @@ describe('pod sync status writes', () => {
         return statusWrites(api).length === afterOthers + 1;
       }, 10_000, 'Running written again');
       assert.equal(statusWrites(api).at(-1)?.phase, 'Running');
+
+      // Once more, but the watch brings the other writer's change and never the agent's own echo
+      // (a watch may coalesce): the pod moved past the one the write was computed from, so the
+      // agent writes again at once rather than wait for an echo it will not see.
+      await api.patch(`${PATH}/status`, { status: { phase: 'Pending' } });
+      const afterSecond = statusWrites(api).length;
+      const since = clock.now();
+      seen = (await api.get(PATH)) as Pod;
+      sync.podChanged(seen);
+      await eventually(async () => {
+        await clock.advance(100);
+        await settle();
+        return statusWrites(api).length === afterSecond + 1;
+      }, 10_000, 'Running written a third time');
+      assert.ok(clock.now() - since < 5_000, `written ${clock.now() - since} ms later: the agent waited for an echo it had been shown past`);
     } finally {
       abort.abort();
       await running;

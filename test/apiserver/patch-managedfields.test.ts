@@ -354,6 +354,30 @@ test('main-resource writes do not own status; status writes are recorded under t
   assert.equal(entry(v3, 'someone', 'Update'), undefined);
 });
 
+test('a writer that sets its own fields again keeps its entry (only the time moves); a field it drops leaves its set', () => {
+  const v1 = stored(manifest());
+  updateManagedFields(undefined, v1, { manager: 'kubectl-create', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  const status = (observedGeneration: number, extra: Json = {}) => ({ observedGeneration, conditions: [{ type: 'Available', status: 'True' }], ...extra });
+  const write = (old: KubeObject, st: Json, now: string) => {
+    const next = structuredClone(old);
+    next.status = st;
+    updateManagedFields(old, next, { manager: 'deployment-controller', operation: 'Update', subresource: 'status', now, apiVersion: 'apps/v1' });
+    return next;
+  };
+  const v2 = write(v1, status(1, { replicas: 3 }), T1);
+  const v3 = write(v2, status(2, { replicas: 4 }), T2);
+  const { time: t2, ...e2 } = entry(v2, 'deployment-controller', 'Update')!;
+  const { time: t3, ...e3 } = entry(v3, 'deployment-controller', 'Update')!;
+  assert.deepEqual(e3, e2);
+  assert.deepEqual([t2, t3], ['2024-05-01T10:01:00Z', '2024-05-01T10:02:00Z']);
+  // Dropping replicas (and changing the rest) leaves replicas out of the set.
+  const v4 = write(v3, status(3), '2024-05-01T10:03:00Z');
+  assert.deepEqual((entry(v4, 'deployment-controller', 'Update')!.fieldsV1 as Json)['f:status'], {
+    'f:conditions': { '.': {}, 'k:{"type":"Available"}': { '.': {}, 'f:status': {}, 'f:type': {} } },
+    'f:observedGeneration': {},
+  });
+});
+
 test('managedFields in the request can be reset with [] or [{}], and garbage falls back to live', () => {
   const v1 = stored(manifest());
   updateManagedFields(undefined, v1, { manager: 'a', operation: 'Update', now: T0, apiVersion: 'apps/v1' });

@@ -80,3 +80,45 @@ describe('updates that start from a stale watch cache', () => {
     assert.equal(same.metadata.resourceVersion, String((await store.get(KEY))!.modRevision));
   });
 });
+
+describe('a node writing a pod its stale cache shows bound to it', () => {
+  let dir: string;
+  let store: Store;
+  let cache: WatchCache;
+  let pods: ObjectStore;
+  const POD_KEY = '/registry/pods/default/p';
+  const asNode = (node: string): WriteContext => ({ ...ctx(), user: { name: `system:node:${node}`, groups: ['system:nodes'] }, fieldManager: 'agent' });
+  const pod = (node: string): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox' }] } }) as KubeObject;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ufc-pod-'));
+    store = await openSqliteStore({ path: join(dir, 'db'), maintenanceIntervalMs: 0 });
+    cache = new WatchCache({ store, prefix: '/registry/pods/', log: silentLogger() });
+    pods = new ObjectStore(resourceTypeFor('', 'v1', 'pods')!, store, systemClock, cache, { phaseOf: async () => 'Active' });
+    cache.start();
+    await cache.whenReady();
+    const created = await pods.create('default', pod('node-a'), ctx());
+    assert.ok(await cache.waitForRevision(Number(created.metadata.resourceVersion), 5000));
+    // The pod is deleted and made again, bound to another node, while this cache looks away.
+    cache.stop();
+    await store.delete(POD_KEY);
+    const again = await pods.create('default', pod('node-b'), ctx());
+    assert.equal(((again.spec ?? {}) as { nodeName?: string }).nodeName, 'node-b');
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is refused: the write is judged on the stored pod, which is bound elsewhere', async () => {
+    assert.equal(((cache.get(POD_KEY)!.spec ?? {}) as { nodeName?: string }).nodeName, 'node-a', 'the cache must be behind for this test');
+    const forbiddenForA = (e: unknown) => e instanceof Error && /node "node-a" can only change pods bound to it/.test(e.message);
+    await assert.rejects(pods.update('default', 'p', (cur) => ({ ...cur, status: { phase: 'Failed' } }), asNode('node-a'), { subresource: 'status' }), forbiddenForA);
+    await assert.rejects(pods.delete('default', 'p', {}, asNode('node-a')), forbiddenForA);
+    const stored = JSON.parse((await store.get(POD_KEY))!.value) as KubeObject;
+    assert.notEqual((stored.status as { phase?: string } | undefined)?.phase, 'Failed');
+    // Its own node may.
+    const written = await pods.update('default', 'p', (cur) => ({ ...cur, status: { ...(cur.status as object), phase: 'Running' } }), asNode('node-b'), { subresource: 'status' });
+    assert.equal((written.status as { phase?: string }).phase, 'Running');
+  });
+});

@@ -821,6 +821,16 @@ function validatePodUpdate(newPod: KubeObject, oldPod: KubeObject): StatusCause[
   return out;
 }
 
+/**
+ * A status write is judged on its metadata only, as upstream's ValidatePodStatusUpdate does not
+ * re-judge the spec: the spec is the stored one (a status write cannot change it), so a pod stored
+ * before a spec rule existed still gets its status written. Upstream also checks the status's own
+ * fields; skiff does not yet.
+ */
+function validatePodStatusUpdate(o: KubeObject, old: KubeObject): StatusCause[] {
+  return validateMeta(o, old, true, nameIsDNSSubdomain);
+}
+
 function validatePod(o: KubeObject, old: KubeObject | undefined): StatusCause[] {
   const out = validateMeta(o, old, true, nameIsDNSSubdomain);
   out.push(...validatePodSpec(o.spec, 'spec'));
@@ -1027,5 +1037,6 @@ export const podResource: ResourceType = {
   hasGeneration: false,
   defaults: defaultPod,
   validate: validatePod,
+  validateStatusUpdate: validatePodStatusUpdate,
   prepareForCreate,
 };

@@ -70,6 +70,16 @@ export class FieldSet {
     return s;
   }
 
+  /** Whether every member of this set is a member of `other`. */
+  isSubsetOf(other: FieldSet): boolean {
+    if (this.member && !other.member) return false;
+    for (const [pe, c] of this.children) {
+      const o = other.children.get(pe);
+      if (o ? !c.isSubsetOf(o) : !c.isEmpty()) return false;
+    }
+    return true;
+  }
+
   /** Whether some path is a member of both sets. */
   overlaps(other: FieldSet): boolean {
     if (this.member && other.member) return true;

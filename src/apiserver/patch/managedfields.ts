@@ -184,19 +184,29 @@ export function updateManagedFields(old: KubeObject | undefined, updated: KubeOb
     const filter = fieldFilter(gvk, opts.subresource);
     const diff = filterComparison(compare(before, after, schemaFor(gvk), filter.exclude), filter);
     const changed = diff.modified.union(diff.added);
-    for (const [id, m] of managers) {
+    const taken = changed.difference(STRIPPED_FIELDS);
+    const mine: Manager = { manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, time: toManagedTime(opts.now), set: taken };
+    if (opts.subresource) mine.subresource = opts.subresource;
+    const id = managerId(mine);
+    const prior = managers.get(id);
+    for (const [mid, m] of managers) {
+      if (m.set.isEmpty()) {
+        managers.delete(mid);
+        continue;
+      }
       // Most writers touch nobody else's fields: their sets (and encodings) stay as they are.
       if (!m.set.overlaps(changed) && !m.set.overlaps(diff.removed)) continue;
       m.set = m.set.difference(changed).difference(diff.removed);
-      if (m.set.isEmpty()) managers.delete(id);
+      if (m.set.isEmpty()) managers.delete(mid);
     }
-    const taken = changed.difference(STRIPPED_FIELDS);
     if (!taken.isEmpty()) {
-      const mine: Manager = { manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, time: toManagedTime(opts.now), set: taken };
-      if (opts.subresource) mine.subresource = opts.subresource;
-      const id = managerId(mine);
-      const prior = managers.get(id);
-      if (prior) mine.set = prior.set.union(taken);
+      if (prior) {
+        // A writer that sets its own fields again (a node's status writes) ends with the set it had,
+        // and keeps its encoding; a set holds no stripped field, so taking them back changes nothing.
+        const priorSet = prior.encoded?.set;
+        mine.set = priorSet && taken.isSubsetOf(priorSet) && !priorSet.overlaps(diff.removed) ? priorSet : prior.set.union(taken);
+        if (prior.encoded?.set === mine.set) mine.encoded = prior.encoded;
+      }
       managers.set(id, mine);
     }
     capUpdateManagers(managers);
