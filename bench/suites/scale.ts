@@ -7,6 +7,8 @@
 // sim's --stats-file, reset when the hold starts), server CPU and RSS, and the watch delay to the
 // nodes (a pod created → its node reports it Running, at the end). Sizes: --quick 1,000 nodes
 // and a 2-minute hold; otherwise 5,000 and 10 minutes (SKIFF_BENCH_SCALE_NODES, _HOLD_S override).
+// SKIFF_BENCH_SCALE_STORE=etcd puts the server on a 3-member etcd (data on disk, as a user's
+// would be) instead of SQLite.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +19,8 @@ import { silentLogger } from '../../src/util/log.js';
 import type { CallFigures } from '../../src/sim/call-stats.js';
 import { profileTable, profilesIn, summarizeNewProfiles } from '../lib/cpuprofile.js';
 import { startSkiffServer } from '../lib/servers.js';
+import { startEtcd, type LocalEtcdCluster } from '../../src/etcd/local-cluster.js';
+import { tmpdir } from 'node:os';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { CpuMeter, fmtInt, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type Table } from '../lib/util.js';
 
@@ -41,8 +45,17 @@ export const scaleSuite: Suite = {
     const nodes = Number(process.env.SKIFF_BENCH_SCALE_NODES ?? (ctx.quick ? 1000 : 5000));
     const holdMs = Number(process.env.SKIFF_BENCH_SCALE_HOLD_S ?? (ctx.quick ? 120 : 600)) * 1000;
     const pods = nodes * PODS_PER_NODE;
+    const onEtcd = process.env.SKIFF_BENCH_SCALE_STORE === 'etcd';
+    const etcd: LocalEtcdCluster | undefined = onEtcd ? await startEtcd({ members: 3, dataRoot: tmpdir(), startTimeoutMs: 60_000 }) : undefined;
     // With --cpu-prof the server of this very run is profiled (its figures then include the profiler's cost).
-    const server = await startSkiffServer(ctx.cpuProfDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', ctx.cpuProfDir] } : {});
+    const server = await startSkiffServer({
+      ...(ctx.cpuProfDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', ctx.cpuProfDir] } : {}),
+      ...(etcd ? { serverArgs: ['--storage', 'etcd', '--etcd-endpoints', etcd.endpoints.join(',')] } : {}),
+    }).catch(async (e: unknown) => {
+      await etcd?.destroy();
+      throw e;
+    });
+    const etcdCpu = etcd ? etcd.members.map((m) => m.pid) : [];
     const profilesBefore = ctx.cpuProfDir ? profilesIn(ctx.cpuProfDir) : undefined;
     const dir = makeTempDir('skiff-bench-scale-');
     const statsFile = join(dir, 'stats.json');
@@ -85,6 +98,7 @@ export const scaleSuite: Suite = {
       progress(`scale: ${nodes} nodes Ready in ${(readyMs / 1000).toFixed(1)} s; creating ${pods} pods`);
 
       const serverCpu = new CpuMeter(server.pid);
+      const etcdGrow = etcdCpu.map((pid) => (pid ? new CpuMeter(pid) : undefined));
       const t0 = performance.now();
       growWindowUs.startUs = nowUs();
       for (let i = 0; i < DEPLOYMENTS; i++) {
@@ -110,11 +124,13 @@ export const scaleSuite: Suite = {
       const podsPerS = pods / ((performance.now() - t0) / 1000);
       growWindowUs.endUs = nowUs();
       const growCpu = serverCpu.read();
+      const etcdGrowPct = etcdGrow.reduce((a, m) => a + (m?.read().pidPct ?? 0), 0);
       progress(`scale: ${pods} pods Running in ${(runMs / 1000).toFixed(1)} s (${podsPerS.toFixed(0)}/s); holding ${holdMs / 1000} s`);
 
       // The hold: figures from here on.
       sim.proc.kill('SIGUSR2');
       const holdCpu = new CpuMeter(server.pid);
+      const etcdHold = etcdCpu.map((pid) => (pid ? new CpuMeter(pid) : undefined));
       let maxRss = 0;
       const holdEnd = performance.now() + holdMs;
       while (performance.now() < holdEnd) {
@@ -123,6 +139,7 @@ export const scaleSuite: Suite = {
         await sleep(Math.min(10_000, Math.max(0, holdEnd - performance.now())));
       }
       const hold = holdCpu.read();
+      const etcdHoldPct = etcdHold.reduce((a, m) => a + (m?.read().pidPct ?? 0), 0);
       // The newest figures (the sim writes them every 10 s).
       await sleep(11_000);
       const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as { calls: Record<string, CallFigures> };
@@ -140,7 +157,7 @@ export const scaleSuite: Suite = {
       };
       const rssPeak = peakRssOf(server.pid) ?? maxRss;
       const table: Table = {
-        title: `scale: ${fmtInt(nodes)} simulated nodes (one skiff sim) + ${fmtInt(pods)} pods, one server on SQLite, ${holdMs / 60_000} min hold (2 cores)`,
+        title: `scale: ${fmtInt(nodes)} simulated nodes (one skiff sim) + ${fmtInt(pods)} pods, one server on ${etcd ? 'a 3-member etcd' : 'SQLite'}, ${holdMs / 60_000} min hold (2 cores)`,
         headers: ['figure', 'skiff', 'goal / peer'],
         rows: [
           [`${fmtInt(nodes)} nodes registered → Ready`, `${(readyMs / 1000).toFixed(1)} s`, 'KWOK benchmark: 5,000 nodes Ready within 60 s'],
@@ -150,6 +167,7 @@ export const scaleSuite: Suite = {
           ['pod status updates p50 / p99 (grow; none in the hold)', lat('PATCH pod status'), 'p99 < 250 ms'],
           ['false NotReady during the hold', String(falseNotReady.length), '0'],
           ['server CPU, growing / holding (% of one core; its main thread)', `${round(growCpu.pidPct ?? 0, 0)} / ${round(hold.pidPct ?? 0, 0)} (main ${round(growCpu.mainThreadPct ?? 0, 0)} / ${round(hold.mainThreadPct ?? 0, 0)})`, 'the main thread is one core at most'],
+          ...(etcd ? [['etcd CPU, 3 members together, growing / holding (% of one core)', `${round(etcdGrowPct, 0)} / ${round(etcdHoldPct, 0)}`, '']] : []),
           ['server RSS at the end of the hold (peak)', `${round(maxRss / 2 ** 20, 0)} MiB (peak ${round(rssPeak / 2 ** 20, 0)} MiB)`, '≤ 1.5 GB (5,000 nodes), ≤ 2.5 GB (10,000); k3s sizes 2 CPU / 4 GB for 350 agents'],
           ['a pod created → Running, reported by its node', `${round(probeMs, 0)} ms`, ''],
         ],
@@ -162,7 +180,7 @@ export const scaleSuite: Suite = {
       tables = [table];
       return {
         tables,
-        data: { nodes, pods, holdMs, readyMs: round(readyMs), runMs: round(runMs), podsPerS: round(podsPerS), calls: stats.calls, falseNotReady: falseNotReady.length, serverCpuGrowPct: growCpu.pidPct, serverCpuHoldPct: hold.pidPct, serverMainThreadGrowPct: growCpu.mainThreadPct, serverMainThreadHoldPct: hold.mainThreadPct, serverRssBytes: maxRss, serverPeakRssBytes: rssPeak, probeMs: round(probeMs) },
+        data: { store: etcd ? 'etcd-3' : 'sqlite', nodes, pods, holdMs, readyMs: round(readyMs), runMs: round(runMs), podsPerS: round(podsPerS), calls: stats.calls, falseNotReady: falseNotReady.length, serverCpuGrowPct: growCpu.pidPct, serverCpuHoldPct: hold.pidPct, serverMainThreadGrowPct: growCpu.mainThreadPct, serverMainThreadHoldPct: hold.mainThreadPct, serverRssBytes: maxRss, serverPeakRssBytes: rssPeak, probeMs: round(probeMs) },
       };
     } finally {
       abort.abort();
@@ -170,6 +188,7 @@ export const scaleSuite: Suite = {
       // The fleet's nodes leave like agents do; at thousands that takes a while, so the server goes with it.
       await sim.stop(5_000);
       await server.stop();
+      await etcd?.destroy();
       removeTempDir(dir);
       if (ctx.cpuProfDir && profilesBefore) {
         for (const p of summarizeNewProfiles(ctx.cpuProfDir, profilesBefore, growWindowUs.endUs > 0 ? growWindowUs : undefined, 25)) {

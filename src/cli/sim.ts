@@ -30,6 +30,7 @@ export function simCommand(): Command {
     .option('--name-prefix <prefix>', 'nodes are named <prefix>-1 … <prefix>-N and labelled skiff.dev/simulated-by=<prefix>', 'sim')
     .option('--data-dir <dir>', 'each node\'s machine id and last observed Node (pods are kept in memory)', '.skiff/sim')
     .option('--register-concurrency <n>', 'nodes registering at once', intArg, 32)
+    .option('--no-http2', 'send over up to 64 keep-alive HTTP/1.1 connections instead of one HTTP/2 connection per server')
     .option('--stats-file <file>', 'write the fleet\'s API call latencies by kind of call (p50, p99, max, errors) here every 10 s and on exit; SIGUSR2 starts them afresh')
     .addOption(new Option('--node-log-level <level>', 'log level of each node\'s own lines (its transitions; at warn, every node says so when the API is unreachable); the fleet logs its own').choices(['debug', 'info', 'warn', 'error']).default('error'))
     .addOption(logFormatOption());
@@ -94,7 +95,9 @@ export function simCommand(): Command {
 
 function fleetClient(o: Record<string, unknown>, stats: CallStats | undefined): ApiClient {
   const servers = o.server as string[];
-  const common = { timeoutMs: o.requestTimeout as number, userAgent: userAgent('skiff-sim'), ...(stats ? { metrics: stats } : {}) };
+  // One connection per server with every node's requests and the fleet's watches as streams on
+  // it, as one client-go process would hold: the server pays for one TLS session, not 64.
+  const common = { timeoutMs: o.requestTimeout as number, userAgent: userAgent('skiff-sim'), http2: o.http2 !== false, ...(stats ? { metrics: stats } : {}) };
   if (o.token) {
     if (!o.caFile) throw new Error('--token needs --ca-file (the cluster CA the fleet trusts)');
     if (servers.length === 0) throw new Error('--token needs --server URL');

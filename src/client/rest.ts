@@ -6,13 +6,16 @@
 import { errorText } from '../util/error-text.js';
 import { userAgent } from '../version.js';
 import https from 'node:https';
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import { constants as h2 } from 'node:http2';
+import type { Readable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { StatusError } from '../api/errors.js';
 import type { KubeList, KubeObject, Status, WatchEvent } from '../api/types.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { ServerHealthChecker, pickServer, type HealthCheckOptions, type ServerState } from './server-health.js';
 import type { ClientMetrics } from './metrics.js';
+import { H2Sessions } from './h2-sessions.js';
 
 export interface ClientCredentials {
   caPem: string;
@@ -30,6 +33,37 @@ export interface ClientOptions extends ClientCredentials {
   healthCheck?: HealthCheckOptions;
   /** Where requests are counted and timed (rest_client_*, or a benchmark's own record). */
   metrics?: Pick<ClientMetrics, 'request'>;
+  /**
+   * Every request and watch as a stream on one HTTP/2 connection per server, as client-go does
+   * (a fleet of simulated nodes); by default HTTP/1.1 over up to 64 keep-alive connections.
+   */
+  http2?: boolean;
+}
+
+/** An answer's head, and its body to read. */
+interface Answer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+/** A request or stream in flight, to cut when its server is abandoned. */
+interface Cuttable {
+  destroy(error?: Error): void;
+}
+
+/** One request as sent, with the hooks that time it and keep it cuttable. */
+interface Outgoing {
+  server: string;
+  method: string;
+  url: URL;
+  headers: Record<string, string | string[]>;
+  body: string | Buffer | undefined;
+  signal: AbortSignal | undefined;
+  timeoutMs: number | undefined;
+  answered(statusCode: number): void;
+  failed(): void;
+  track(r: Cuttable & { once(ev: 'close', fn: () => void): unknown }): void;
 }
 
 export interface RequestOptions {
@@ -89,11 +123,12 @@ export class ApiClient {
   private servers: string[];
   private current = 0;
   private readonly agent: https.Agent;
+  private readonly h2?: H2Sessions;
   private readonly opts: ClientOptions;
   private listeners: ((server: string, reason: string) => void)[] = [];
   private healthListeners: ((server: string, state: ServerState) => void)[] = [];
   /** Requests (incl. watch streams) open per server, so abandoning a server can cut them. */
-  private readonly inflight = new Map<string, Set<ClientRequest>>();
+  private readonly inflight = new Map<string, Set<Cuttable>>();
   private readonly health?: ServerHealthChecker;
   private readonly failbackTimer?: NodeJS.Timeout;
 
@@ -107,6 +142,7 @@ export class ApiClient {
       ...(opts.clientKeyPem ? { key: opts.clientKeyPem } : {}),
     };
     this.agent = new https.Agent({ keepAlive: true, maxSockets: 64, ...agentOptions });
+    if (opts.http2) this.h2 = new H2Sessions(agentOptions);
     if (opts.healthCheck) {
       this.health = new ServerHealthChecker({
         ...opts.healthCheck,
@@ -219,46 +255,68 @@ export class ApiClient {
     if (!reqs) return;
     for (const r of reqs) r.destroy(new Error(why));
     reqs.clear();
+    this.h2?.drop(server, new Error(why));
   }
 
   close(): void {
     this.health?.stop();
     if (this.failbackTimer) clearInterval(this.failbackTimer);
     this.agent.destroy();
+    this.h2?.close();
   }
 
-  private send(server: string, method: string, path: string, o: RequestOptions, body: string | Buffer | undefined): Promise<IncomingMessage> {
-    return new Promise((resolve, reject) => {
-      const url = new URL(path, server);
-      const headers: Record<string, string | string[]> = { ...o.headers, Accept: o.accept ?? 'application/json', 'User-Agent': this.opts.userAgent ?? userAgent('skiff') };
-      if (this.opts.token) headers.Authorization = `Bearer ${this.opts.token}`;
-      if (body !== undefined) {
-        headers['Content-Type'] = o.contentType ?? 'application/json';
-        headers['Content-Length'] = String(Buffer.byteLength(body));
-      }
-      const metrics = this.opts.metrics;
-      const sent = metrics ? performance.now() : 0;
-      let answered = false;
-      const req = https.request(url, { method, headers, agent: this.agent, ...(o.signal ? { signal: o.signal } : {}) }, (res) => {
+  private send(server: string, method: string, path: string, o: RequestOptions, body: string | Buffer | undefined): Promise<Answer> {
+    const url = new URL(path, server);
+    const headers: Record<string, string | string[]> = { ...o.headers, Accept: o.accept ?? 'application/json', 'User-Agent': this.opts.userAgent ?? userAgent('skiff') };
+    if (this.opts.token) headers.Authorization = `Bearer ${this.opts.token}`;
+    if (body !== undefined) {
+      headers['Content-Type'] = o.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+    }
+    const metrics = this.opts.metrics;
+    const sent = metrics ? performance.now() : 0;
+    let answered = false;
+    const out: Outgoing = {
+      server,
+      method,
+      url,
+      headers,
+      body,
+      signal: o.signal,
+      timeoutMs: o.timeoutMs ?? this.opts.timeoutMs,
+      answered: (statusCode) => {
         answered = true;
-        metrics?.request(method, url, res.statusCode, (performance.now() - sent) / 1000);
-        resolve(res);
-      });
+        metrics?.request(method, url, statusCode, (performance.now() - sent) / 1000);
+      },
       // No answer at all (a stream cut after its answer, such as a watch, was answered).
-      if (metrics) req.once('error', () => answered || metrics.request(method, url, undefined, (performance.now() - sent) / 1000));
-      let open = this.inflight.get(server);
-      if (!open) this.inflight.set(server, (open = new Set()));
-      open.add(req);
-      req.on('close', () => open.delete(req));
-      const timeoutMs = o.timeoutMs ?? this.opts.timeoutMs;
+      failed: () => answered || metrics?.request(method, url, undefined, (performance.now() - sent) / 1000),
+      track: (r) => {
+        let open = this.inflight.get(server);
+        if (!open) this.inflight.set(server, (open = new Set()));
+        open.add(r);
+        r.once('close', () => open.delete(r));
+      },
+    };
+    return this.h2 ? sendH2(this.h2, out) : this.sendH1(out);
+  }
+
+  private sendH1(out: Outgoing): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const req = https.request(out.url, { method: out.method, headers: out.headers, agent: this.agent, ...(out.signal ? { signal: out.signal } : {}) }, (res) => {
+        out.answered(res.statusCode ?? 0);
+        resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
+      });
+      req.once('error', out.failed);
+      out.track(req);
+      const timeoutMs = out.timeoutMs;
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new RequestTimeoutError(timeoutMs)));
       req.on('error', reject);
-      req.end(body);
+      req.end(out.body);
     });
   }
 
   /** Sends to the current server; on a connection error tries each other server once. */
-  private async sendWithFailover(method: string, path: string, o: RequestOptions): Promise<IncomingMessage> {
+  private async sendWithFailover(method: string, path: string, o: RequestOptions): Promise<Answer> {
     const body = o.body === undefined ? undefined : typeof o.body === 'string' || Buffer.isBuffer(o.body) ? o.body : JSON.stringify(o.body);
     let lastError: unknown;
     for (let i = 0; i < this.servers.length; i++) {
@@ -268,7 +326,7 @@ export class ApiClient {
         const res = await this.send(server, method, path, o, body);
         // A server that is shutting down or has lost its store answers 503: another may not have.
         if (res.statusCode === 503 && this.servers.length > 1 && i < this.servers.length - 1) {
-          res.resume();
+          res.body.resume();
           this.failover(idx, 'answered 503');
           continue;
         }
@@ -292,9 +350,9 @@ export class ApiClient {
   async request<T = unknown>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
     const res = await this.sendWithFailover(method, buildPath(path, o.query), o);
     const chunks: Buffer[] = [];
-    for await (const c of res) chunks.push(c as Buffer);
+    for await (const c of res.body) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    const code = res.statusCode ?? 0;
+    const code = res.statusCode;
     if (code < 200 || code >= 300) throw statusFrom(code, text);
     if (!text) return undefined as T;
     const type = res.headers['content-type'] ?? '';
@@ -334,16 +392,16 @@ export class ApiClient {
   async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
     // The per-request timeout is for non-watch requests: a quiet watch is not a stalled one.
     const res = await this.sendWithFailover('GET', buildPath(path, { ...query, watch: 'true' }), { signal, timeoutMs: 0 });
-    if ((res.statusCode ?? 0) !== 200) {
+    if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      throw statusFrom(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
+      for await (const c of res.body) chunks.push(c as Buffer);
+      throw statusFrom(res.statusCode, Buffer.concat(chunks).toString('utf8'));
     }
     let buf = '';
     // A multi-byte character may be split across chunks: decode as a stream, not chunk by chunk.
-    res.setEncoding('utf8');
+    res.body.setEncoding('utf8');
     try {
-      for await (const chunk of res) {
+      for await (const chunk of res.body) {
         buf += chunk as string;
         let nl: number;
         while ((nl = buf.indexOf('\n')) >= 0) {
@@ -362,7 +420,54 @@ export class ApiClient {
       if (signal.aborted) return;
       throw e;
     } finally {
-      res.destroy();
+      res.body.destroy();
     }
   }
+}
+
+async function sendH2(sessions: H2Sessions, out: Outgoing): Promise<Answer> {
+  const headers: Record<string, string | string[]> = { [h2.HTTP2_HEADER_METHOD]: out.method, [h2.HTTP2_HEADER_PATH]: out.url.pathname + out.url.search };
+  for (const [k, v] of Object.entries(out.headers)) headers[k.toLowerCase()] = v;
+  const timeoutMs = out.timeoutMs;
+  // The timeout covers getting a connection too: a stopped server accepts TCP and never answers TLS.
+  const opening = sessions.open(out.server, headers, out.body !== undefined, out.signal);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    if (!timeoutMs) return;
+    timer = setTimeout(() => {
+      opening.then((s) => s.destroy(), () => {});
+      reject(new RequestTimeoutError(timeoutMs));
+    }, timeoutMs);
+  });
+  let stream;
+  try {
+    stream = await Promise.race([opening, timedOut]);
+  } catch (e) {
+    out.failed();
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  const opened = stream;
+  return new Promise((resolve, reject) => {
+    out.track(opened);
+    let answered = false;
+    opened.once('response', (h) => {
+      answered = true;
+      const code = Number(h[h2.HTTP2_HEADER_STATUS]);
+      out.answered(code);
+      resolve({ statusCode: code, headers: h, body: opened });
+    });
+    const unanswered = (e: Error) => {
+      if (answered) return;
+      answered = true;
+      out.failed();
+      reject(e);
+    };
+    opened.once('error', unanswered);
+    // A connection that goes away closes its streams without an error.
+    opened.once('close', () => unanswered(new Error(`the stream was closed before an answer (HTTP/2 code ${opened.rstCode ?? 'none'})`)));
+    if (timeoutMs) opened.setTimeout(timeoutMs, () => opened.destroy(new RequestTimeoutError(timeoutMs)));
+    if (out.body !== undefined) opened.end(out.body);
+  });
 }

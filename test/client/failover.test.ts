@@ -1,8 +1,9 @@
 // The client's health checks and failover policy against small local HTTPS servers: a hung server
-// (SIGSTOP-like: accepts, never answers), a dead one (connection refused), and fail-back.
+// (SIGSTOP-like: accepts, never answers), a dead one (connection refused), and fail-back; over
+// HTTP/1.1 and over HTTP/2 (one connection, every request a stream), as the server speaks both.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
+import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -52,21 +53,38 @@ interface FakeServer {
   name: string;
   hang: boolean;
   requests: number;
+  /** TLS connections accepted so far, and the most requests it had in hand at once. */
+  connections: number;
+  maxInFlight: number;
   kill(): Promise<void>;
 }
+
+/** What the fake servers allow at once on one HTTP/2 connection. */
+const MAX_STREAMS = 4;
 
 async function fakeServers(names: string[]): Promise<{ servers: FakeServer[]; caPem: string; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-failover-'));
   const pki = await ensureClusterPki(dir, ['127.0.0.1', 'localhost']);
-  const all: { srv: https.Server; sockets: Set<Socket> }[] = [];
+  const all: { srv: http2.Http2SecureServer; sockets: Set<Socket> }[] = [];
   const servers = await Promise.all(
     names.map(async (name) => {
       const sockets = new Set<Socket>();
-      const fake: FakeServer = { url: '', name, hang: false, requests: 0, kill: async () => {} };
-      const srv = https.createServer({ cert: pki.server.certPem, key: pki.server.keyPem }, (req, res) => {
+      const fake: FakeServer = { url: '', name, hang: false, requests: 0, connections: 0, maxInFlight: 0, kill: async () => {} };
+      let inFlight = 0;
+      const opts = { cert: pki.server.certPem, key: pki.server.keyPem, allowHTTP1: true, settings: { maxConcurrentStreams: MAX_STREAMS } };
+      const srv = http2.createSecureServer(opts, (req, res) => {
         fake.requests++;
         if (fake.hang) return; // accepted, never answered: a SIGSTOPped process
         if (req.url?.startsWith('/slow')) return; // this one request is slow; the server is fine
+        if (req.url?.startsWith('/busy')) {
+          fake.maxInFlight = Math.max(fake.maxInFlight, ++inFlight);
+          setTimeout(() => {
+            inFlight--;
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.end(JSON.stringify({ server: name }));
+          }, 20);
+          return;
+        }
         if (req.url?.startsWith('/readyz')) return void res.end('ok');
         if (req.url?.includes('watch=true')) {
           res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -77,6 +95,7 @@ async function fakeServers(names: string[]): Promise<{ servers: FakeServer[]; ca
         res.end(JSON.stringify({ server: name }));
       });
       srv.on('secureConnection', (s) => {
+        fake.connections++;
         sockets.add(s);
         s.on('close', () => sockets.delete(s));
       });
@@ -116,91 +135,118 @@ async function waitUntil(fn: () => boolean, timeoutMs: number, what: string): Pr
 }
 
 /** Servers a and b, and a client preferring a that health-checks both (fast timings) and records its switches. */
-async function twoCheckedServers() {
+async function twoCheckedServers(useHttp2: boolean) {
   const { servers, caPem, close } = await fakeServers(['a', 'b']);
   const [a, b] = servers as [FakeServer, FakeServer];
-  const client = new ApiClient({ servers: [a.url, b.url], caPem, timeoutMs: 5000, healthCheck: { intervalMs: 100, timeoutMs: 200, failbackAfterMs: 600 } });
+  const client = new ApiClient({ servers: [a.url, b.url], caPem, timeoutMs: 5000, http2: useHttp2, healthCheck: { intervalMs: 100, timeoutMs: 200, failbackAfterMs: 600 } });
   const switches: string[] = [];
   client.onFailover((s) => switches.push(s));
   return { a, b, client, switches, close };
 }
 
-test('a hung server is abandoned within interval + timeout; its watch stream is cut; fail-back after the delay', async () => {
-  const { a, b, client, switches, close } = await twoCheckedServers();
+for (const [transport, useHttp2] of [['HTTP/1.1', false], ['HTTP/2', true]] as const) {
+  test(`${transport}: a hung server is abandoned within interval + timeout; its watch stream is cut; fail-back after the delay`, async () => {
+    const { a, b, client, switches, close } = await twoCheckedServers(useHttp2);
+    try {
+      assert.deepEqual(await client.get('/x'), { server: 'a' });
+      const ac = new AbortController();
+      const watch = client.watch('/w', {}, ac.signal);
+      const first = await watch.next();
+      assert.equal((first.value as { object: { metadata: { name: string } } }).object.metadata.name, 'a');
+      const ended = watch.next().then(
+        () => 'ended',
+        (e: Error) => `error: ${e.message}`,
+      );
+
+      a.hang = true;
+      const took = await waitUntil(() => client.server === b.url, 2000, 'switch to b');
+      assert.ok(took < 1000, `switched after ${took} ms`);
+      assert.match(await ended, /error|ended/, 'the watch on the hung server was cut');
+      assert.deepEqual(await client.get('/x'), { server: 'b' });
+      assert.equal(client.serverState(a.url)?.healthy, false);
+
+      // a answers again: the client goes back only after a has been healthy for failbackAfterMs.
+      a.hang = false;
+      await waitUntil(() => client.serverState(a.url)?.healthy === true, 2000, 'a healthy');
+      const healthyAt = Date.now();
+      await waitUntil(() => client.server === a.url, 3000, 'fail-back to a');
+      assert.ok(Date.now() - healthyAt >= 450, `went back after ${Date.now() - healthyAt} ms`);
+      assert.deepEqual(switches, [b.url, a.url]);
+      ac.abort();
+    } finally {
+      client.close();
+      await close();
+    }
+  });
+
+  test(`${transport}: one request timing out neither marks its server down nor cuts the other requests and watches on it`, async () => {
+    const { a, b, client, switches, close } = await twoCheckedServers(useHttp2);
+    try {
+      await waitUntil(() => client.serverState(a.url)?.healthy === true, 2000, 'a checked healthy');
+      const ac = new AbortController();
+      const watch = client.watch('/w', {}, ac.signal);
+      assert.equal(((await watch.next()).value as { object: { metadata: { name: string } } }).object.metadata.name, 'a');
+      let watchDone = false;
+      void watch.next().then(
+        () => (watchDone = true),
+        () => (watchDone = true),
+      );
+      await assert.rejects(client.get('/slow', { timeoutMs: 300 }), /timed out after 300 ms/);
+      assert.equal(client.server, a.url, 'still on a');
+      assert.equal(client.serverState(a.url)?.healthy, true);
+      assert.deepEqual(await client.get('/x'), { server: 'a' });
+      assert.equal(watchDone, false, 'the watch on a is still open');
+      assert.deepEqual(switches, []);
+      assert.equal(b.requests > 0, true, 'b is health-checked in the background');
+      ac.abort();
+    } finally {
+      client.close();
+      await close();
+    }
+  });
+
+  test(`${transport}: a dead server (connection refused) fails over at once, for requests and for health checks`, async () => {
+    const { servers, caPem, close } = await fakeServers(['a', 'b', 'c']);
+    const [a, b, c] = servers as [FakeServer, FakeServer, FakeServer];
+    const client = new ApiClient({ servers: [a.url, b.url, c.url], caPem, timeoutMs: 5000, http2: useHttp2, healthCheck: { intervalMs: 200, timeoutMs: 300, failbackAfterMs: 60_000 } });
+    try {
+      assert.deepEqual(await client.get('/x'), { server: 'a' });
+      await a.kill();
+      const started = Date.now();
+      assert.deepEqual(await client.get('/x'), { server: 'b' }, 'the request itself moves on');
+      assert.ok(Date.now() - started < 1000);
+      // Without fail-back yet, b stays current even when c is healthy too.
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(client.server, b.url);
+      // The list is replaceable: dropping b moves to the best remaining server.
+      client.setServers([a.url, c.url]);
+      assert.equal(client.server, c.url);
+    } finally {
+      client.close();
+      await close();
+    }
+  });
+}
+
+test('over HTTP/2 every request is a stream on one connection, and streams past the server\'s limit wait their turn', async () => {
+  const { servers, caPem, close } = await fakeServers(['a']);
+  const [a] = servers as [FakeServer];
+  const client = new ApiClient({ servers: [a.url], caPem, timeoutMs: 5000, http2: true });
   try {
-    assert.deepEqual(await client.get('/x'), { server: 'a' });
-    const ac = new AbortController();
-    const watch = client.watch('/w', {}, ac.signal);
-    const first = await watch.next();
-    assert.equal((first.value as { object: { metadata: { name: string } } }).object.metadata.name, 'a');
-    const ended = watch.next().then(
-      () => 'ended',
-      (e: Error) => `error: ${e.message}`,
-    );
-
-    a.hang = true;
-    const took = await waitUntil(() => client.server === b.url, 2000, 'switch to b');
-    assert.ok(took < 1000, `switched after ${took} ms`);
-    assert.match(await ended, /error|ended/, 'the watch on the hung server was cut');
-    assert.deepEqual(await client.get('/x'), { server: 'b' });
-    assert.equal(client.serverState(a.url)?.healthy, false);
-
-    // a answers again: the client goes back only after a has been healthy for failbackAfterMs.
-    a.hang = false;
-    await waitUntil(() => client.serverState(a.url)?.healthy === true, 2000, 'a healthy');
-    const healthyAt = Date.now();
-    await waitUntil(() => client.server === a.url, 3000, 'fail-back to a');
-    assert.ok(Date.now() - healthyAt >= 450, `went back after ${Date.now() - healthyAt} ms`);
-    assert.deepEqual(switches, [b.url, a.url]);
-    ac.abort();
-  } finally {
-    client.close();
-    await close();
-  }
-});
-
-test('one request timing out neither marks its server down nor cuts the other requests and watches on it', async () => {
-  const { a, b, client, switches, close } = await twoCheckedServers();
-  try {
-    await waitUntil(() => client.serverState(a.url)?.healthy === true, 2000, 'a checked healthy');
+    const answers = await Promise.all(Array.from({ length: 25 }, () => client.get('/busy')));
+    assert.deepEqual(new Set(answers.map((x) => JSON.stringify(x))), new Set([JSON.stringify({ server: 'a' })]));
+    assert.equal(a.connections, 1, 'one connection for all of them');
+    assert.ok(a.maxInFlight <= MAX_STREAMS, `the server had ${a.maxInFlight} in hand at once; it allows ${MAX_STREAMS}`);
+    assert.ok(a.maxInFlight > 1, 'requests went in parallel');
+    // A DELETE carries its DeleteOptions (Node would end a DELETE's stream before the body).
+    assert.deepEqual(await client.delete('/busy', { preconditions: { uid: 'u' } }), { server: 'a' });
+    // A watch is one more stream on it.
     const ac = new AbortController();
     const watch = client.watch('/w', {}, ac.signal);
     assert.equal(((await watch.next()).value as { object: { metadata: { name: string } } }).object.metadata.name, 'a');
-    let watchDone = false;
-    void watch.next().then(
-      () => (watchDone = true),
-      () => (watchDone = true),
-    );
-    await assert.rejects(client.get('/slow', { timeoutMs: 300 }), /timed out after 300 ms/);
-    assert.equal(client.server, a.url, 'still on a');
-    assert.equal(client.serverState(a.url)?.healthy, true);
-    assert.deepEqual(await client.get('/x'), { server: 'a' });
-    assert.equal(watchDone, false, 'the watch on a is still open');
-    assert.deepEqual(switches, []);
-    assert.equal(b.requests > 0, true, 'b is health-checked in the background');
+    assert.equal(a.connections, 1);
     ac.abort();
-  } finally {
-    client.close();
-    await close();
-  }
-});
-
-test('a dead server (connection refused) fails over at once, for requests and for health checks', async () => {
-  const { servers, caPem, close } = await fakeServers(['a', 'b', 'c']);
-  const [a, b, c] = servers as [FakeServer, FakeServer, FakeServer];
-  const client = new ApiClient({ servers: [a.url, b.url, c.url], caPem, timeoutMs: 5000, healthCheck: { intervalMs: 200, timeoutMs: 300, failbackAfterMs: 60_000 } });
-  try {
-    assert.deepEqual(await client.get('/x'), { server: 'a' });
-    await a.kill();
-    const started = Date.now();
-    assert.deepEqual(await client.get('/x'), { server: 'b' }, 'the request itself moves on');
-    assert.ok(Date.now() - started < 1000);
-    // Without fail-back yet, b stays current even when c is healthy too.
-    await new Promise((r) => setTimeout(r, 500));
-    assert.equal(client.server, b.url);
-    // The list is replaceable: dropping b moves to the best remaining server.
-    client.setServers([a.url, c.url]);
-    assert.equal(client.server, c.url);
+    await watch.return(undefined);
   } finally {
     client.close();
     await close();

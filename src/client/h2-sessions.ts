@@ -1,0 +1,108 @@
+// One HTTP/2 connection per API server, as client-go keeps: every request and watch of a process
+// is a stream on it. A session that fails, is closed or is told GOAWAY is replaced on the next
+// request; streams beyond what the server allows at once (its SETTINGS_MAX_CONCURRENT_STREAMS)
+// wait their turn here instead of being refused.
+import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
+import type { SecureContextOptions } from 'node:tls';
+
+interface Pooled {
+  session: ClientHttp2Session;
+  connected: Promise<ClientHttp2Session>;
+  active: number;
+  waiting: (() => void)[];
+  /** No new streams: the session failed, closed or was told GOAWAY. */
+  retired: boolean;
+  streams: Set<ClientHttp2Stream>;
+  /** Takes the session out of use; `cut` fails the streams still open on it. */
+  retire(cut: Error | undefined): void;
+}
+
+export class H2Sessions {
+  private readonly pool = new Map<string, Pooled>();
+  private closed = false;
+
+  constructor(private readonly tls: Pick<SecureContextOptions, 'ca' | 'cert' | 'key'>) {}
+
+  /**
+   * Opens a stream to `server`. Rejects with the connection's own error (ECONNREFUSED …) when no
+   * connection could be made, so callers can tell a request never sent from one that was.
+   */
+  async open(server: string, headers: OutgoingHttpHeaders, hasBody: boolean, signal: AbortSignal | undefined): Promise<ClientHttp2Stream> {
+    const p = this.pooled(server);
+    await p.connected;
+    while (p.active >= maxStreams(p.session) && !p.retired) await new Promise<void>((resolve) => p.waiting.push(resolve));
+    signal?.throwIfAborted();
+    // Its socket may be gone before the session has heard (a server that just died).
+    if (!p.retired && (p.session.socket?.destroyed ?? true)) p.retire(undefined);
+    if (p.retired) return this.open(server, headers, hasBody, signal);
+    // Node would end a DELETE's stream at once, as a GET's; a DELETE may carry DeleteOptions.
+    const stream = p.session.request(headers, { endStream: !hasBody, ...(signal ? { signal } : {}) });
+    p.active++;
+    p.streams.add(stream);
+    p.session.ref();
+    stream.once('close', () => {
+      p.streams.delete(stream);
+      p.active--;
+      p.waiting.shift()?.();
+      if (p.active === 0) p.session.unref();
+    });
+    return stream;
+  }
+
+  /** Ends the session to `server` now, failing its streams with `why` (a server that failed its health check). */
+  drop(server: string, why: Error): void {
+    const p = this.pool.get(server);
+    if (!p) return;
+    this.pool.delete(server);
+    p.retire(why);
+    p.session.destroy(why);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const server of [...this.pool.keys()]) this.drop(server, new Error('client closed'));
+  }
+
+  private pooled(server: string): Pooled {
+    if (this.closed) throw new Error('client closed');
+    const have = this.pool.get(server);
+    if (have && !have.retired) return have;
+    const session = http2.connect(server, { ...this.tls, ALPNProtocols: ['h2'] });
+    const connected = new Promise<ClientHttp2Session>((resolve, reject) => {
+      // Ready once the server's SETTINGS are in: until then its stream limit is unknown.
+      session.once('remoteSettings', () => resolve(session));
+      session.once('error', reject);
+      session.once('close', () => reject(new Error(`connection to ${server} closed before it was set up`)));
+    });
+    connected.catch(() => {});
+    const p: Pooled = {
+      session,
+      connected,
+      active: 0,
+      waiting: [],
+      retired: false,
+      streams: new Set(),
+      retire: (cut) => {
+        p.retired = true;
+        if (this.pool.get(server) === p) this.pool.delete(server);
+        // Whoever waited for a slot tries again, on a new session.
+        for (const w of p.waiting.splice(0)) w();
+        // Streams of a connection that is gone would otherwise wait for an answer forever.
+        if (cut) for (const st of p.streams) st.destroy(cut);
+      },
+    };
+    const lost = (e?: unknown) => p.retire(e instanceof Error ? e : new Error(`connection to ${server} closed`));
+    session.on('error', lost);
+    session.once('close', () => lost());
+    // A server going away finishes the streams it has; new ones go to a new session.
+    session.once('goaway', () => p.retire(undefined));
+    session.unref();
+    this.pool.set(server, p);
+    return p;
+  }
+}
+
+function maxStreams(session: ClientHttp2Session): number {
+  // A server that sets no limit allows any number; 100 is the RFC's advice for a client's own cap.
+  return session.remoteSettings.maxConcurrentStreams ?? 100;
+}
