@@ -7,6 +7,7 @@
 // sim's --stats-file, reset when the hold starts), server CPU and RSS, and the watch delay to the
 // nodes (a pod created → its node reports it Running, at the end). Sizes: --quick 1,000 nodes
 // and a 2-minute hold; otherwise 5,000 and 10 minutes (SKIFF_BENCH_SCALE_NODES, _HOLD_S override).
+// SKIFF_BENCH_SCALE_HTTP1=1 has the fleet use HTTP/1.1 instead of one HTTP/2 connection.
 // SKIFF_BENCH_SCALE_STORE=etcd puts the server on a 3-member etcd (data on disk, as a user's
 // would be) instead of SQLite.
 import { readFileSync } from 'node:fs';
@@ -63,7 +64,7 @@ export const scaleSuite: Suite = {
     const sim = startChild(
       'skiff sim',
       process.execPath,
-      [skiffEntry(), 'sim', '--kubeconfig', server.kubeconfig, '--nodes', String(nodes), '--data-dir', join(dir, 'sim'), '--stats-file', statsFile, '--cpu', '16', '--memory', '64Gi', '--max-pods', '110', '--log-format', 'json'],
+      [skiffEntry(), 'sim', '--kubeconfig', server.kubeconfig, '--nodes', String(nodes), '--data-dir', join(dir, 'sim'), '--stats-file', statsFile, '--cpu', '16', '--memory', '64Gi', '--max-pods', '110', '--log-format', 'json', ...(process.env.SKIFF_BENCH_SCALE_HTTP1 === '1' ? ['--no-http2'] : [])],
       join(dir, 'sim.log'),
     );
     const falseNotReady: string[] = [];

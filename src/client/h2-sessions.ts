@@ -3,7 +3,11 @@
 // request; streams beyond what the server allows at once (its SETTINGS_MAX_CONCURRENT_STREAMS)
 // wait their turn here instead of being refused.
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
-import type { SecureContextOptions } from 'node:tls';
+import tls, { type SecureContextOptions } from 'node:tls';
+import { isIP } from 'node:net';
+
+const STREAM_WINDOW = 4 * 2 ** 20;
+const CONNECTION_WINDOW = 64 * 2 ** 20;
 
 interface Pooled {
   session: ClientHttp2Session;
@@ -67,7 +71,11 @@ export class H2Sessions {
     if (this.closed) throw new Error('client closed');
     const have = this.pool.get(server);
     if (have && !have.retired) return have;
-    const session = http2.connect(server, { ...this.tls, ALPNProtocols: ['h2'] });
+    // Flow-control windows as client-go's transport opens them (4 MiB a stream, far more for the
+    // connection): with Node's 64 KiB defaults a big list or a burst of watch events read late
+    // would hold up every other stream on the connection (a node's Lease renewal among them).
+    const session = http2.connect(server, { createConnection: () => tlsConnection(server, this.tls), settings: { initialWindowSize: STREAM_WINDOW } });
+    session.once('connect', () => session.setLocalWindowSize(CONNECTION_WINDOW));
     const connected = new Promise<ClientHttp2Session>((resolve, reject) => {
       // Ready once the server's SETTINGS are in: until then its stream limit is unknown.
       session.once('remoteSettings', () => resolve(session));
@@ -100,6 +108,15 @@ export class H2Sessions {
     this.pool.set(server, p);
     return p;
   }
+}
+
+/** A TLS connection with Nagle off, as Node's HTTP/1.1 agent has: a small request goes out at once, not after the peer's delayed ACK. */
+function tlsConnection(server: string, opts: Pick<SecureContextOptions, 'ca' | 'cert' | 'key'>): tls.TLSSocket {
+  const url = new URL(server);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const socket = tls.connect({ ...opts, host, port: Number(url.port || 443), ALPNProtocols: ['h2'], ...(isIP(host) ? {} : { servername: host }) });
+  socket.setNoDelay(true);
+  return socket;
 }
 
 function maxStreams(session: ClientHttp2Session): number {
