@@ -1,7 +1,10 @@
 // One HTTP/2 connection per API server, as client-go keeps: every request and watch of a process
 // is a stream on it. A session that fails, is closed or is told GOAWAY is replaced on the next
-// request; streams beyond what the server allows at once (its SETTINGS_MAX_CONCURRENT_STREAMS)
-// wait their turn here instead of being refused.
+// request. Requests beyond `maxRequests` at once (and streams beyond what the server allows, its
+// SETTINGS_MAX_CONCURRENT_STREAMS) wait their turn here, as HTTP/1.1 requests wait for one of an
+// agent's sockets: a server admitting a thousand requests at once answers each of them late, and
+// requests that time out and are sent again only add to its load. Watches and other long-running
+// streams are not requests waiting for an answer: they count only against the server's limit.
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
 import tls, { type SecureContextOptions } from 'node:tls';
 import { isIP } from 'node:net';
@@ -9,11 +12,20 @@ import { isIP } from 'node:net';
 const STREAM_WINDOW = 4 * 2 ** 20;
 const CONNECTION_WINDOW = 64 * 2 ** 20;
 
+interface Waiter {
+  longRunning: boolean;
+  go(): void;
+}
+
 interface Pooled {
   session: ClientHttp2Session;
   connected: Promise<ClientHttp2Session>;
+  /** Streams open or reserved, and of them requests waiting for their answer (not watches). */
   active: number;
-  waiting: (() => void)[];
+  requests: number;
+  /** Long-running streams and requests waiting for a slot, each in arrival order. */
+  waitingLong: Waiter[];
+  waitingRequests: Waiter[];
   /** No new streams: the session failed, closed or was told GOAWAY. */
   retired: boolean;
   streams: Set<ClientHttp2Stream>;
@@ -25,32 +37,85 @@ export class H2Sessions {
   private readonly pool = new Map<string, Pooled>();
   private closed = false;
 
-  constructor(private readonly tls: Pick<SecureContextOptions, 'ca' | 'cert' | 'key'>) {}
+  constructor(
+    private readonly tls: Pick<SecureContextOptions, 'ca' | 'cert' | 'key'>,
+    private readonly maxRequests = 64,
+  ) {}
 
   /**
-   * Opens a stream to `server`. Rejects with the connection's own error (ECONNREFUSED …) when no
-   * connection could be made, so callers can tell a request never sent from one that was.
+   * Opens a stream to `server` once it has a slot. Rejects with the connection's own error
+   * (ECONNREFUSED …) when no connection could be made, so callers can tell a request never sent
+   * from one that was.
    */
-  async open(server: string, headers: OutgoingHttpHeaders, hasBody: boolean, signal: AbortSignal | undefined): Promise<ClientHttp2Stream> {
+  async open(server: string, headers: OutgoingHttpHeaders, o: { hasBody: boolean; longRunning: boolean; connectTimeoutMs: number; signal?: AbortSignal | undefined }): Promise<ClientHttp2Stream> {
     const p = this.pooled(server);
-    await p.connected;
-    while (p.active >= maxStreams(p.session) && !p.retired) await new Promise<void>((resolve) => p.waiting.push(resolve));
-    signal?.throwIfAborted();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        p.connected,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            const e = new Error(`no connection to ${server} within ${o.connectTimeoutMs} ms`);
+            p.retire(e);
+            p.session.destroy(e);
+            reject(e);
+          }, o.connectTimeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!this.fits(p, o.longRunning)) {
+      await new Promise<void>((go) => (o.longRunning ? p.waitingLong : p.waitingRequests).push({ longRunning: o.longRunning, go }));
+    } else {
+      this.reserve(p, o.longRunning);
+    }
+    // From here the slot is this stream's (reserved when it was handed over).
     // Its socket may be gone before the session has heard (a server that just died).
     if (!p.retired && (p.session.socket?.destroyed ?? true)) p.retire(undefined);
-    if (p.retired) return this.open(server, headers, hasBody, signal);
-    // Node would end a DELETE's stream at once, as a GET's; a DELETE may carry DeleteOptions.
-    const stream = p.session.request(headers, { endStream: !hasBody, ...(signal ? { signal } : {}) });
-    p.active++;
+    if (p.retired) {
+      this.release(p, o.longRunning);
+      return this.open(server, headers, o);
+    }
+    let stream: ClientHttp2Stream;
+    try {
+      o.signal?.throwIfAborted();
+      // Node would end a DELETE's stream at once, as a GET's; a DELETE may carry DeleteOptions.
+      stream = p.session.request(headers, { endStream: !o.hasBody, ...(o.signal ? { signal: o.signal } : {}) });
+    } catch (e) {
+      this.release(p, o.longRunning);
+      throw e;
+    }
     p.streams.add(stream);
     p.session.ref();
     stream.once('close', () => {
       p.streams.delete(stream);
-      p.active--;
-      p.waiting.shift()?.();
+      this.release(p, o.longRunning);
       if (p.active === 0) p.session.unref();
     });
     return stream;
+  }
+
+  private fits(p: Pooled, longRunning: boolean): boolean {
+    return p.active < maxStreams(p.session) && (longRunning || p.requests < this.maxRequests);
+  }
+
+  private reserve(p: Pooled, longRunning: boolean): void {
+    p.active++;
+    if (!longRunning) p.requests++;
+  }
+
+  /** A slot is free again: hand it to the next that fits, watches first (they are few and wait on nothing). */
+  private release(p: Pooled, longRunning: boolean): void {
+    p.active--;
+    if (!longRunning) p.requests--;
+    for (const queue of [p.waitingLong, p.waitingRequests]) {
+      while (queue.length > 0 && this.fits(p, queue[0]!.longRunning)) {
+        const w = queue.shift()!;
+        this.reserve(p, w.longRunning);
+        w.go();
+      }
+    }
   }
 
   /** Ends the session to `server` now, failing its streams with `why` (a server that failed its health check). */
@@ -87,14 +152,19 @@ export class H2Sessions {
       session,
       connected,
       active: 0,
-      waiting: [],
+      requests: 0,
+      waitingLong: [],
+      waitingRequests: [],
       retired: false,
       streams: new Set(),
       retire: (cut) => {
         p.retired = true;
         if (this.pool.get(server) === p) this.pool.delete(server);
-        // Whoever waited for a slot tries again, on a new session.
-        for (const w of p.waiting.splice(0)) w();
+        // Whoever waited for a slot goes on, and finds the session retired: it tries a new one.
+        for (const w of [...p.waitingLong.splice(0), ...p.waitingRequests.splice(0)]) {
+          this.reserve(p, w.longRunning);
+          w.go();
+        }
         // Streams of a connection that is gone would otherwise wait for an answer forever.
         if (cut) for (const st of p.streams) st.destroy(cut);
       },

@@ -425,28 +425,21 @@ export class ApiClient {
   }
 }
 
+/** How long a request without a timeout (a watch: timeout 0) waits for a connection. */
+const CONNECT_TIMEOUT_MS = 30_000;
+
 async function sendH2(sessions: H2Sessions, out: Outgoing): Promise<Answer> {
   const headers: Record<string, string | string[]> = { [h2.HTTP2_HEADER_METHOD]: out.method, [h2.HTTP2_HEADER_PATH]: out.url.pathname + out.url.search };
   for (const [k, v] of Object.entries(out.headers)) headers[k.toLowerCase()] = v;
   const timeoutMs = out.timeoutMs;
-  // The timeout covers getting a connection too: a stopped server accepts TCP and never answers TLS.
-  const opening = sessions.open(out.server, headers, out.body !== undefined, out.signal);
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    if (!timeoutMs) return;
-    timer = setTimeout(() => {
-      opening.then((s) => s.destroy(), () => {});
-      reject(new RequestTimeoutError(timeoutMs));
-    }, timeoutMs);
-  });
   let stream;
   try {
-    stream = await Promise.race([opening, timedOut]);
+    // The timeout covers getting a connection (a stopped server accepts TCP and never answers
+    // TLS), not the wait for a free slot, as an HTTP/1.1 request's does not cover its wait for a socket.
+    stream = await sessions.open(out.server, headers, { hasBody: out.body !== undefined, longRunning: timeoutMs === 0, connectTimeoutMs: timeoutMs || CONNECT_TIMEOUT_MS, signal: out.signal });
   } catch (e) {
     out.failed();
     throw e;
-  } finally {
-    clearTimeout(timer);
   }
   const opened = stream;
   return new Promise((resolve, reject) => {

@@ -82,7 +82,7 @@ async function fakeServers(names: string[]): Promise<{ servers: FakeServer[]; ca
             inFlight--;
             res.writeHead(200, { 'Content-Type': 'application/json' });
             res.end(JSON.stringify({ server: name }));
-          }, 20);
+          }, 50);
           return;
         }
         if (req.url?.startsWith('/readyz')) return void res.end('ok');
@@ -228,10 +228,11 @@ for (const [transport, useHttp2] of [['HTTP/1.1', false], ['HTTP/2', true]] as c
   });
 }
 
-test('over HTTP/2 every request is a stream on one connection, and streams past the server\'s limit wait their turn', async () => {
+test('over HTTP/2 every request is a stream on one connection, and streams past the server\'s limit wait their turn, their wait not counted against their timeout', async () => {
   const { servers, caPem, close } = await fakeServers(['a']);
   const [a] = servers as [FakeServer];
-  const client = new ApiClient({ servers: [a.url], caPem, timeoutMs: 5000, http2: true });
+  // 25 requests of 50 ms, 4 at a time, take 350 ms: longer than each one's timeout, as it should be.
+  const client = new ApiClient({ servers: [a.url], caPem, timeoutMs: 300, http2: true });
   try {
     const answers = await Promise.all(Array.from({ length: 25 }, () => client.get('/busy')));
     assert.deepEqual(new Set(answers.map((x) => JSON.stringify(x))), new Set([JSON.stringify({ server: 'a' })]));
