@@ -21,6 +21,11 @@ export interface NodeLoopsOptions extends Pick<NodeKeeperOptions, 'api' | 'clock
   onRetire(): void;
   /** Simulated: conditions the stages set over time (those matching this node apply). */
   conditionStages?: readonly NodeStage[];
+  /**
+   * The Lease renewals' and status reports' own way to the API, as the kubelet's heartbeat
+   * client is: they then never queue behind the node's other traffic (pod status, events). `api` where unset.
+   */
+  heartbeatApi?: NodeKeeperOptions['api'];
 }
 
 export class NodeLoops {
@@ -56,7 +61,7 @@ export class NodeLoops {
       onRetire: () => o.onRetire(),
     });
     this.lease = new LeaseRenewer({
-      api: o.api,
+      api: o.heartbeatApi ?? o.api,
       clock: o.clock,
       log: o.log,
       nodeName: name,
@@ -67,7 +72,7 @@ export class NodeLoops {
       classic: !o.reregister,
     });
     this.status = new StatusReporter({
-      api: o.api,
+      api: o.heartbeatApi ?? o.api,
       clock: o.clock,
       log: o.log,
       nodeName: name,

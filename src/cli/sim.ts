@@ -48,8 +48,12 @@ export function simCommand(): Command {
     const lock = PidLock.acquire(join(dataDir, 'sim.lock'), `the simulated fleet's data dir ${dataDir}`);
     const stats = o.statsFile ? new CallStats() : undefined;
     const client = fleetClient(o, stats);
-    // The fleet's one connection to the API: its failovers are the fleet's to log, once each.
+    // Lease renewals and node status reports on a connection of their own, as the kubelet's
+    // heartbeat client: a fleet's burst of pod status writes and events cannot starve them.
+    const heartbeats = fleetClient(o, stats);
+    // The fleet's connections to the API: their failovers are the fleet's to log, once each.
     client.onFailover((server, reason) => log.warn({ server, reason }, 'API server failover'));
+    heartbeats.onFailover((server, reason) => log.warn({ server, reason, client: 'heartbeats' }, 'API server failover'));
     if (stats) {
       const file = resolve(o.statsFile as string);
       setInterval(() => stats.write(file), 10_000).unref();
@@ -58,6 +62,7 @@ export function simCommand(): Command {
     }
     const fleet = new Fleet({
       client,
+      heartbeatClient: heartbeats,
       clock: systemClock,
       log,
       nodeLog,
@@ -82,6 +87,7 @@ export function simCommand(): Command {
       }, (o.shutdownTimeout as number) + 15_000).unref();
       void fleet.stop(o.shutdownTimeout as number).finally(() => {
         client.close();
+        heartbeats.close();
         lock.release();
         process.exit(0);
       });

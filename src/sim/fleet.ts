@@ -39,6 +39,8 @@ export type SimNodeSettings = Pick<
 
 export interface FleetOptions {
   client: ApiClient;
+  /** The nodes' Lease renewals and status reports go through this one (the kubelet's heartbeat client); `client` where unset. */
+  heartbeatClient?: ApiClient;
   clock: Clock;
   /** The fleet's own log: one line per fleet-wide transition. */
   log: Logger;
@@ -78,6 +80,7 @@ class SimNode {
     };
     this.loops = new NodeLoops({
       api,
+      heartbeatApi: o.heartbeatClient ? actingAs(o.heartbeatClient, name) : api,
       clock: o.clock,
       log,
       cfg,
