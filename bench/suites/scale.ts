@@ -29,6 +29,8 @@ const PODS_PER_NODE = 10;
 // The profiler's clock (monotonic, microseconds).
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const DEPLOYMENTS = 10;
+/** On etcd a server seals the cluster CA it shares with its peers with the cluster's join token. */
+const ETCD_CLUSTER_TOKEN = 'benchs.0123456789abcdef';
 
 async function until(what: string, timeoutMs: number, fn: () => Promise<boolean>, everyMs = 1000): Promise<number> {
   const t = performance.now();
@@ -51,7 +53,7 @@ export const scaleSuite: Suite = {
     // With --cpu-prof the server of this very run is profiled (its figures then include the profiler's cost).
     const server = await startSkiffServer({
       ...(ctx.cpuProfDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', ctx.cpuProfDir] } : {}),
-      ...(etcd ? { serverArgs: ['--storage', 'etcd', '--etcd-endpoints', etcd.endpoints.join(',')] } : {}),
+      ...(etcd ? { serverArgs: ['--storage', 'etcd', '--etcd-endpoints', etcd.endpoints.join(','), '--token', ETCD_CLUSTER_TOKEN] } : {}),
     }).catch(async (e: unknown) => {
       await etcd?.destroy();
       throw e;
