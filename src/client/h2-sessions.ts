@@ -37,34 +37,26 @@ export class H2Sessions {
   private readonly pool = new Map<string, Pooled>();
   private closed = false;
 
+  private readonly maxRequests: number;
+  private readonly connectTimeoutMs: number;
+
   constructor(
     private readonly tls: Pick<SecureContextOptions, 'ca' | 'cert' | 'key'>,
-    private readonly maxRequests = 64,
-  ) {}
+    /** `connectTimeoutMs`: a session not set up by then fails (a stopped server accepts TCP and never answers TLS). */
+    o: { maxRequests?: number; connectTimeoutMs?: number } = {},
+  ) {
+    this.maxRequests = o.maxRequests ?? 64;
+    this.connectTimeoutMs = o.connectTimeoutMs ?? 30_000;
+  }
 
   /**
    * Opens a stream to `server` once it has a slot. Rejects with the connection's own error
    * (ECONNREFUSED …) when no connection could be made, so callers can tell a request never sent
    * from one that was.
    */
-  async open(server: string, headers: OutgoingHttpHeaders, o: { hasBody: boolean; longRunning: boolean; connectTimeoutMs: number; signal?: AbortSignal | undefined }): Promise<ClientHttp2Stream> {
+  async open(server: string, headers: OutgoingHttpHeaders, o: { hasBody: boolean; longRunning: boolean; signal?: AbortSignal | undefined }): Promise<ClientHttp2Stream> {
     const p = this.pooled(server);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        p.connected,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const e = new Error(`no connection to ${server} within ${o.connectTimeoutMs} ms`);
-            p.retire(e);
-            p.session.destroy(e);
-            reject(e);
-          }, o.connectTimeoutMs);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await p.connected;
     if (!this.fits(p, o.longRunning)) {
       await new Promise<void>((go) => (o.longRunning ? p.waitingLong : p.waitingRequests).push({ longRunning: o.longRunning, go }));
     } else {
@@ -142,10 +134,17 @@ export class H2Sessions {
     const session = http2.connect(server, { createConnection: () => tlsConnection(server, this.tls), settings: { initialWindowSize: STREAM_WINDOW } });
     session.once('connect', () => session.setLocalWindowSize(CONNECTION_WINDOW));
     const connected = new Promise<ClientHttp2Session>((resolve, reject) => {
+      const timer = setTimeout(() => session.destroy(new Error(`no connection to ${server} within ${this.connectTimeoutMs} ms`)), this.connectTimeoutMs);
       // Ready once the server's SETTINGS are in: until then its stream limit is unknown.
-      session.once('remoteSettings', () => resolve(session));
+      session.once('remoteSettings', () => {
+        clearTimeout(timer);
+        resolve(session);
+      });
       session.once('error', reject);
-      session.once('close', () => reject(new Error(`connection to ${server} closed before it was set up`)));
+      session.once('close', () => {
+        clearTimeout(timer);
+        reject(new Error(`connection to ${server} closed before it was set up`));
+      });
     });
     connected.catch(() => {});
     const p: Pooled = {
@@ -190,6 +189,6 @@ function tlsConnection(server: string, opts: Pick<SecureContextOptions, 'ca' | '
 }
 
 function maxStreams(session: ClientHttp2Session): number {
-  // A server that sets no limit allows any number; 100 is the RFC's advice for a client's own cap.
+  // No limit announced: 100, the least RFC 9113 recommends a server allow.
   return session.remoteSettings.maxConcurrentStreams ?? 100;
 }

@@ -6,7 +6,7 @@
 import { errorText } from '../util/error-text.js';
 import { userAgent } from '../version.js';
 import https from 'node:https';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
 import { constants as h2 } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { readFileSync } from 'node:fs';
@@ -47,10 +47,6 @@ interface Answer {
   body: Readable;
 }
 
-/** A request or stream in flight, to cut when its server is abandoned. */
-interface Cuttable {
-  destroy(error?: Error): void;
-}
 
 /** One request as sent, with the hooks that time it and keep it cuttable. */
 interface Outgoing {
@@ -63,7 +59,6 @@ interface Outgoing {
   timeoutMs: number | undefined;
   answered(statusCode: number): void;
   failed(): void;
-  track(r: Cuttable & { once(ev: 'close', fn: () => void): unknown }): void;
 }
 
 export interface RequestOptions {
@@ -127,8 +122,8 @@ export class ApiClient {
   private readonly opts: ClientOptions;
   private listeners: ((server: string, reason: string) => void)[] = [];
   private healthListeners: ((server: string, state: ServerState) => void)[] = [];
-  /** Requests (incl. watch streams) open per server, so abandoning a server can cut them. */
-  private readonly inflight = new Map<string, Set<Cuttable>>();
+  /** HTTP/1.1 requests (incl. watch streams) open per server, so abandoning a server can cut them. */
+  private readonly inflight = new Map<string, Set<ClientRequest>>();
   private readonly health?: ServerHealthChecker;
   private readonly failbackTimer?: NodeJS.Timeout;
 
@@ -142,7 +137,7 @@ export class ApiClient {
       ...(opts.clientKeyPem ? { key: opts.clientKeyPem } : {}),
     };
     this.agent = new https.Agent({ keepAlive: true, maxSockets: 64, ...agentOptions });
-    if (opts.http2) this.h2 = new H2Sessions(agentOptions);
+    if (opts.http2) this.h2 = new H2Sessions(agentOptions, opts.timeoutMs ? { connectTimeoutMs: opts.timeoutMs } : {});
     if (opts.healthCheck) {
       this.health = new ServerHealthChecker({
         ...opts.healthCheck,
@@ -251,11 +246,11 @@ export class ApiClient {
   }
 
   private abortRequestsTo(server: string, why: string): void {
+    this.h2?.drop(server, new Error(why));
     const reqs = this.inflight.get(server);
     if (!reqs) return;
     for (const r of reqs) r.destroy(new Error(why));
     reqs.clear();
-    this.h2?.drop(server, new Error(why));
   }
 
   close(): void {
@@ -290,12 +285,6 @@ export class ApiClient {
       },
       // No answer at all (a stream cut after its answer, such as a watch, was answered).
       failed: () => answered || metrics?.request(method, url, undefined, (performance.now() - sent) / 1000),
-      track: (r) => {
-        let open = this.inflight.get(server);
-        if (!open) this.inflight.set(server, (open = new Set()));
-        open.add(r);
-        r.once('close', () => open.delete(r));
-      },
     };
     return this.h2 ? sendH2(this.h2, out) : this.sendH1(out);
   }
@@ -307,7 +296,11 @@ export class ApiClient {
         resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
       });
       req.once('error', out.failed);
-      out.track(req);
+      // Kept to cut when the server is abandoned (HTTP/2 streams go with their session: H2Sessions.drop).
+      let open = this.inflight.get(out.server);
+      if (!open) this.inflight.set(out.server, (open = new Set()));
+      open.add(req);
+      req.once('close', () => open.delete(req));
       const timeoutMs = out.timeoutMs;
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new RequestTimeoutError(timeoutMs)));
       req.on('error', reject);
@@ -425,25 +418,22 @@ export class ApiClient {
   }
 }
 
-/** How long a request without a timeout (a watch: timeout 0) waits for a connection. */
-const CONNECT_TIMEOUT_MS = 30_000;
-
 async function sendH2(sessions: H2Sessions, out: Outgoing): Promise<Answer> {
   const headers: Record<string, string | string[]> = { [h2.HTTP2_HEADER_METHOD]: out.method, [h2.HTTP2_HEADER_PATH]: out.url.pathname + out.url.search };
   for (const [k, v] of Object.entries(out.headers)) headers[k.toLowerCase()] = v;
   const timeoutMs = out.timeoutMs;
   let stream;
   try {
-    // The timeout covers getting a connection (a stopped server accepts TCP and never answers
-    // TLS), not the wait for a free slot, as an HTTP/1.1 request's does not cover its wait for a socket.
-    stream = await sessions.open(out.server, headers, { hasBody: out.body !== undefined, longRunning: timeoutMs === 0, connectTimeoutMs: timeoutMs || CONNECT_TIMEOUT_MS, signal: out.signal });
+    // The request's timeout starts once it has its stream: as an HTTP/1.1 request's does not cover
+    // its wait for a socket, this one's does not cover the wait for a free slot (the sessions bound
+    // the wait for a connection themselves).
+    stream = await sessions.open(out.server, headers, { hasBody: out.body !== undefined, longRunning: timeoutMs === 0, signal: out.signal });
   } catch (e) {
     out.failed();
     throw e;
   }
   const opened = stream;
   return new Promise((resolve, reject) => {
-    out.track(opened);
     let answered = false;
     opened.once('response', (h) => {
       answered = true;

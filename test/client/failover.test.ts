@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -250,6 +250,23 @@ test('over HTTP/2 every request is a stream on one connection, and streams past 
     await watch.return(undefined);
   } finally {
     client.close();
+    await close();
+  }
+});
+
+test('over HTTP/2 a server that accepts the connection and never sets it up fails the request within its timeout', async () => {
+  // A stopped process: the kernel accepts TCP, nobody answers TLS.
+  const silent = net.createServer(() => {});
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  const { caPem, close } = await fakeServers([]);
+  const client = new ApiClient({ servers: [`https://127.0.0.1:${(silent.address() as AddressInfo).port}`], caPem, timeoutMs: 300, http2: true });
+  try {
+    const started = Date.now();
+    await assert.rejects(client.get('/x'), /no connection to .* within 300 ms/);
+    assert.ok(Date.now() - started < 3000, `failed after ${Date.now() - started} ms`);
+  } finally {
+    client.close();
+    silent.close();
     await close();
   }
 });
