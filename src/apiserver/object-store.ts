@@ -393,7 +393,12 @@ export class ObjectStore {
   async update(
     namespace: string | undefined,
     name: string,
-    /** `current` is a private copy to change or replace; `live` the same object as read, never to be changed. */
+    /**
+     * `current` is a private copy to change or replace; `live` the same object as read, never to be
+     * changed. Called once per attempt (a write that started from a stale cache is tried again), and
+     * what it returns is the attempt's to change: return `current` changed, or a fresh object, never
+     * one kept across calls.
+     */
     mutate: (current: KubeObject, live: KubeObject) => KubeObject | Promise<KubeObject>,
     ctx: WriteContext,
     opts: { subresource?: string; preconditionRv?: (next: KubeObject) => string | undefined } = {},

@@ -37,6 +37,7 @@ import { AgentProxy } from './agent-proxy.js';
 import { BootstrapAuthorizer, CA_PATH, JOIN_PATH, serveJoin } from './join.js';
 import { parseToken, tokenMatches, tokenSecret, tokenSecretName, TOKEN_NAMESPACE } from '../auth/bootstrap-token.js';
 import { isNamespaceActive } from '../api/kinds/namespace.js';
+import { deepClone } from '../api/kinds/json.js';
 import { CRD_GROUP } from '../api/kinds/customresourcedefinition.js';
 import { CustomResourceDefinitions } from './custom-resource-definitions.js';
 
@@ -301,8 +302,14 @@ export class ApiServer {
       if (existing && tokenMatches(existing, parsed, this.clock.now())) continue;
       const body = tokenSecret(parsed, { now: this.clock.now(), description: 'skiff server --token' });
       try {
-        if (existing) await secrets.update(TOKEN_NAMESPACE, tokenSecretName(parsed.id), () => ({ ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata.resourceVersion } }), SYSTEM_CONTEXT());
-        else await secrets.create(TOKEN_NAMESPACE, body, SYSTEM_CONTEXT());
+        if (existing) {
+          const rv = existing.metadata.resourceVersion;
+          await secrets.update(TOKEN_NAMESPACE, tokenSecretName(parsed.id), () => {
+            const next = deepClone(body);
+            next.metadata.resourceVersion = rv;
+            return next;
+          }, SYSTEM_CONTEXT());
+        } else await secrets.create(TOKEN_NAMESPACE, body, SYSTEM_CONTEXT());
       } catch (e) {
         if (!isStatusError(e, 'AlreadyExists') && !isStatusError(e, 'Conflict')) throw e;
       }
@@ -372,11 +379,11 @@ export class ApiServer {
         try {
           const live = await store.tryGet(undefined, name);
           if (!live) {
-            await store.create(undefined, structuredClone(want), SYSTEM_CONTEXT());
+            await store.create(undefined, deepClone(want), SYSTEM_CONTEXT());
             continue;
           }
           const fixed = reconcileBootstrapObject(want, live);
-          if (fixed) await store.update(undefined, name, () => fixed, SYSTEM_CONTEXT());
+          if (fixed) await store.update(undefined, name, () => deepClone(fixed), SYSTEM_CONTEXT());
         } catch (e) {
           // Another member may be doing the same at this moment; it wins and that is fine.
           if (!isStatusError(e, 'AlreadyExists') && !isStatusError(e, 'Conflict')) throw e;
