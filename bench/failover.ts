@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { measureWriters } from './lib/writers.js';
 import type { KubeList } from '../src/api/types.js';
 import { benchRawEtcd, type EtcdBenchResult } from './etcd-store.js';
-import { CpuMeter, cpuSecondsOf } from './lib/util.js';
+import { CpuMeter, cpuSecondsOf, groupCpuMeter } from './lib/util.js';
 
 export interface FailoverBenchOptions {
   /** Agents (simulated runtime), spread over the members they join through. */
@@ -307,12 +307,11 @@ export async function benchFailover(o: FailoverBenchOptions = {}): Promise<Failo
 
 /** Starts measuring CPU per process group; the returned function reads the split since then. */
 function cpuSplitMeter(ha: HaCluster, target: HaMember): () => CpuSplit {
-  const others = ha.members.filter((m) => m !== target && m.proc).map((m) => m.proc!.child.pid!);
-  const etcd = ha.etcd.members.map((m) => m.pid).filter((p): p is number => p !== undefined);
+  const others = groupCpuMeter(ha.members.filter((m) => m !== target && m.proc).map((m) => m.proc!.child.pid!));
+  const etcd = groupCpuMeter(ha.etcd.members.map((m) => m.pid).filter((p): p is number => p !== undefined));
   const targetPid = target.proc?.child.pid;
-  const sum = (pids: number[]) => pids.reduce((a, p) => a + (cpuSecondsOf(p) ?? 0), 0);
   const main = () => (targetPid ? (cpuSecondsOf(targetPid, targetPid) ?? 0) : 0);
-  const start = { target: targetPid ? (cpuSecondsOf(targetPid) ?? 0) : 0, main: main(), others: sum(others), etcd: sum(etcd) };
+  const start = { target: targetPid ? (cpuSecondsOf(targetPid) ?? 0) : 0, main: main() };
   const meter = new CpuMeter();
   const t0 = performance.now();
   return () => {
@@ -322,8 +321,8 @@ function cpuSplitMeter(ha: HaCluster, target: HaMember): () => CpuSplit {
     const split: CpuSplit = {
       targetServerPct: pct((targetPid ? (cpuSecondsOf(targetPid) ?? 0) : 0) - start.target),
       targetMainThreadPct: pct(main() - start.main),
-      otherServersPct: pct(sum(others) - start.others),
-      etcdPct: pct(sum(etcd) - start.etcd),
+      otherServersPct: Math.round(others()),
+      etcdPct: Math.round(etcd()),
       benchPct: Math.round(m.selfPct),
     };
     if (m.machinePct !== undefined) {

@@ -252,6 +252,14 @@ export function cpuSecondsOf(pid: number, tid?: number): number | undefined {
   }
 }
 
+/** Starts measuring a group of processes together; the returned function reads their CPU since then, in % of one core. */
+export function groupCpuMeter(pids: readonly number[]): () => number {
+  const sum = () => pids.reduce((a, p) => a + (cpuSecondsOf(p) ?? 0), 0);
+  const start = sum();
+  const t0 = performance.now();
+  return () => ((sum() - start) / ((performance.now() - t0) / 1000)) * 100;
+}
+
 /** Jiffies the whole machine spent busy and in total so far (first line of /proc/stat). */
 function machineJiffies(): { busy: number; total: number } | undefined {
   try {

@@ -23,7 +23,7 @@ import { startSkiffServer } from '../lib/servers.js';
 import { startEtcd, type LocalEtcdCluster } from '../../src/etcd/local-cluster.js';
 import { tmpdir } from 'node:os';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
-import { CpuMeter, fmtInt, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type Table } from '../lib/util.js';
+import { CpuMeter, fmtInt, groupCpuMeter, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type Table } from '../lib/util.js';
 
 const PODS_PER_NODE = 10;
 // The profiler's clock (monotonic, microseconds).
@@ -58,7 +58,7 @@ export const scaleSuite: Suite = {
       await etcd?.destroy();
       throw e;
     });
-    const etcdCpu = etcd ? etcd.members.map((m) => m.pid) : [];
+    const etcdPids = (etcd?.members ?? []).map((m) => m.pid).filter((p): p is number => p !== undefined);
     const profilesBefore = ctx.cpuProfDir ? profilesIn(ctx.cpuProfDir) : undefined;
     const dir = makeTempDir('skiff-bench-scale-');
     const statsFile = join(dir, 'stats.json');
@@ -105,7 +105,7 @@ export const scaleSuite: Suite = {
       progress(`scale: ${nodes} nodes Ready in ${(readyMs / 1000).toFixed(1)} s; creating ${pods} pods`);
 
       const serverCpu = new CpuMeter(server.pid);
-      const etcdGrow = etcdCpu.map((pid) => (pid ? new CpuMeter(pid) : undefined));
+      const etcdGrow = groupCpuMeter(etcdPids);
       const t0 = performance.now();
       growWindowUs.startUs = nowUs();
       for (let i = 0; i < DEPLOYMENTS; i++) {
@@ -131,7 +131,7 @@ export const scaleSuite: Suite = {
       const podsPerS = pods / ((performance.now() - t0) / 1000);
       growWindowUs.endUs = nowUs();
       const growCpu = serverCpu.read();
-      const etcdGrowPct = etcdGrow.reduce((a, m) => a + (m?.read().pidPct ?? 0), 0);
+      const etcdGrowPct = etcdGrow();
       progress(`scale: ${pods} pods Running in ${(runMs / 1000).toFixed(1)} s (${podsPerS.toFixed(0)}/s), false NotReady meanwhile ${falseNotReadyGrowing.length}; holding ${holdMs / 1000} s`);
       phase = 'holding';
 
@@ -139,7 +139,7 @@ export const scaleSuite: Suite = {
       const growStats = JSON.parse(readFileSync(statsFile, 'utf8')) as { calls: Record<string, CallFigures> };
       sim.proc.kill('SIGUSR2');
       const holdCpu = new CpuMeter(server.pid);
-      const etcdHold = etcdCpu.map((pid) => (pid ? new CpuMeter(pid) : undefined));
+      const etcdHold = groupCpuMeter(etcdPids);
       let maxRss = 0;
       const holdEnd = performance.now() + holdMs;
       while (performance.now() < holdEnd) {
@@ -148,7 +148,7 @@ export const scaleSuite: Suite = {
         await sleep(Math.min(10_000, Math.max(0, holdEnd - performance.now())));
       }
       const hold = holdCpu.read();
-      const etcdHoldPct = etcdHold.reduce((a, m) => a + (m?.read().pidPct ?? 0), 0);
+      const etcdHoldPct = etcdHold();
       // The newest figures (the sim writes them every 10 s).
       await sleep(11_000);
       const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as { calls: Record<string, CallFigures> };
