@@ -116,13 +116,13 @@ describe('skiff sim: a fleet of simulated nodes in one process', () => {
     assert.equal(web.filter((p) => p.status?.phase === 'Running').length, 600);
   });
 
-  it('runs with a bearer token instead of a kubeconfig, and writes its nodes\' call latencies to --stats-file', async () => {
+  it('runs with a bearer token instead of a kubeconfig, over HTTP/1.1 (--no-http2), and writes its nodes\' call latencies to --stats-file', async () => {
     const server = parseKubeconfig(readFileSync(s.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8')).server;
     const stats = join(dir, 'stats.json');
     const tok = startProcess({
       name: 'sim-token',
       command: process.execPath,
-      args: [SKIFF_BIN, 'sim', '--server', server, '--ca-file', join(s.dataDir, 'tls', 'ca.crt'), '--nodes', '5', '--name-prefix', 'tok', '--data-dir', join(dir, 'sim-token'), '--node-lease-duration-seconds', '4', '--stats-file', stats, '--log-format', 'json'],
+      args: [SKIFF_BIN, 'sim', '--server', server, '--ca-file', join(s.dataDir, 'tls', 'ca.crt'), '--nodes', '5', '--name-prefix', 'tok', '--data-dir', join(dir, 'sim-token'), '--node-lease-duration-seconds', '4', '--stats-file', stats, '--no-http2', '--log-format', 'json'],
       env: { ...process.env, SKIFF_TOKEN: FLEET_TOKEN },
       output: join(dir, 'sim-token.log'),
     });
