@@ -22,6 +22,7 @@ import { secretResource } from './kinds/secret.js';
 import { serviceAccountResource } from './kinds/serviceaccount.js';
 import { clusterRoleBindingResource, clusterRoleResource, roleBindingResource, roleResource } from './kinds/rbac.js';
 import { serviceResource } from './kinds/service.js';
+import { flowSchemaResource, priorityLevelConfigurationResource } from './kinds/flowcontrol.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -49,6 +50,8 @@ export const allResourceTypes: ResourceType[] = [
   clusterRoleResource,
   roleBindingResource,
   roleResource,
+  flowSchemaResource,
+  priorityLevelConfigurationResource,
   customResourceDefinitionResource,
 ];
 

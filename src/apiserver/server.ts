@@ -40,6 +40,12 @@ import { isNamespaceActive } from '../api/kinds/namespace.js';
 import { deepClone } from '../api/kinds/json.js';
 import { CRD_GROUP } from '../api/kinds/customresourcedefinition.js';
 import { CustomResourceDefinitions } from './custom-resource-definitions.js';
+import { FLOWCONTROL_GROUP, type FlowSchema, type PriorityLevelConfiguration } from '../api/kinds/flowcontrol.js';
+import { FLOW_SCHEMA_UID_HEADER, PRIORITY_LEVEL_UID_HEADER, PriorityAndFairness } from './flowcontrol/priority-and-fairness.js';
+import { MaxInFlight } from './flowcontrol/max-in-flight.js';
+import { MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS, reconcileApfObject } from './flowcontrol/bootstrap-config.js';
+import type { Release } from './flowcontrol/queue-set.js';
+import { danglingConditions } from './flowcontrol/flow-schema-status.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -71,6 +77,19 @@ export interface ApiServerOptions {
   idleConnectionMs?: number;
   /** The address clients should use (discovery's serverAddressByClientCIDRs). */
   advertiseAddress?: string;
+  flowControl?: FlowControlOptions;
+}
+
+/** How the server limits concurrent requests (upstream's flags of the same names). */
+export interface FlowControlOptions {
+  /** API Priority and Fairness (default); off: the plain in-flight limits below, 429 at once. */
+  enablePriorityAndFairness?: boolean;
+  /** Default 400. With Priority and Fairness the two limits are added and shared out by level. */
+  maxRequestsInflight?: number;
+  /** Default 200. */
+  maxMutatingRequestsInflight?: number;
+  /** Longest a request waits in its level's queue before a 429 (default 15 s). */
+  maxQueueWaitMs?: number;
 }
 
 const INDEXED_FIELDS: Record<string, Record<string, (o: KubeObject) => string | undefined>> = {
@@ -109,6 +128,9 @@ export class ApiServer {
   private readonly log: Logger;
   private stopping = false;
   private systemNamespacesTimer?: Timer;
+  private flowSchemaStatusTimer?: Timer;
+  /** Limits requests in flight: Priority and Fairness by default. */
+  private readonly flowControl: PriorityAndFairness | MaxInFlight;
 
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -147,6 +169,7 @@ export class ApiServer {
       minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
       serviceAccountTokens: () => this.serviceAccountTokens,
     });
+    this.flowControl = this.makeFlowControl(opts.flowControl ?? {});
     this.localReads = new LocalReads({ handler: this.handler, typeFor: this.typeFor, storeFor: (rt) => this.stores.get(rt)! });
     this.crds = new CustomResourceDefinitions({
       crds: this.storeByResource(CRD_GROUP, 'customresourcedefinitions'),
@@ -164,6 +187,58 @@ export class ApiServer {
     const rt = resourceTypeFor(group, version, resource);
     return rt && this.stores.has(rt) ? rt : undefined;
   };
+
+  private makeFlowControl(opts: FlowControlOptions): PriorityAndFairness | MaxInFlight {
+    const reads = opts.maxRequestsInflight ?? 400;
+    const writes = opts.maxMutatingRequestsInflight ?? 200;
+    // Without limits at all there is nothing to share out: the plain filter, which then lets everything through.
+    if (opts.enablePriorityAndFairness === false || reads + writes <= 0) return new MaxInFlight(reads, writes);
+    const schemas = this.storeByResource(FLOWCONTROL_GROUP, 'flowschemas').cache;
+    const levels = this.storeByResource(FLOWCONTROL_GROUP, 'prioritylevelconfigurations').cache;
+    return new PriorityAndFairness({
+      clock: this.clock,
+      serverConcurrencyLimit: reads + writes,
+      registry: this.metrics.registry,
+      ...(opts.maxQueueWaitMs !== undefined ? { maxWaitMs: opts.maxQueueWaitMs } : {}),
+      source: {
+        flowSchemas: () => schemas.objectsUnder('/registry/flowschemas/') as FlowSchema[],
+        priorityLevels: () => levels.objectsUnder('/registry/prioritylevelconfigurations/') as PriorityLevelConfiguration[],
+        version: () => `${schemas.changeCount}/${levels.changeCount}`,
+      },
+    });
+  }
+
+  /**
+   * Waits for the request's turn under flow control and gives back what ends it (undefined: not
+   * limited). Streams that hold a connection (logs, exec, proxy) are not limited, as upstream's;
+   * a watch holds its seat only until its handler has set it up.
+   */
+  private async admit(res: ServerResponse, user: UserInfo, info: RequestInfo, query: URLSearchParams): Promise<Release | undefined> {
+    if (info.kind === 'resource' && info.subresource !== undefined && CONNECT_SUBRESOURCES.has(info.subresource)) return undefined;
+    const fc = this.flowControl;
+    if (fc instanceof MaxInFlight) return fc.enter(user, info);
+    const c = fc.classify(user, info);
+    if (c.flowSchema.metadata.uid) res.setHeader(FLOW_SCHEMA_UID_HEADER, c.flowSchema.metadata.uid);
+    if (c.priorityLevel.metadata.uid) res.setHeader(PRIORITY_LEVEL_UID_HEADER, c.priorityLevel.metadata.uid);
+    const gone = new AbortController();
+    const onClose = (): void => gone.abort();
+    res.once('close', onClose);
+    try {
+      return await fc.admit(c, this.requestWidth(info, query), gone.signal);
+    } finally {
+      res.off('close', onClose);
+    }
+  }
+
+  /** Seats a request takes: a list one per 100 objects it may return (at most 10), as upstream's work estimator charges. */
+  private requestWidth(info: RequestInfo, query: URLSearchParams): number {
+    if (info.kind !== 'resource' || info.verb !== 'list') return 1;
+    const rt = this.typeFor(info.group, info.version, info.resource);
+    let objects = rt ? (this.stores.get(rt)?.cache.size ?? 0) : 0;
+    const limit = Number(query.get('limit'));
+    if (limit > 0 && limit < objects) objects = limit;
+    return Math.min(10, Math.max(1, Math.ceil(objects / 100)));
+  }
 
   private addStore(rt: ResourceType, builtin: boolean): ObjectStore {
     const cache = new WatchCache({
@@ -334,6 +409,8 @@ export class ApiServer {
     await this.ensureDefaultNamespaces();
     this.keepSystemNamespaces();
     await this.ensureBootstrapPolicy();
+    await this.ensureFlowControlConfig();
+    this.keepFlowSchemaStatus();
     // Without a key of its own (in-process tests) a server signs with a key that lives as long as it does.
     this.serviceAccountTokens = await ServiceAccountTokens.fromPrivateKey(this.opts.serviceAccountKeyPem ?? (await createSigningKey()), this.tokenObjects(), this.clock);
     await this.ensureBootstrapTokens();
@@ -347,6 +424,7 @@ export class ApiServer {
   async stop(): Promise<void> {
     this.stopping = true;
     this.systemNamespacesTimer?.cancel();
+    this.flowSchemaStatusTimer?.cancel();
     this.crds.stop();
     // The process's registry serves no types of a server that stopped.
     for (const owner of this.customTypes.keys()) setCustomResourceTypes(owner, []);
@@ -369,39 +447,75 @@ export class ApiServer {
 
   /** Creates the bootstrap roles and bindings, and gives back what an auto-updated one lost. */
   private async ensureBootstrapPolicy(): Promise<void> {
-    const objects: [ObjectStore, readonly KubeObject[]][] = [
-      [this.storeByResource(RBAC_GROUP, 'clusterroles'), BOOTSTRAP_CLUSTER_ROLES],
-      [this.storeByResource(RBAC_GROUP, 'clusterrolebindings'), BOOTSTRAP_CLUSTER_ROLE_BINDINGS],
-    ];
-    for (const [store, wanted] of objects) {
-      for (const want of wanted) {
-        const name = want.metadata.name!;
-        try {
-          const live = await store.tryGet(undefined, name);
-          if (!live) {
-            await store.create(undefined, deepClone(want), SYSTEM_CONTEXT());
-            continue;
-          }
-          const fixed = reconcileBootstrapObject(want, live);
-          if (fixed) await store.update(undefined, name, () => deepClone(fixed), SYSTEM_CONTEXT());
-        } catch (e) {
-          // Another member may be doing the same at this moment; it wins and that is fine.
-          if (!isStatusError(e, 'AlreadyExists') && !isStatusError(e, 'Conflict')) throw e;
-        }
+    await ensureObjects(this.storeByResource(RBAC_GROUP, 'clusterroles'), BOOTSTRAP_CLUSTER_ROLES, reconcileBootstrapObject);
+    await ensureObjects(this.storeByResource(RBAC_GROUP, 'clusterrolebindings'), BOOTSTRAP_CLUSTER_ROLE_BINDINGS, reconcileBootstrapObject);
+  }
+
+  /**
+   * Priority and Fairness's own objects, as upstream's configuration ensurer keeps them: the
+   * mandatory ones always as built in, the suggested ones while they ask for auto-update.
+   */
+  private async ensureFlowControlConfig(): Promise<void> {
+    const levels = this.storeByResource(FLOWCONTROL_GROUP, 'prioritylevelconfigurations');
+    const schemas = this.storeByResource(FLOWCONTROL_GROUP, 'flowschemas');
+    // Levels first: a schema made before its level would be dangling for a moment.
+    await ensureObjects(levels, MANDATORY_PRIORITY_LEVELS, (want, live) => reconcileApfObject(want as PriorityLevelConfiguration, live as PriorityLevelConfiguration, true));
+    await ensureObjects(levels, SUGGESTED_PRIORITY_LEVELS, (want, live) => reconcileApfObject(want as PriorityLevelConfiguration, live as PriorityLevelConfiguration, false));
+    await ensureObjects(schemas, MANDATORY_FLOW_SCHEMAS, (want, live) => reconcileApfObject(want as FlowSchema, live as FlowSchema, true));
+    await ensureObjects(schemas, SUGGESTED_FLOW_SCHEMAS, (want, live) => reconcileApfObject(want as FlowSchema, live as FlowSchema, false));
+  }
+
+  /**
+   * Keeps each FlowSchema's Dangling condition true to whether its priority level exists, looked
+   * at again shortly after any schema or level changes (the writes of several members agree, so
+   * only the first changes anything).
+   */
+  private keepFlowSchemaStatus(): void {
+    const schemas = this.storeByResource(FLOWCONTROL_GROUP, 'flowschemas');
+    const levels = this.storeByResource(FLOWCONTROL_GROUP, 'prioritylevelconfigurations');
+    const update = async (): Promise<void> => {
+      const names = new Set(levels.cache.objectsUnder('/registry/prioritylevelconfigurations/').map((o) => o.metadata.name!));
+      for (const fs of schemas.cache.objectsUnder('/registry/flowschemas/') as FlowSchema[]) {
+        if (!danglingConditions(fs, names, this.clock.now())) continue;
+        await schemas
+          .update(undefined, fs.metadata.name!, (current) => {
+            const conditions = danglingConditions(current as FlowSchema, names, this.clock.now());
+            if (conditions) current.status = { ...(current.status as object | undefined), conditions };
+            return current;
+          }, SYSTEM_CONTEXT(), { subresource: 'status' })
+          .catch((e: unknown) => {
+            if (!isStatusError(e, 'NotFound') && !isStatusError(e, 'Conflict')) throw e;
+          });
       }
-    }
+    };
+    const schedule = (): void => {
+      if (this.stopping || this.flowSchemaStatusTimer) return;
+      this.flowSchemaStatusTimer = this.clock.setTimeout(() => {
+        this.flowSchemaStatusTimer = undefined;
+        update().catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not update the FlowSchemas\' status'));
+      }, 100);
+    };
+    // A relist ends every watcher of a cache; this one starts again on what the cache now holds.
+    const follow = (cache: WatchCache, prefix: string): void => {
+      cache.watch({ filter: alwaysMatch, send: schedule, end: (why) => why === 'relist' && follow(cache, prefix) }, undefined, prefix);
+    };
+    follow(schemas.cache, '/registry/flowschemas/');
+    follow(levels.cache, '/registry/prioritylevelconfigurations/');
   }
 
   /**
    * Upstream's system namespaces controller: every minute, the namespaces the system lives in are
    * created again if missing (kube-node-lease may be deleted; the others are refused deletion but
-   * may predate that rule).
+   * may predate that rule). Priority and Fairness's bootstrap objects are kept the same way, as
+   * upstream's configuration ensurer keeps them.
    */
   private keepSystemNamespaces(): void {
     const tick = (): void => {
       if (this.stopping) return;
       this.ensureDefaultNamespaces()
         .catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not ensure the system namespaces'))
+        .then(() => this.ensureFlowControlConfig())
+        .catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not ensure the priority and fairness configuration'))
         .finally(() => {
           if (!this.stopping) this.systemNamespacesTimer = this.clock.setTimeout(tick, 60_000);
         });
@@ -423,6 +537,7 @@ export class ApiServer {
     const url = new URL(req.url ?? '/', 'https://localhost');
     let info: RequestInfo = { kind: 'nonresource', verb: (req.method ?? 'GET').toLowerCase(), path: url.pathname };
     let answered: ((code: number) => void) | undefined;
+    let release: Release | undefined;
     try {
       info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams, this.isNamespaced);
       const counted = this.metrics.begin(info, req, url.searchParams);
@@ -433,6 +548,8 @@ export class ApiServer {
       const caller = await this.authenticator.authenticate(req);
       if (!caller) throw unauthorized();
       const user = await impersonatedUser(req, caller, this.authorizer);
+      // As upstream's filter chain: flow control sees the (impersonated) user, before authorization.
+      release = await this.admit(res, user, info, url.searchParams);
       const denied = await this.authorizer.authorize(user, info);
       // Upstream appends an authorizer's reason (the Node authorizer gives one; RBAC never does).
       if (denied !== undefined) throw forbidden(denied === NO_RULE ? forbiddenMessage(user, info) : `${forbiddenMessage(user, info)}: ${denied}`, info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? authorizationScope(info).name : undefined);
@@ -454,6 +571,7 @@ export class ApiServer {
     } catch (e) {
       this.fail(res, e, req);
     } finally {
+      release?.();
       answered?.(res.statusCode);
     }
   }
@@ -564,6 +682,28 @@ export class ApiServer {
   private sendText(res: ServerResponse, code: number, text: string): void {
     res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache, private' });
     res.end(text);
+  }
+}
+
+/**
+ * Creates each object of `wanted` that is missing and brings the others in line where `reconcile`
+ * says how (undefined: leave it). Another member may be doing the same at this moment; it wins and
+ * that is fine.
+ */
+async function ensureObjects(store: ObjectStore, wanted: readonly KubeObject[], reconcile: (want: KubeObject, live: KubeObject) => KubeObject | undefined): Promise<void> {
+  for (const want of wanted) {
+    const name = want.metadata.name!;
+    try {
+      const live = await store.tryGet(undefined, name);
+      if (!live) {
+        await store.create(undefined, deepClone(want), SYSTEM_CONTEXT());
+        continue;
+      }
+      const fixed = reconcile(want, live);
+      if (fixed) await store.update(undefined, name, () => deepClone(fixed), SYSTEM_CONTEXT());
+    } catch (e) {
+      if (!isStatusError(e, 'AlreadyExists') && !isStatusError(e, 'Conflict')) throw e;
+    }
   }
 }
 

@@ -119,6 +119,8 @@ export class WatchCache {
   private windowStart = 0;
   /** The cache reflects the store through this revision. */
   private currentRv = 0;
+  /** Counts changes to the objects (events applied, relists): a reader can tell cheaply that nothing changed. */
+  private changes = 0;
   private readyPromise: Promise<void>;
   private resolveReady!: () => void;
   private ready = false;
@@ -156,6 +158,11 @@ export class WatchCache {
 
   get size(): number {
     return this.objects.size;
+  }
+
+  /** Moves on whenever the cached objects change (progress alone does not move it). */
+  get changeCount(): number {
+    return this.changes;
   }
 
   get watcherCount(): number {
@@ -229,6 +236,7 @@ export class WatchCache {
       for (const w of [...this.watchers]) this.removeWatcher(w, 'relist');
     }
     this.objects = objects;
+    this.changes++;
     this.pendingWrites.clear();
     for (const idx of this.objectIndex.values()) idx.clear();
     for (const [key, entry] of objects) this.indexObject(key, entry.object, undefined);
@@ -300,6 +308,7 @@ export class WatchCache {
 
   private apply(ev: StoreEvent): void {
     const rv = ev.kv.modRevision;
+    this.changes++;
     let cacheEvent: CacheEvent;
     if (ev.type === 'delete') {
       const prevEntry = this.objects.get(ev.kv.key);

@@ -16,6 +16,7 @@ import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { ServerHealthChecker, pickServer, type HealthCheckOptions, type ServerState } from './server-health.js';
 import type { ClientMetrics } from './metrics.js';
 import { H2Sessions } from './h2-sessions.js';
+import { systemClock } from '../util/clock.js';
 
 export interface ClientCredentials {
   caPem: string;
@@ -108,6 +109,16 @@ function statusFrom(code: number, body: string): StatusError {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD']);
+/** client-go's default for requests refused with 429 and a Retry-After. */
+const MAX_RETRIES_AFTER_429 = 10;
+
+/** Retry-After in milliseconds (delta-seconds only, as the API server sends it); undefined when absent or not a number. */
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(header) ? header[0] : header;
+  if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
+  return Number(text.trim()) * 1000;
+}
+
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
 function neverSent(e: unknown): boolean {
@@ -308,6 +319,21 @@ export class ApiClient {
     });
   }
 
+  /**
+   * Sends as sendWithFailover does, and as client-go does sends again after a 429 that says when
+   * (Retry-After): the server refused it before doing anything (API Priority and Fairness), so
+   * even a write is safe to repeat. At most MAX_RETRIES_AFTER_429 times, then the 429 is the answer.
+   */
+  private async send429Aware(method: string, path: string, o: RequestOptions): Promise<Answer> {
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.sendWithFailover(method, path, o);
+      const wait = res.statusCode === 429 ? retryAfterMs(res.headers['retry-after']) : undefined;
+      if (wait === undefined || attempt >= MAX_RETRIES_AFTER_429) return res;
+      res.body.resume();
+      await systemClock.sleep(wait, o.signal);
+    }
+  }
+
   /** Sends to the current server; on a connection error tries each other server once. */
   private async sendWithFailover(method: string, path: string, o: RequestOptions): Promise<Answer> {
     const body = o.body === undefined ? undefined : typeof o.body === 'string' || Buffer.isBuffer(o.body) ? o.body : JSON.stringify(o.body);
@@ -341,7 +367,7 @@ export class ApiClient {
   }
 
   async request<T = unknown>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
-    const res = await this.sendWithFailover(method, buildPath(path, o.query), o);
+    const res = await this.send429Aware(method, buildPath(path, o.query), o);
     const chunks: Buffer[] = [];
     for await (const c of res.body) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -384,7 +410,7 @@ export class ApiClient {
    */
   async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
     // The per-request timeout is for non-watch requests: a quiet watch is not a stalled one.
-    const res = await this.sendWithFailover('GET', buildPath(path, { ...query, watch: 'true' }), { signal, timeoutMs: 0 });
+    const res = await this.send429Aware('GET', buildPath(path, { ...query, watch: 'true' }), { signal, timeoutMs: 0 });
     if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res.body) chunks.push(c as Buffer);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ensureClusterPki } from '../pki/cluster-pki.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { renderKubeconfig } from '../pki/kubeconfig.js';
-import { ApiServer } from '../apiserver/server.js';
+import { ApiServer, type FlowControlOptions } from '../apiserver/server.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import { openEtcdStore } from '../store/etcd.js';
 import { loadOrCreateSharedCa, loadOrCreateSharedServiceAccountKey } from '../pki/shared-ca.js';
@@ -39,6 +39,8 @@ export interface ServerConfig {
   defaultUnreachableTolerationSeconds: number;
   watchCacheSize: number;
   minRequestTimeoutSeconds: number;
+  /** --enable-priority-and-fairness, --max-requests-inflight, --max-mutating-requests-inflight. */
+  flowControl?: FlowControlOptions;
   /** A bootstrap token agents may join with (`--token`). */
   token?: string;
   /** CSV of static bearer tokens (`--token-auth-file`), as kube-apiserver reads it. */
@@ -107,6 +109,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     advertiseAddress: `${advertise}:${cfg.port}`,
     watchCacheSize: cfg.watchCacheSize,
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
+    ...(cfg.flowControl ? { flowControl: cfg.flowControl } : {}),
     admission: { defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds },
   });
   const port = await api.start();

@@ -29,7 +29,7 @@ test('registry lookups', () => {
   assert.equal(resourceTypeFor('apps', 'v1', 'deployments'), deploymentResource);
   assert.equal(resourceTypeForKind('policy', 'v1', 'PodDisruptionBudget'), podDisruptionBudgetResource);
   assert.equal(resourceTypeFor('apps', 'v1', 'pods'), undefined);
-  assert.equal(allResourceTypes.length, 25);
+  assert.equal(allResourceTypes.length, 27);
   const shorts = allResourceTypes.flatMap((rt) => rt.shortNames).sort();
   assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'deploy', 'ds', 'ep', 'ev', 'no', 'ns', 'pdb', 'po', 'rc', 'rs', 'sa', 'sts', 'svc']);
 });

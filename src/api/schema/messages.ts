@@ -1313,6 +1313,101 @@ message LeaseSpec {
 }
 `;
 
+export const FLOWCONTROL_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.flowcontrol.v1;
+message FlowSchema {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional FlowSchemaSpec spec = 2;
+  optional FlowSchemaStatus status = 3;
+}
+message FlowSchemaSpec {
+  optional PriorityLevelConfigurationReference priorityLevelConfiguration = 1;
+  optional int32 matchingPrecedence = 2 [(keep) = true];
+  optional FlowDistinguisherMethod distinguisherMethod = 3 [(ptr) = true];
+  repeated PolicyRulesWithSubjects rules = 4 [(listType) = "atomic"];
+}
+message PriorityLevelConfigurationReference { optional string name = 1 [(keep) = true]; }
+message FlowDistinguisherMethod { optional string type = 1 [(keep) = true]; }
+message PolicyRulesWithSubjects {
+  repeated Subject subjects = 1 [(keep) = true, (listType) = "atomic"];
+  repeated ResourcePolicyRule resourceRules = 2 [(listType) = "atomic"];
+  repeated NonResourcePolicyRule nonResourceRules = 3 [(listType) = "atomic"];
+}
+message Subject {
+  optional string kind = 1 [(keep) = true];
+  optional UserSubject user = 2 [(ptr) = true];
+  optional GroupSubject group = 3 [(ptr) = true];
+  optional ServiceAccountSubject serviceAccount = 4 [(ptr) = true];
+}
+message UserSubject { optional string name = 1 [(keep) = true]; }
+message GroupSubject { optional string name = 1 [(keep) = true]; }
+message ServiceAccountSubject {
+  optional string namespace = 1 [(keep) = true];
+  optional string name = 2 [(keep) = true];
+}
+message ResourcePolicyRule {
+  repeated string verbs = 1 [(keep) = true, (listType) = "set"];
+  repeated string apiGroups = 2 [(keep) = true, (listType) = "set"];
+  repeated string resources = 3 [(keep) = true, (listType) = "set"];
+  optional bool clusterScope = 4;
+  repeated string namespaces = 5 [(keep) = true, (listType) = "set"];
+}
+message NonResourcePolicyRule {
+  repeated string verbs = 1 [(keep) = true, (listType) = "set"];
+  repeated string nonResourceURLs = 6 [(keep) = true, (listType) = "set"];
+}
+message FlowSchemaStatus {
+  repeated FlowSchemaCondition conditions = 1 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
+}
+message FlowSchemaCondition {
+  optional string type = 1;
+  optional string status = 2;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 3;
+  optional string reason = 4;
+  optional string message = 5;
+}
+message PriorityLevelConfiguration {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional PriorityLevelConfigurationSpec spec = 2;
+  optional PriorityLevelConfigurationStatus status = 3;
+}
+message PriorityLevelConfigurationSpec {
+  optional string type = 1 [(keep) = true];
+  optional LimitedPriorityLevelConfiguration limited = 2 [(ptr) = true];
+  optional ExemptPriorityLevelConfiguration exempt = 3 [(ptr) = true];
+}
+message LimitedPriorityLevelConfiguration {
+  optional int32 nominalConcurrencyShares = 1 [(ptr) = true];
+  optional LimitResponse limitResponse = 2;
+  optional int32 lendablePercent = 3 [(ptr) = true];
+  optional int32 borrowingLimitPercent = 4 [(ptr) = true];
+}
+message ExemptPriorityLevelConfiguration {
+  optional int32 nominalConcurrencyShares = 1 [(ptr) = true];
+  optional int32 lendablePercent = 2 [(ptr) = true];
+}
+message LimitResponse {
+  optional string type = 1 [(keep) = true];
+  optional QueuingConfiguration queuing = 2 [(ptr) = true];
+}
+message QueuingConfiguration {
+  optional int32 queues = 1 [(keep) = true];
+  optional int32 handSize = 2 [(keep) = true];
+  optional int32 queueLengthLimit = 3 [(keep) = true];
+}
+message PriorityLevelConfigurationStatus {
+  repeated PriorityLevelConfigurationCondition conditions = 1 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
+}
+message PriorityLevelConfigurationCondition {
+  optional string type = 1;
+  optional string status = 2;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 3;
+  optional string reason = 4;
+  optional string message = 5;
+}
+`;
+
 export const BATCH_V1_PROTO = `
 syntax = "proto2";
 package k8s.io.api.batch.v1;
@@ -1665,6 +1760,7 @@ export const PROTO_SOURCES: readonly string[] = [
   APPS_V1_PROTO,
   POLICY_V1_PROTO,
   COORDINATION_V1_PROTO,
+  FLOWCONTROL_V1_PROTO,
   AUTOSCALING_V1_PROTO,
   BATCH_V1_PROTO,
   DISCOVERY_V1_PROTO,
@@ -1690,6 +1786,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'apps/v1': { pkg: 'k8s.io.api.apps.v1', kinds: ['Deployment', 'ReplicaSet', 'DaemonSet', 'StatefulSet', 'ControllerRevision'] },
   'policy/v1': { pkg: 'k8s.io.api.policy.v1', kinds: ['PodDisruptionBudget', 'Eviction'] },
   'coordination.k8s.io/v1': { pkg: 'k8s.io.api.coordination.v1', kinds: ['Lease'] },
+  'flowcontrol.apiserver.k8s.io/v1': { pkg: 'k8s.io.api.flowcontrol.v1', kinds: ['FlowSchema', 'PriorityLevelConfiguration'] },
   'autoscaling/v1': { pkg: 'k8s.io.api.autoscaling.v1', kinds: ['Scale'] },
   'batch/v1': { pkg: 'k8s.io.api.batch.v1', kinds: ['Job', 'CronJob'] },
   'discovery.k8s.io/v1': { pkg: 'k8s.io.api.discovery.v1', kinds: ['EndpointSlice'] },

@@ -149,5 +149,9 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, opts:
 }
 
 export function sendStatus(res: ServerResponse, status: Status): void {
+  // As upstream: a Status that says when to come back says it in Retry-After too, which is what
+  // clients read (client-go waits that long and sends the request again).
+  const retryAfter = status.details?.retryAfterSeconds;
+  if (retryAfter !== undefined && (status.code === 429 || status.code >= 500) && !res.headersSent) res.setHeader('Retry-After', String(retryAfter));
   sendJson(res, status.code, status);
 }
