@@ -24,6 +24,7 @@ import { autoscalerSuite } from './suites/autoscaler.js';
 import { scenariosSuite } from './suites/scenarios.js';
 import { podWritesSuite } from './suites/pod-writes.js';
 import { scaleSuite } from './suites/scale.js';
+import { floodSuite } from './suites/flood.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -44,7 +45,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite);
+  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, floodSuite);
   return { suites, unavailable };
 }
 

@@ -7,7 +7,8 @@ import { deepClone } from '../api/kinds/json.js';
 import { StatusError, badRequest, methodNotAllowed, notFound, notFoundPath } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
 import type { ResourceRequest } from './http/request-info.js';
-import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, warningHeader, type PatchType } from './http/codec.js';
+import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, sendJsonStream, warningHeader, type PatchType } from './http/codec.js';
+import { typedListParts } from './stored-json.js';
 import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/negotiate.js';
 import { serveWatch } from './http/watch-stream.js';
 import type { WatchTerms } from './watch-session.js';
@@ -103,7 +104,10 @@ export class ResourceHandler {
       }
       case 'list': {
         const list = await store.list(info.namespace, this.listOptions(rt, info, query));
-        return sendJson(res, 200, shapeList(rt, list, negotiate(accept), this.deps.clock.now(), includeObjectParam(query)));
+        const shape = negotiate(accept);
+        // The common list (JSON objects) is spliced from the items' stored text, not serialized again.
+        if (shape === 'object') return sendJsonStream(res, 200, typedListParts(list));
+        return sendJson(res, 200, shapeList(rt, list, shape, this.deps.clock.now(), includeObjectParam(query)));
       }
       case 'watch':
         return this.watch(req, res, rt, store, info, query);

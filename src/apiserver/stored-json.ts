@@ -1,23 +1,36 @@
 // The stored form of an object and the JSON clients get back share one serialization. A write
-// encodes the object once for the store; the response to that write and the watch event that
-// echoes it are the same text with the resourceVersion put in, instead of a second
-// JSON.stringify of the same object (and, in the watch cache, a JSON.parse of the stored text).
-import type { KubeObject } from '../api/types.js';
+// encodes the object once for the store; the response to that write, the watch event that echoes
+// it and every list that holds it are the same text with the resourceVersion put in, instead of
+// a JSON.stringify of the same object each time (a list of 500 pods was 500 of them, per list).
+//
+// Stored text opens with kind, apiVersion and metadata, in upstream's order, so the
+// resourceVersion goes in — and, for a list item, kind and apiVersion come out — without a parse:
+//   {"kind":"Pod","apiVersion":"v1","metadata":{"name":…},"spec":…}
+// Text stored by earlier versions opens with metadata ({"metadata":{…},…}); it is still read, and
+// answered the same way for whole objects.
+import type { KubeList, KubeObject } from '../api/types.js';
 
-/** Stored objects open with their metadata, so the resourceVersion goes in without a parse. */
-const OPENING = '{"metadata":{';
+/** The opening of text written by earlier versions (metadata first). */
+const METADATA_OPENING = '{"metadata":{';
 
-/** The stored text of objects as they were written, for as long as the object lives. */
+/** The stored text of objects as they were written or read, for as long as the object lives. */
 const storedText = new WeakMap<KubeObject, string>();
 
+function typeOpening(obj: KubeObject): string | undefined {
+  if (typeof obj.kind !== 'string' || typeof obj.apiVersion !== 'string') return undefined;
+  return `{"kind":${JSON.stringify(obj.kind)},"apiVersion":${JSON.stringify(obj.apiVersion)},"metadata":{`;
+}
+
 /**
- * The stored form: metadata first, without resourceVersion (the store's revision is the truth).
- * Remembered for `obj`, which must not change after this but for its resourceVersion.
+ * The stored form: kind, apiVersion, then metadata without resourceVersion (the store's revision
+ * is the truth), then the rest. Remembered for `obj`, which must not change after this but for
+ * its resourceVersion.
  */
 export function encodeStored(obj: KubeObject): string {
   const { resourceVersion: _rv, ...meta } = obj.metadata ?? {};
-  // metadata is the first key of the copy (a spread keeps the position of a key already there).
-  const copy: Record<string, unknown> = { metadata: meta };
+  const typed = typeOpening(obj) !== undefined;
+  // Keys keep the position they are first given: these first, then the object's own in its order.
+  const copy: Record<string, unknown> = typed ? { kind: obj.kind, apiVersion: obj.apiVersion, metadata: meta } : { metadata: meta };
   Object.assign(copy, obj);
   copy.metadata = meta;
   const text = JSON.stringify(copy);
@@ -26,14 +39,58 @@ export function encodeStored(obj: KubeObject): string {
 }
 
 /**
- * `obj` as JSON: from the text it was stored as when it is an object just written (or its echo
- * in the watch cache), otherwise serialized.
+ * Remembers `text` as what `obj` was parsed from (the watch cache's objects), so answering it
+ * needs no serialization. Only for objects served exactly as stored.
+ */
+export function rememberStoredText(obj: KubeObject, text: string): void {
+  storedText.set(obj, text);
+}
+
+/** Where the metadata's fields start in `obj`'s stored text, if the text is one this module can splice. */
+function metadataStart(obj: KubeObject, text: string): number | undefined {
+  const typed = typeOpening(obj);
+  let at: number | undefined;
+  if (typed !== undefined && text.startsWith(typed)) at = typed.length;
+  else if (text.startsWith(METADATA_OPENING)) at = METADATA_OPENING.length;
+  // An empty metadata object has nothing to put a comma after.
+  return at !== undefined && text[at] !== '}' ? at : undefined;
+}
+
+/**
+ * `obj` as JSON: from the text it was stored as when it is an object just written or read from
+ * storage, otherwise serialized.
  */
 export function objectJson(obj: KubeObject): string {
   const text = storedText.get(obj);
   const rv = obj.metadata?.resourceVersion;
-  if (text === undefined || rv === undefined || !text.startsWith(OPENING) || text[OPENING.length] === '}') return JSON.stringify(obj);
-  return `${OPENING}"resourceVersion":${JSON.stringify(rv)},${text.slice(OPENING.length)}`;
+  const at = text === undefined || rv === undefined ? undefined : metadataStart(obj, text);
+  if (at === undefined) return JSON.stringify(obj);
+  return `${text!.slice(0, at)}"resourceVersion":${JSON.stringify(rv)},${text!.slice(at)}`;
+}
+
+/** `obj` as an item of a typed list: as upstream's lists carry them, without kind and apiVersion. */
+export function listItemJson(obj: KubeObject): string {
+  const text = storedText.get(obj);
+  const rv = obj.metadata?.resourceVersion;
+  const typed = typeOpening(obj);
+  if (text !== undefined && rv !== undefined && typed !== undefined && text.startsWith(typed) && text[typed.length] !== '}') {
+    return `${METADATA_OPENING}"resourceVersion":${JSON.stringify(rv)},${text.slice(typed.length)}`;
+  }
+  const { kind: _k, apiVersion: _a, ...rest } = obj;
+  return JSON.stringify(rest);
+}
+
+/** A typed list (PodList, …) as JSON, in pieces to send one after another; its items spliced from their stored text. */
+export function* typedListParts(list: KubeList): Generator<string> {
+  const head = JSON.stringify({ kind: list.kind, apiVersion: list.apiVersion, metadata: list.metadata });
+  yield `${head.slice(0, -1)},"items":[`;
+  for (let i = 0; i < list.items.length; i++) yield i === 0 ? listItemJson(list.items[i]!) : `,${listItemJson(list.items[i]!)}`;
+  yield ']}';
+}
+
+/** A typed list as one JSON text. */
+export function typedListJson(list: KubeList): string {
+  return [...typedListParts(list)].join('');
 }
 
 /**

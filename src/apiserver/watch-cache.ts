@@ -4,7 +4,7 @@
 import type { KubeObject } from '../api/types.js';
 import { isStoreError, type KeyValue, type Store, type StoreEvent } from '../store/store.js';
 import type { Logger } from '../util/log.js';
-import { forgetStoredText } from './stored-json.js';
+import { forgetStoredText, rememberStoredText } from './stored-json.js';
 
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -291,7 +291,10 @@ export class WatchCache {
   private decode(kv: KeyValue, rv: number): KubeObject {
     const obj = JSON.parse(kv.value) as KubeObject;
     obj.metadata.resourceVersion = String(rv);
-    this.onDecode?.(obj);
+    // Served as stored: answered from its text, as the objects this server wrote are. (A custom
+    // resource is reshaped for the version it is served as, so its text would not do.)
+    if (this.onDecode) this.onDecode(obj);
+    else rememberStoredText(obj, kv.value);
     return obj;
   }
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../src/api/types.js';
-import { encodeStored, objectJson } from '../../src/apiserver/stored-json.js';
+import { encodeStored, listItemJson, objectJson, rememberStoredText, typedListJson } from '../../src/apiserver/stored-json.js';
 
 const cm = (): KubeObject => ({
   apiVersion: 'v1',
@@ -11,9 +11,9 @@ const cm = (): KubeObject => ({
 });
 
 describe('stored JSON', () => {
-  it('stores metadata first and without resourceVersion', () => {
+  it('stores kind, apiVersion and metadata first, without resourceVersion', () => {
     const text = encodeStored(cm());
-    assert.ok(text.startsWith('{"metadata":{"name":"a"'), text);
+    assert.ok(text.startsWith('{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"'), text);
     const back = JSON.parse(text) as KubeObject;
     assert.equal(back.metadata.resourceVersion, undefined);
     const { resourceVersion: _rv, ...meta } = cm().metadata;
@@ -25,7 +25,7 @@ describe('stored JSON', () => {
     encodeStored(obj);
     obj.metadata.resourceVersion = '42';
     const json = objectJson(obj);
-    assert.ok(json.startsWith('{"metadata":{"resourceVersion":"42",'), json);
+    assert.ok(json.startsWith('{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"42",'), json);
     assert.deepEqual(JSON.parse(json), obj);
   });
 
@@ -38,5 +38,27 @@ describe('stored JSON', () => {
     assert.deepEqual(JSON.parse(objectJson(bare)), bare);
     const list = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '9' }, items: [] };
     assert.equal(objectJson(list as unknown as KubeObject), JSON.stringify(list));
+  });
+
+  it('lists items from their stored text, without kind and apiVersion, as upstream lists them', () => {
+    const a = cm();
+    encodeStored(a);
+    a.metadata.resourceVersion = '10';
+    const b = { ...cm(), metadata: { name: 'b', namespace: 'default', resourceVersion: '11' } } as KubeObject;
+    const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '12', continue: 'x' }, items: [a, b] };
+    const json = typedListJson(list);
+    const strip = ({ kind: _k, apiVersion: _a, ...rest }: KubeObject) => rest;
+    assert.deepEqual(JSON.parse(json), { ...list, items: [strip(a), strip(b)] });
+    assert.ok(listItemJson(a).startsWith('{"metadata":{"resourceVersion":"10","name":"a"'), 'spliced, not serialized');
+  });
+
+  it('answers objects read from text stored by earlier versions (metadata first)', () => {
+    const old = '{"metadata":{"name":"a","namespace":"default"},"apiVersion":"v1","kind":"ConfigMap","data":{"k":"v"}}';
+    const obj = JSON.parse(old) as KubeObject;
+    obj.metadata.resourceVersion = '5';
+    rememberStoredText(obj, old);
+    assert.deepEqual(JSON.parse(objectJson(obj)), obj);
+    const { kind: _k, apiVersion: _a, ...item } = obj;
+    assert.deepEqual(JSON.parse(listItemJson(obj)), item);
   });
 });

@@ -132,12 +132,69 @@ export function warningHeader(warnings: readonly string[]): string[] {
 }
 
 export function sendJson(res: ServerResponse, code: number, body: unknown, opts: ResponseOptions = {}): void {
+  sendJsonText(res, code, body !== null && typeof body === 'object' ? objectJson(body as KubeObject) : JSON.stringify(body), opts);
+}
+
+/** Pieces of a streamed answer are gathered up to this size and written one batch at a time. */
+const STREAM_BATCH_CHARS = 64 * 1024;
+
+/**
+ * A JSON answer sent as it is encoded, batch by batch, waiting whenever the client's connection
+ * has enough in hand: a big list neither builds its whole text in memory nor holds the event loop
+ * while megabytes are encoded and encrypted, so a node's heartbeat is answered between two of
+ * its batches. A small answer goes out whole, with its Content-Length.
+ */
+export async function sendJsonStream(res: ServerResponse, code: number, parts: Iterable<string>): Promise<void> {
+  if (res.headersSent) return void res.end();
+  let batch = '';
+  const it = parts[Symbol.iterator]();
+  let next = it.next();
+  while (!next.done && batch.length < STREAM_BATCH_CHARS) {
+    batch += next.value;
+    next = it.next();
+  }
+  if (next.done) return sendJsonText(res, code, batch);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+  for (;;) {
+    if (!res.write(batch) && !(await drained(res))) return;
+    if (next.done) break;
+    batch = '';
+    while (!next.done && batch.length < STREAM_BATCH_CHARS) {
+      batch += next.value;
+      next = it.next();
+    }
+    if (next.done) {
+      batch += '\n';
+      if (!res.write(batch) && !(await drained(res))) return;
+      break;
+    }
+  }
+  res.end();
+}
+
+/** True once the response can take more, false when the client went away first. */
+function drained(res: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => (): void => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    res.once('drain', onDrain);
+    res.once('close', onClose);
+  });
+}
+
+/** A JSON answer already encoded (a list spliced from its items' stored text). */
+export function sendJsonText(res: ServerResponse, code: number, json: string, opts: ResponseOptions = {}): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   // A trailing newline, as Go's json.Encoder (and so kube-apiserver) writes: some clients read line by line.
-  const text = `${body !== null && typeof body === 'object' ? objectJson(body as KubeObject) : JSON.stringify(body)}\n`;
+  const text = `${json}\n`;
   const headers: Record<string, string | string[]> = {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-cache, private',
