@@ -1,5 +1,6 @@
 // What the agent says about its machine: the Node it registers (labels, taints, machine id) and the
 // status it reports (capacity, addresses, nodeInfo, conditions). Pure functions over a NodeConfig.
+import { labelsNodeMayNotSet } from '../api/node-labels.js';
 import { NODE_VERSION, SKIFF_VERSION } from '../version.js';
 import { readFileSync, statfsSync } from 'node:fs';
 import { arch, availableParallelism, platform, release, totalmem } from 'node:os';
@@ -51,6 +52,13 @@ export function parseLabels(specs: string[]): Record<string, string> {
     const i = spec.indexOf('=');
     if (i <= 0) throw new Error(`invalid label ${JSON.stringify(spec)}: use key=value`);
     out[spec.slice(0, i).trim()] = spec.slice(i + 1).trim();
+  }
+  // As the kubelet checks --node-labels: the API would refuse them from a node credential anyway.
+  const refused = labelsNodeMayNotSet(Object.keys(out));
+  if (refused.length > 0) {
+    throw new Error(
+      `a node may not set these labels on its own Node: ${refused.join(', ')}; labels in the kubernetes.io and k8s.io namespaces must be the kubelet's own (kubernetes.io/hostname, os, arch, instance type, zone, region) or begin with kubelet.kubernetes.io/ or node.kubernetes.io/ (an administrator sets the others, e.g. kubectl label node NAME node-role.kubernetes.io/worker=)`,
+    );
   }
   return out;
 }

@@ -1,6 +1,8 @@
 // Registration (N1) and the identity check (N4): create the Node, or adopt an existing one — but
 // only when it is ours (same skiff.dev/machine-id) or its owner is gone (its Lease has expired).
 import type { Lease } from '../api/kinds/lease.js';
+import { isStatusError } from '../api/errors.js';
+import { labelsNodeMayNotSet } from '../api/node-labels.js';
 import type { Node } from '../api/kinds/node.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -56,7 +58,11 @@ export async function createOrAdoptNode(api: AgentApi, clock: Clock, log: Logger
     const node = await api.create<Node>('/api/v1/nodes', desired);
     return { node, created: true };
   } catch (e) {
-    if (!isAlreadyExists(e)) throw e;
+    // Admission comes before the store: a Node that exists already is refused for its labels first.
+    if (isStatusError(e, 'Forbidden') && /is not allowed to set the following labels/.test(e.message)) {
+      const registered = await createWithoutRestrictedLabels(api, log, desired, e.message);
+      if (registered) return registered;
+    } else if (!isAlreadyExists(e)) throw e;
   }
   const existing = await api.get<Node>(nodePath(cfg.nodeName));
   let lease: Lease | undefined;
@@ -77,4 +83,24 @@ export async function createOrAdoptNode(api: AgentApi, clock: Clock, log: Logger
   const patch = { metadata: { resourceVersion: existing.metadata.resourceVersion, annotations: { [MACHINE_ID_ANNOTATION]: cfg.machineId }, labels } };
   const node = await api.patch<Node>(nodePath(cfg.nodeName), patch, 'merge');
   return { node, created: false, ...(theirs && theirs !== cfg.machineId ? { adoptedFrom: theirs } : {}) };
+}
+
+/**
+ * The API refused labels a node may not set itself: restored from a copy the API has no record of
+ * (the Node was deleted before its server kept such records, say). Registering without them keeps
+ * the node in the cluster; an administrator sets them again.
+ */
+async function createWithoutRestrictedLabels(api: AgentApi, log: Logger, desired: Node, why: string): Promise<RegisterResult | undefined> {
+  const labels = { ...(desired.metadata.labels ?? {}) };
+  const dropped = labelsNodeMayNotSet(Object.keys(labels));
+  for (const k of dropped) delete labels[k];
+  try {
+    const node = await api.create<Node>('/api/v1/nodes', { ...desired, metadata: { ...desired.metadata, labels } });
+    log.warn({ node: desired.metadata.name, dropped, err: why }, 'registered without labels the API does not let a node set');
+    return { node, created: true };
+  } catch (e) {
+    // The Node is there: nothing was lost, it is adopted as it is.
+    if (isAlreadyExists(e)) return undefined;
+    throw e;
+  }
 }

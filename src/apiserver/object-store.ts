@@ -58,6 +58,16 @@ export interface NamespaceLookup {
 /** Admission steps run after defaulting, before validation, with the user who writes. */
 export type Admit = (op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined, user: UserInfo) => void;
 
+/** A kind's admission steps beyond its ResourceType's own. */
+export interface AdmissionHooks {
+  /** Run after defaulting, before validation (e.g. DefaultTolerationSeconds). */
+  admit?: Admit;
+  /** Admission that must look something up before a create (ServiceAccount admission: the account exists). */
+  admitCreate?: (obj: KubeObject, user: UserInfo) => Promise<void>;
+  /** Run just before an object is removed from storage (not for a deletion that only marks it). */
+  beforeDelete?: (obj: KubeObject) => Promise<void>;
+}
+
 // Unconditional writes retry until they win, as upstream's GuaranteedUpdate: each round one contender succeeds.
 const MAX_RETRIES = 1000;
 
@@ -160,12 +170,13 @@ export class ObjectStore {
     private readonly clock: Clock,
     cache: WatchCache,
     private readonly namespaces: NamespaceLookup,
-    /** Extra admission steps run after defaulting, before validation (e.g. DefaultTolerationSeconds). */
-    private readonly admit: Admit = () => {},
-    /** Admission that must look something up before a create (ServiceAccount admission: the account exists). */
-    private readonly admitCreate: (obj: KubeObject) => Promise<void> = async () => {},
+    private readonly hooks: AdmissionHooks = {},
   ) {
     this.cache = cache;
+  }
+
+  private admit(op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined, user: UserInfo): void {
+    this.hooks.admit?.(op, obj, old, user);
   }
 
   private get apiVersion(): string {
@@ -339,7 +350,7 @@ export class ObjectStore {
     const causes = this.rt.validate(obj, undefined);
     if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, meta.name ?? '', causes);
     addWarnings(ctx, this.rt.warningsFor?.(obj));
-    await this.admitCreate(obj);
+    await this.hooks.admitCreate?.(obj, ctx.user);
     if (this.rt.namespaced) {
       const phase = await this.namespaces.phaseOf(meta.namespace!);
       if (!phase) throw notFound('namespaces', '', meta.namespace!);
@@ -581,6 +592,7 @@ export class ObjectStore {
       try {
         if (plan.kind === 'now') {
           if (ctx.dryRun) return { body: this.deletedBody(current), deleted: true };
+          await this.hooks.beforeDelete?.(current);
           const deleted = this.read(await this.store.delete(key, kv.modRevision));
           return { body: this.deletedBody(deleted), deleted: true };
         }

@@ -18,7 +18,8 @@ import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/r
 import { ApiListener } from './http/listener.js';
 import { ApiMetrics, CONNECT_SUBRESOURCES } from './metrics.js';
 import { metricsText } from '../client/metrics.js';
-import { ObjectStore, keyPrefix, type Admit, type NamespaceLookup } from './object-store.js';
+import { ObjectStore, keyPrefix, type AdmissionHooks, type NamespaceLookup } from './object-store.js';
+import { NodeRestriction } from './node-restriction.js';
 import { ResourceHandler, type PodLogStreamer, type ResourceHandlerDeps } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
@@ -129,6 +130,7 @@ export class ApiServer {
   private stopping = false;
   private systemNamespacesTimer?: Timer;
   private flowSchemaStatusTimer?: Timer;
+  private readonly nodeRestriction: NodeRestriction;
   /** Limits requests in flight: Priority and Fairness by default. */
   private readonly flowControl: PriorityAndFairness | MaxInFlight;
 
@@ -136,6 +138,7 @@ export class ApiServer {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
     this.store = this.metrics.instrument(opts.store, groupResourceOfKey);
+    this.nodeRestriction = new NodeRestriction(this.store);
     this.authenticator =
       opts.authenticator ??
       new Authenticator([...(opts.tokenAuthenticators ?? []), { authenticate: (t) => this.authenticateBootstrapToken(t) }, { authenticate: async (t) => this.serviceAccountTokens?.authenticate(t) }]);
@@ -249,8 +252,7 @@ export class ApiServer {
       log: this.log,
       ...(this.opts.watchCacheSize ? { capacity: this.opts.watchCacheSize } : {}),
     });
-    const admit = this.admissionFor(rt, this.admission);
-    const store = new ObjectStore(rt, this.store, this.clock, cache, this.namespaces, admit, rt.resource === 'pods' && rt.group === '' ? (pod) => this.serviceAccountExists(pod) : undefined);
+    const store = new ObjectStore(rt, this.store, this.clock, cache, this.namespaces, this.admissionFor(rt, this.admission));
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
     if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
@@ -321,21 +323,34 @@ export class ApiServer {
   }
 
   /**
-   * Admission plugins by resource: DefaultTolerationSeconds for pods, address allocation for
-   * services, RBAC's escalation check for roles and bindings.
+   * Admission plugins by resource: DefaultTolerationSeconds and ServiceAccount admission for pods,
+   * NodeRestriction for nodes, address allocation for services, RBAC's escalation check for roles
+   * and bindings.
    */
-  private admissionFor(rt: ResourceType, admission: AdmissionOptions): Admit | undefined {
-    if (isRbacResource(rt.group, rt.resource)) return (_op, obj, old, user) => checkRbacEscalation(this.rbac, user, rt.resource, obj, old);
-    if (rt.group !== '') return undefined;
+  private admissionFor(rt: ResourceType, admission: AdmissionOptions): AdmissionHooks {
+    if (isRbacResource(rt.group, rt.resource)) return { admit: (_op, obj, old, user) => checkRbacEscalation(this.rbac, user, rt.resource, obj, old) };
+    if (rt.group !== '') return {};
     if (rt.resource === 'pods') {
-      return (op, obj) => {
-        if (op !== 'create') return;
-        defaultServiceAccount(obj);
-        defaultTolerationSeconds(obj, admission);
+      return {
+        admit: (op, obj) => {
+          if (op !== 'create') return;
+          defaultServiceAccount(obj);
+          defaultTolerationSeconds(obj, admission);
+        },
+        admitCreate: (pod) => this.serviceAccountExists(pod),
+      };
+    }
+    if (rt.resource === 'nodes') {
+      return {
+        admit: (op, obj, old, user) => {
+          if (op === 'update' && old) this.nodeRestriction.admitUpdate(user, obj, old);
+        },
+        admitCreate: (node, user) => this.nodeRestriction.admitCreate(user, node),
+        beforeDelete: (node) => this.nodeRestriction.recordDeletion(node),
       };
     }
     if (rt.resource === 'services') {
-      return (op, obj, old) => {
+      return { admit: (op, obj, old) => {
         const isKubernetes = obj.metadata.namespace === 'default' && obj.metadata.name === 'kubernetes';
         // Addresses held by every other Service (`kubernetes` always holds the first one).
         const inUse = { clusterIPs: new Set<string>(isKubernetes ? [] : [KUBERNETES_SERVICE_IP]), nodePorts: new Set<number>() };
@@ -347,9 +362,9 @@ export class ApiServer {
         }
         checkServiceAddresses(obj, old, inUse);
         if (op === 'create') allocateServiceAddresses(obj, inUse, isKubernetes ? KUBERNETES_SERVICE_IP : undefined);
-      };
+      } };
     }
-    return undefined;
+    return {};
   }
 
   /** Asked on every namespaced create and on every RBAC decision: looked up, not searched. */

@@ -25,6 +25,11 @@ export interface ControlPlaneNodeOptions {
   /** This member's own URL. */
   serverUrl: string;
   log: Logger;
+  /**
+   * Puts the control-plane role label on the Node with the member's own credentials, as kubeadm
+   * marks its control-plane nodes: a node credential may not set node-role labels itself.
+   */
+  markControlPlane(nodeName: string): Promise<void>;
 }
 
 export interface ControlPlaneNode {
@@ -52,7 +57,7 @@ export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise
     {
       ...o.node,
       nodeName,
-      labels: { ...o.node.labels, [CONTROL_PLANE_ROLE]: '' },
+      labels: o.node.labels,
       taints: o.node.taints.some((t) => t.key === taint.key && t.effect === taint.effect) ? o.node.taints : [...o.node.taints, taint],
       dataDir: dir,
       servers: [o.serverUrl],
@@ -74,6 +79,7 @@ export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise
     lock.release();
     return undefined;
   }
+  await o.markControlPlane(nodeName).catch((e: unknown) => o.log.warn({ node: nodeName, err: errorText(e) }, 'could not label the control-plane node'));
   return {
     agent,
     async stop(reason) {

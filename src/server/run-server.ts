@@ -23,7 +23,7 @@ import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
 import { PidLock } from '../util/pid-lock.js';
 import type { AgentNodeConfig } from '../agent/agent.js';
-import { startControlPlaneNode } from './control-plane-node.js';
+import { CONTROL_PLANE_ROLE, startControlPlaneNode } from './control-plane-node.js';
 
 export interface ServerConfig {
   dataDir: string;
@@ -142,7 +142,16 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });
   const endpointsDone = endpoints.run(stopControllers.signal);
   const ownUrl = `https://${loopbackHost.includes(':') ? `[${loopbackHost}]` : loopbackHost}:${port}`;
-  const node = cfg.agent ? await startControlPlaneNode({ dataDir: cfg.dataDir, node: { ...cfg.agent, nodeName: cfg.agent.nodeName ?? hostname() }, ca: pki.ca, serverUrl: ownUrl, log: log.child({ component: 'agent' }) }) : undefined;
+  const node = cfg.agent
+    ? await startControlPlaneNode({
+        dataDir: cfg.dataDir,
+        node: { ...cfg.agent, nodeName: cfg.agent.nodeName ?? hostname() },
+        ca: pki.ca,
+        serverUrl: ownUrl,
+        log: log.child({ component: 'agent' }),
+        markControlPlane: async (name) => void (await controllerClient.patch(`/api/v1/nodes/${name}`, { metadata: { labels: { [CONTROL_PLANE_ROLE]: '' } } }, 'merge')),
+      })
+    : undefined;
 
   return {
     api,

@@ -91,6 +91,8 @@ describe('skiff agent end to end', () => {
     const pidsBefore = containerPids(before.metadata.uid!);
     assert.equal(pidsBefore.length, 1);
     await s.k(['label', 'node', 'e2e-heal', 'role=db']);
+    // A label only an administrator may set (NodeRestriction): restored all the same, as it was set.
+    await s.k(['label', 'node', 'e2e-heal', 'node-role.kubernetes.io/db=']);
     await s.k(['taint', 'node', 'e2e-heal', 'maintenance=soon:NoSchedule']);
     await s.k(['cordon', 'e2e-heal']);
     await s.k(['annotate', 'node', 'e2e-heal', 'owner=ops']);
@@ -111,6 +113,8 @@ describe('skiff agent end to end', () => {
     const restoredMs = Date.now() - deletedAt;
     assert.ok(restoredMs < 1000, `restored after ${restoredMs} ms`);
     assert.equal(back.metadata.labels?.role, 'db');
+    assert.equal(back.metadata.labels?.['node-role.kubernetes.io/db'], '');
+    assert.match(await s.k(['get', 'node', 'e2e-heal']), /e2e-heal\s+\S+\s+db\s/);
     assert.equal(back.metadata.annotations?.owner, 'ops');
     assert.deepEqual(back.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`).sort(), taintsBefore);
     assert.ok(back.spec?.taints?.some((t) => t.key === 'maintenance' && t.value === 'soon'));
