@@ -83,7 +83,7 @@ export class ApiMetrics {
   private readonly counted = new Map<string, { labels: Record<keyof RequestLabels | 'code', string>; n: number }>();
 
   /** `objects()`: stored objects per resource (GroupResource: "pods", "deployments.apps"); `served`: which requests to count. */
-  constructor(objects: () => Map<string, number>, private readonly served: ServedCheck = () => true) {
+  constructor(objects: () => Map<string, number>, private readonly served: ServedCheck = () => true, dbSize: () => Promise<number> = async () => 0) {
     const registers = [this.registry];
     const inflight = this.inflight;
     const labelNames = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const;
@@ -113,6 +113,16 @@ export class ApiMetrics {
       collect() {
         this.set({ request_kind: 'readOnly' }, inflight.readOnly.read());
         this.set({ request_kind: 'mutating' }, inflight.mutating.read());
+      },
+    });
+    new Gauge({
+      name: 'apiserver_storage_size_bytes',
+      help: 'Bytes the datastore takes on disk (SQLite: database and write-ahead log; etcd: the member answering).',
+      labelNames: ['storage_cluster_id'],
+      registers,
+      async collect() {
+        const bytes = await dbSize().catch(() => undefined);
+        if (bytes !== undefined) this.set({ storage_cluster_id: '' }, bytes);
       },
     });
     new Gauge({
@@ -184,12 +194,13 @@ export class ApiMetrics {
       get: (key) => timed('get', key, () => store.get(key)),
       list: (opts) => timed('list', opts.prefix, () => store.list(opts)),
       count: (prefix) => timed('count', prefix, () => store.count(prefix)),
-      create: (key, value) => timed('create', key, () => store.create(key, value)),
-      update: (key, value, rev) => timed('update', key, () => store.update(key, value, rev)),
+      create: (key, value, opts) => timed('create', key, () => store.create(key, value, opts)),
+      update: (key, value, rev, opts) => timed('update', key, () => store.update(key, value, rev, opts)),
       delete: (key, rev) => timed('delete', key, () => store.delete(key, rev)),
       watch: (prefix, after, signal, onProgress) => store.watch(prefix, after, signal, onProgress),
       compact: (rev) => store.compact(rev),
       health: () => store.health(),
+      dbSize: () => store.dbSize(),
       close: () => store.close(),
     };
   }

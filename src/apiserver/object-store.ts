@@ -18,7 +18,7 @@ import {
   successStatus,
   timeout,
 } from '../api/errors.js';
-import { StoreError, isStoreError, type KeyValue, type Store } from '../store/store.js';
+import { StoreError, isStoreError, type KeyValue, type Store, type WriteOptions } from '../store/store.js';
 import type { Clock } from '../util/clock.js';
 import { rfc3339 } from '../util/time.js';
 import { encodeStored } from './stored-json.js';
@@ -171,6 +171,8 @@ export class ObjectStore {
     cache: WatchCache,
     private readonly namespaces: NamespaceLookup,
     private readonly hooks: AdmissionHooks = {},
+    /** How its objects are written: a TTL for Events (--event-ttl), renewed by every write, as upstream's. */
+    private readonly writeOptions: WriteOptions = {},
   ) {
     this.cache = cache;
   }
@@ -380,7 +382,7 @@ export class ObjectStore {
         return obj;
       }
       rename(name);
-      const kv = await this.writeEchoed(key, obj, (value) => this.store.create(key, value));
+      const kv = await this.writeEchoed(key, obj, (value) => this.store.create(key, value, this.writeOptions));
       // The object is what was just written; no need to parse the stored text back.
       setResourceVersion(obj, kv.modRevision);
       return obj;
@@ -449,7 +451,7 @@ export class ObjectStore {
           prepared.metadata.resourceVersion = String(deleted.modRevision);
           return prepared;
         }
-        const written = await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, modRevision));
+        const written = await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, modRevision, this.writeOptions));
         setResourceVersion(prepared, written.modRevision);
         return prepared;
       } catch (e) {
@@ -597,7 +599,7 @@ export class ObjectStore {
           return { body: this.deletedBody(deleted), deleted: true };
         }
         if (plan.kind === 'unchanged' || ctx.dryRun) return { body: plan.object ?? current, deleted: false };
-        const updated = this.read(await this.store.update(key, encodeStored(plan.object), kv.modRevision));
+        const updated = this.read(await this.store.update(key, encodeStored(plan.object), kv.modRevision, this.writeOptions));
         return { body: updated, deleted: false };
       } catch (e) {
         if (isStoreError(e, 'conflict') && attempt < MAX_RETRIES) {

@@ -79,6 +79,8 @@ export interface ApiServerOptions {
   /** The address clients should use (discovery's serverAddressByClientCIDRs). */
   advertiseAddress?: string;
   flowControl?: FlowControlOptions;
+  /** How long an Event is kept after its last write (upstream --event-ttl); 0 or unset: for good. */
+  eventTtlSeconds?: number;
 }
 
 /** How the server limits concurrent requests (upstream's flags of the same names). */
@@ -106,7 +108,7 @@ function SYSTEM_CONTEXT(): WriteContext {
 
 export class ApiServer {
   readonly clock: Clock;
-  readonly metrics = new ApiMetrics(() => this.storedObjects(), (group, version, resource, subresource) => isServed(group, version, resource, subresource));
+  readonly metrics = new ApiMetrics(() => this.storedObjects(), (group, version, resource, subresource) => isServed(group, version, resource, subresource), () => this.opts.store.dbSize());
   /** The store, with its requests timed for /metrics. */
   private readonly store: Store;
   private readonly stores = new Map<ResourceType, ObjectStore>();
@@ -252,7 +254,9 @@ export class ApiServer {
       log: this.log,
       ...(this.opts.watchCacheSize ? { capacity: this.opts.watchCacheSize } : {}),
     });
-    const store = new ObjectStore(rt, this.store, this.clock, cache, this.namespaces, this.admissionFor(rt, this.admission));
+    // Events expire (--event-ttl), as upstream's: a busy namespace's history does not grow without bound.
+    const ttl = rt.group === '' && rt.resource === 'events' && this.opts.eventTtlSeconds ? { ttlSeconds: this.opts.eventTtlSeconds } : {};
+    const store = new ObjectStore(rt, this.store, this.clock, cache, this.namespaces, this.admissionFor(rt, this.admission), ttl);
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
     if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);

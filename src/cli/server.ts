@@ -25,6 +25,7 @@ export function serverCommand(): Command {
     .option('--default-unreachable-toleration-seconds <n>', 'toleration added to pods for the unreachable taint', intArg, 300)
     .option('--watch-cache-size <events>', 'at most this many events each resource keeps for resuming watches (and no more than 32 MiB of stored objects, none older than 5 minutes beyond the last 100)', intArg, 10_000)
     .option('--min-request-timeout <seconds>', 'watches without timeoutSeconds last between this and twice this', intArg, 1800)
+    .addOption(durationOption('--event-ttl <duration>', 'how long Events are kept after their last update; the store deletes them then (0: for good)', 3_600_000))
     .option('--enable-priority-and-fairness <bool>', 'API Priority and Fairness: requests sorted by FlowSchemas into priority levels, each with its share of the limits below and fair queues (false: the plain limits, 429 at once)', boolArg, true)
     .option('--max-requests-inflight <n>', 'requests (reads, with Priority and Fairness all requests with the next) answered at once; 0: no limit', intArg, 400)
     .option('--max-mutating-requests-inflight <n>', 'writes answered at once; 0: no limit', intArg, 200)
@@ -105,6 +106,7 @@ export function serverCommand(): Command {
           defaultUnreachableTolerationSeconds: o.defaultUnreachableTolerationSeconds as number,
           watchCacheSize: o.watchCacheSize as number,
           minRequestTimeoutSeconds: o.minRequestTimeoutSeconds as number,
+          eventTtlSeconds: Math.ceil((o.eventTtl as number) / 1000),
           flowControl: {
             enablePriorityAndFairness: o.enablePriorityAndFairness as boolean,
             maxRequestsInflight: o.maxRequestsInflight as number,

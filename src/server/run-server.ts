@@ -41,6 +41,8 @@ export interface ServerConfig {
   minRequestTimeoutSeconds: number;
   /** --enable-priority-and-fairness, --max-requests-inflight, --max-mutating-requests-inflight. */
   flowControl?: FlowControlOptions;
+  /** --event-ttl, in seconds. */
+  eventTtlSeconds?: number;
   /** A bootstrap token agents may join with (`--token`). */
   token?: string;
   /** CSV of static bearer tokens (`--token-auth-file`), as kube-apiserver reads it. */
@@ -110,6 +112,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     watchCacheSize: cfg.watchCacheSize,
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
     ...(cfg.flowControl ? { flowControl: cfg.flowControl } : {}),
+    ...(cfg.eventTtlSeconds !== undefined ? { eventTtlSeconds: cfg.eventTtlSeconds } : {}),
     admission: { defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds },
   });
   const port = await api.start();

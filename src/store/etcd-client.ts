@@ -26,6 +26,7 @@ import {
   castGrpcError,
   Etcd3,
   KVClient,
+  LeaseClient,
   MaintenanceClient,
   type ICallable,
   type IOptions,
@@ -135,6 +136,7 @@ export class EtcdEndpoint {
   readonly client: Etcd3;
   readonly kv: KVClient;
   readonly maintenance: MaintenanceClient;
+  readonly lease: LeaseClient;
   readonly callable: ICallable<unknown>;
 
   constructor(
@@ -166,6 +168,7 @@ export class EtcdEndpoint {
     this.callable = new RequireLeaderCallable(pool, url);
     this.kv = new KVClient(this.callable);
     this.maintenance = new MaintenanceClient(this.callable);
+    this.lease = new LeaseClient(this.callable);
   }
 
   /** Opens a raw Watch stream on this member. */

@@ -33,8 +33,9 @@ export interface WriterConfig {
 }
 
 export type WriteOp =
-  | { op: 'create'; key: string; value: string }
-  | { op: 'update'; key: string; value: string; expected: number }
+  /** expiresAt: when the store deletes the key (ms since the epoch, the store's clock); none: kept. */
+  | { op: 'create'; key: string; value: string; expiresAt?: number }
+  | { op: 'update'; key: string; value: string; expected: number; expiresAt?: number }
   | { op: 'delete'; key: string; expected: number | undefined };
 
 export type WriteResult =
@@ -79,6 +80,8 @@ export type FromWriter =
 // place, and with ~100 writes per transaction that doubled the pages each commit wrote to the WAL.
 // Reads at an older revision find history through prev_revision instead (sqlite.ts, listAt).
 // current: the live keys and the revision holding their value; makes latest get/list/count cheap.
+// expiry: keys written with a TTL and when they go (kine's leases); the store's reaper deletes them
+// through ordinary deletes, so watchers see them go.
 // meta: the current revision (kept explicitly so compaction can never make it go backwards) and the
 // compacted revision.
 const SCHEMA = `
@@ -96,6 +99,11 @@ CREATE TABLE IF NOT EXISTS current (
   create_revision INTEGER NOT NULL,
   mod_revision INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS expiry (
+  key TEXT PRIMARY KEY,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS expiry_at ON expiry (expires_at);
 CREATE TABLE IF NOT EXISTS meta (
   name TEXT PRIMARY KEY,
   value INTEGER NOT NULL
@@ -139,6 +147,10 @@ class LogWriter {
   private readonly deleteCurrent;
   private readonly deleteSuperseded;
   private readonly deleteTombstones;
+  private readonly setExpiry;
+  private readonly clearExpiry;
+  /** Whether any key has an expiry: writes without one skip clearing it while none does. */
+  private anyExpiry: boolean;
 
   constructor(private readonly config: WriterConfig) {
     const db = (this.db = openDatabase(config.path));
@@ -173,6 +185,9 @@ class LogWriter {
       `DELETE FROM log WHERE id IN (SELECT prev_revision FROM log WHERE id > ? AND id <= ? AND prev_revision > 0)`,
     );
     this.deleteTombstones = db.prepare<[number, number]>('DELETE FROM log WHERE id > ? AND id <= ? AND deleted = 1');
+    this.setExpiry = db.prepare<[string, number]>('INSERT INTO expiry (key, expires_at) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET expires_at = excluded.expires_at');
+    this.clearExpiry = db.prepare<[string]>('DELETE FROM expiry WHERE key = ?');
+    this.anyExpiry = db.prepare<[], number | null>('SELECT 1 FROM expiry LIMIT 1').pluck().get() != null;
 
     const maxId = db.prepare<[], number | null>('SELECT max(id) FROM log').pluck().get() ?? 0;
     this.rev = Math.max(this.readRevision.get('revision') ?? 0, maxId);
@@ -220,6 +235,7 @@ class LogWriter {
       const r = ++this.rev;
       this.insertLog.run(r, w.key, w.value, r, 0, 0);
       this.insertCurrent.run(w.key, r, r);
+      this.keepExpiry(w.key, w.expiresAt);
       return { ok: true, revision: r, createRevision: r };
     }
     if (!cur) return { ok: false, code: 'not-found', message: `${w.key} not found` };
@@ -235,12 +251,22 @@ class LogWriter {
     if (w.op === 'update') {
       this.insertLog.run(r, w.key, w.value, cur.createRevision, cur.modRevision, 0);
       this.updateCurrent.run(r, w.key);
+      this.keepExpiry(w.key, w.expiresAt);
     } else {
       // The tombstone's value stays empty: the deleted value is the row at prev_revision.
       this.insertLog.run(r, w.key, '', cur.createRevision, cur.modRevision, 1);
       this.deleteCurrent.run(w.key);
+      this.keepExpiry(w.key, undefined);
     }
     return { ok: true, revision: r, createRevision: cur.createRevision, prevValue: cur.value, prevModRevision: cur.modRevision };
+  }
+
+  /** A write's TTL replaces the key's earlier one; a write without one keeps the key for good. */
+  private keepExpiry(key: string, expiresAt: number | undefined): void {
+    if (expiresAt !== undefined) {
+      this.setExpiry.run(key, expiresAt);
+      this.anyExpiry = true;
+    } else if (this.anyExpiry) this.clearExpiry.run(key);
   }
 
   /**

@@ -10,10 +10,11 @@
 // etcd watcher, so memory stays bounded and the consumer still sees every event exactly once.
 
 import { errorText } from '../util/error-text.js';
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
-import { StoreError, type KeyValue, type ListOptions, type ListResult, type Store, type StoreEvent } from './store.js';
+import { StoreError, type KeyValue, type ListOptions, type ListResult, type Store, type StoreEvent, type WriteOptions } from './store.js';
 import type {
   CheckpointMode,
   CheckpointResult,
@@ -33,7 +34,9 @@ export interface SqliteStoreOptions {
   compactMinRetain?: number;
   /** Period of automatic maintenance (compaction + WAL checkpoint); 0 disables it. Default 5 minutes. */
   maintenanceIntervalMs?: number;
-  /** Drives the maintenance timer. Default: the system clock. */
+  /** How often keys whose TTL ran out are deleted. Default 1 s. */
+  expiryIntervalMs?: number;
+  /** Drives the maintenance and expiry timers, and TTLs. Default: the system clock. */
   clock?: Clock;
   /** Events a watcher may hold unconsumed before it drops them and catches up from the log. Default 10,000. */
   watchBufferSize?: number;
@@ -128,6 +131,9 @@ export class SqliteStore implements Store {
   private readonly watchers = new Set<Watcher>();
   private readonly counters = { transactions: 0, writes: 0, watchOverflows: 0 };
   private maintenanceTimer?: Timer;
+  private expiryTimer?: Timer;
+  private readonly expiryIntervalMs: number;
+  private readonly path: string;
 
   private readonly revisionStmt: Statement<[], number>;
   private readonly compactRevisionStmt: Statement<[], number>;
@@ -189,12 +195,14 @@ export class SqliteStore implements Store {
     this.clock = opts.clock ?? systemClock;
     this.compactMinRetain = Math.max(0, opts.compactMinRetain ?? 1000);
     this.maintenanceIntervalMs = Math.max(0, opts.maintenanceIntervalMs ?? 5 * 60_000);
+    this.expiryIntervalMs = positive(opts.expiryIntervalMs, 1000);
     this.watchBufferSize = positive(opts.watchBufferSize, 10_000);
     this.replayPageSize = positive(opts.watchReplayPageSize, 1000);
     this.flushBatchSize = positive(opts.flushBatchSize, 64);
     this.hubRevision = revision;
 
     // The writer created the schema and set WAL mode (persistent in the file) before saying ready.
+    this.path = opts.path;
     const db = (this.db = new Database(opts.path, { fileMustExist: true }));
     db.pragma('busy_timeout = 5000');
     db.pragma('query_only = ON');
@@ -216,6 +224,7 @@ export class SqliteStore implements Store {
     // Only hold the process open while something waits on the writer; an idle store must not.
     worker.unref();
     this.scheduleMaintenance();
+    this.scheduleExpiry();
   }
 
   // ---- reads ----
@@ -301,12 +310,17 @@ export class SqliteStore implements Store {
 
   // ---- writes ----
 
-  create(key: string, value: string): Promise<KeyValue> {
-    return this.submit({ op: 'create', key, value });
+  create(key: string, value: string, opts?: WriteOptions): Promise<KeyValue> {
+    return this.submit({ op: 'create', key, value, ...this.expiry(opts) });
   }
 
-  update(key: string, value: string, expectedModRevision: number): Promise<KeyValue> {
-    return this.submit({ op: 'update', key, value, expected: expectedModRevision });
+  update(key: string, value: string, expectedModRevision: number, opts?: WriteOptions): Promise<KeyValue> {
+    return this.submit({ op: 'update', key, value, expected: expectedModRevision, ...this.expiry(opts) });
+  }
+
+  private expiry(opts: WriteOptions | undefined): { expiresAt?: number } {
+    const ttl = opts?.ttlSeconds;
+    return ttl !== undefined && ttl > 0 ? { expiresAt: this.clock.now() + ttl * 1000 } : {};
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
@@ -482,6 +496,29 @@ export class SqliteStore implements Store {
     return { compactRevision: await this.compactRevision(), checkpoint };
   }
 
+  /**
+   * Deletes the keys whose TTL ran out, as kine's TTL loop does: each with the revision it was
+   * read at, so one written again meanwhile (a new TTL) stays.
+   */
+  async deleteExpired(): Promise<number> {
+    this.assertReadable();
+    const due = this.statement<{ key: string; modRevision: number }>(
+      `SELECT e.key AS key, c.mod_revision AS modRevision FROM expiry e JOIN current c ON c.key = e.key
+        WHERE e.expires_at <= ? ORDER BY e.expires_at LIMIT 1000`,
+    ).all(this.clock.now());
+    const results = await Promise.allSettled(due.map((d) => this.delete(d.key, d.modRevision)));
+    return results.filter((r) => r.status === 'fulfilled').length;
+  }
+
+  private scheduleExpiry(): void {
+    if (this.state !== 'open') return;
+    this.expiryTimer = this.clock.setTimeout(() => {
+      this.deleteExpired()
+        .catch(() => undefined) // a writer that is gone is reported through health(); tried again next period
+        .finally(() => this.scheduleExpiry());
+    }, this.expiryIntervalMs);
+  }
+
   private scheduleMaintenance(): void {
     if (this.maintenanceIntervalMs <= 0 || this.state !== 'open') return;
     this.maintenanceTimer = this.clock.setTimeout(() => {
@@ -570,6 +607,18 @@ export class SqliteStore implements Store {
     }
   }
 
+  async dbSize(): Promise<number> {
+    // The database file and its write-ahead log: what the store takes on disk.
+    const size = (p: string): number => {
+      try {
+        return statSync(p).size;
+      } catch {
+        return 0;
+      }
+    };
+    return size(this.path) + size(`${this.path}-wal`);
+  }
+
   stats(): SqliteStoreStats {
     return { ...this.counters, watchers: this.watchers.size };
   }
@@ -583,6 +632,7 @@ export class SqliteStore implements Store {
   private async shutdown(): Promise<void> {
     this.state = 'closing';
     this.maintenanceTimer?.cancel();
+    this.expiryTimer?.cancel();
     this.holdProcess();
     if (this.pendingWrites() > 0 && !this.writerError) {
       await new Promise<void>((resolve) => (this.drained = resolve));

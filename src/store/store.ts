@@ -56,6 +56,16 @@ export function isStoreError(e: unknown, code?: StoreErrorCode): e is StoreError
   return e instanceof StoreError && (code === undefined || e.code === code);
 }
 
+/** How a write is kept. */
+export interface WriteOptions {
+  /**
+   * The key is deleted by the store this many seconds after this write (as a kine or etcd lease
+   * does; a watch sees an ordinary delete), unless written again first. A write without it keeps
+   * the key for good. Backends may delete a little later, never earlier.
+   */
+  ttlSeconds?: number;
+}
+
 export interface Store {
   /** The latest committed revision. */
   currentRevision(): Promise<number>;
@@ -65,9 +75,9 @@ export interface Store {
   list(opts: ListOptions): Promise<ListResult>;
   count(prefix: string): Promise<number>;
   /** Fails with 'exists' if the key is present. */
-  create(key: string, value: string): Promise<KeyValue>;
+  create(key: string, value: string, opts?: WriteOptions): Promise<KeyValue>;
   /** Compare-and-swap on modRevision. Fails with 'conflict' (carrying the current value) or 'not-found'. */
-  update(key: string, value: string, expectedModRevision: number): Promise<KeyValue>;
+  update(key: string, value: string, expectedModRevision: number, opts?: WriteOptions): Promise<KeyValue>;
   /** Deletes when modRevision matches (or unconditionally when undefined). Returns the deleted value,
    * with modRevision set to the delete's own revision. */
   delete(key: string, expectedModRevision?: number): Promise<KeyValue>;
@@ -79,6 +89,8 @@ export interface Store {
   watch(prefix: string, afterRevision: number, signal: AbortSignal, onProgress?: (revision: number) => void): AsyncIterable<StoreEvent[]>;
   /** Drops history at or before revision (the latest value of each live key is always kept). */
   compact(revision: number): Promise<void>;
+  /** Bytes the backend's data takes on disk (kine's DbSize; etcd's db size): apiserver_storage_size_bytes. */
+  dbSize(): Promise<number>;
   /** Whether the backend is ready to serve; with a reason when not (for /readyz). */
   health(): Promise<{ ok: boolean; reason?: string }>;
   close(): Promise<void>;

@@ -292,6 +292,43 @@ export function storeContract(name: string, open: OpenStore): void {
         }));
     });
 
+    describe('size', () => {
+      it('tells how many bytes its data takes, more once there is more', () =>
+        withStore(async (store) => {
+          const before = await store.dbSize();
+          assert.ok(before >= 0);
+          for (let i = 0; i < 50; i++) await store.create(`/size/${i}`, 'x'.repeat(20_000));
+          assert.ok((await store.dbSize()) > before, 'a megabyte written shows');
+        }));
+    });
+
+    describe('ttl', () => {
+      it('deletes a key its TTL after its last write (a watch sees the delete); a write without a TTL keeps it, one with a new TTL renews it', () =>
+        withStore(async (store) => {
+          const start = await store.currentRevision();
+          const ac = new AbortController();
+          const w = new EventReader(store.watch('/t/', start, ac.signal));
+          try {
+            const a = await store.create('/t/a', 'a', { ttlSeconds: 2 });
+            const b = await store.create('/t/b', 'b', { ttlSeconds: 2 });
+            const b2 = await store.update('/t/b', 'b2', b.modRevision);
+            const c = await store.create('/t/c', 'c', { ttlSeconds: 2 });
+            const c2 = await store.update('/t/c', 'c2', c.modRevision, { ttlSeconds: 60 });
+            assert.deepEqual(await store.get('/t/a'), a, 'not before its time');
+            assert.equal((await w.next(5)).length, 5);
+            const [gone] = await w.next(1, 15_000);
+            assert.equal(gone!.type, 'delete');
+            assert.equal(gone!.kv.key, '/t/a');
+            assert.ok(gone!.kv.modRevision > c2.modRevision);
+            assert.equal(await store.get('/t/a'), undefined);
+            assert.deepEqual(await store.get('/t/b'), b2, 'written again without a TTL: kept');
+            assert.deepEqual(await store.get('/t/c'), c2, 'written again with a longer TTL: kept');
+          } finally {
+            ac.abort();
+          }
+        }));
+    });
+
     describe('watch', () => {
       it('replays history after a revision, then streams live events with prev', () =>
         withStore(async (store) => {
