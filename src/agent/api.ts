@@ -6,7 +6,7 @@ import type { ApiClient } from '../client/rest.js';
 export type AgentApi = Pick<ApiClient, 'get' | 'create' | 'replace' | 'patch' | 'delete'>;
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
-export const MACHINE_ID_ANNOTATION = 'skiff.dev/machine-id';
+export { MACHINE_ID_ANNOTATION } from '../api/kinds/node.js';
 export const RETIRE_ANNOTATION = 'skiff.dev/retire';
 
 export function nodePath(name: string): string {

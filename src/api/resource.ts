@@ -103,6 +103,8 @@ export interface ResourceType {
   storageVersion?: string;
   /** Why creates are refused for now (a terminating CRD's objects), or undefined. */
   refusesCreate?: string;
+  /** Items of its lists carry kind and apiVersion (custom resources, as upstream's unstructured lists). */
+  listItemsKeepType?: boolean;
   /** Warnings every request to it returns (a deprecated version). */
   warnings?: string[];
 }

@@ -171,6 +171,7 @@ export function customResourceTypes(crd: CustomResourceDefinition): ResourceType
         storageVersion: storage,
         validate: (o, old) => validateCustom(o, old, namespaced, schema, v),
         pruneUnknownFields: (o) => pruneUnknown(o, schema),
+        listItemsKeepType: true,
         mergeSchema: rootMergeSchema(schema),
         refusesStrategicMerge: true,
         openApiSchema: schema as Record<string, unknown>,

@@ -4,13 +4,17 @@
 //
 // skiff's agents re-create their Node when it is deleted, restoring what administrators had set.
 // So that this stays within the rules, every server records the labels a Node had when it was
-// deleted (a small key of its own in the store, shared by every member), and a node re-registering
-// may set a label it may not otherwise set only with the value recorded for it: what it restores
-// is what an administrator set, nothing it invents.
+// deleted, with the machine it ran on (a small key of its own in the store, shared by every member,
+// kept RECORD_TTL_SECONDS), and a node re-registering from that machine within that time may set a
+// label it may not otherwise set only with the value recorded for it: what it restores is what an
+// administrator set, nothing it invents. After that, or from another machine, it registers without
+// them, as a kubelet would. (Taints a node may set at registration, as upstream; a node that deletes
+// its own Node can so drop an administrator's taint there too.)
 import { forbidden } from '../api/errors.js';
 import { changedLabels, labelsNodeMayNotSet } from '../api/node-labels.js';
 import { jsonEqual } from '../api/kinds/json.js';
 import type { KubeObject } from '../api/types.js';
+import { MACHINE_ID_ANNOTATION } from '../api/kinds/node.js';
 import { isStoreError, type Store } from '../store/store.js';
 import type { UserInfo } from '../auth/user.js';
 import { nodeNameOf } from './node-authorizer.js';
@@ -18,6 +22,14 @@ import { nodeNameOf } from './node-authorizer.js';
 /** Where the labels of a deleted Node are kept, by node name (outside /registry: no API serves them). */
 export function lastLabelsKey(nodeName: string): string {
   return `/skiff/last-node-labels/${nodeName}`;
+}
+
+/** How long after a deletion its record lets the node restore restricted labels: an agent that runs re-creates its Node within a second. */
+const RECORD_TTL_SECONDS = 600;
+
+interface DeletedNodeRecord {
+  labels: Record<string, string>;
+  machineId?: string;
 }
 
 function refuse(nodeName: string, why: string): never {
@@ -51,20 +63,25 @@ export class NodeRestriction {
     const labels = labelsOf(obj);
     const restricted = labelsNodeMayNotSet(Object.keys(labels));
     if (restricted.length === 0) return;
-    const recorded = await this.lastLabels(obj.metadata.name ?? '');
-    const invented = restricted.filter((k) => recorded?.[k] !== labels[k]);
+    const recorded = await this.lastRecord(obj.metadata.name ?? '');
+    const sameMachine = recorded?.machineId !== undefined && recorded.machineId === obj.metadata.annotations?.[MACHINE_ID_ANNOTATION];
+    const invented = restricted.filter((k) => !sameMachine || recorded?.labels[k] !== labels[k]);
     if (invented.length > 0) refuse(node, `is not allowed to set the following labels: ${invented.join(', ')}`);
   }
 
   /** Records a Node's labels as it is deleted, for its agent's re-registration. */
   async recordDeletion(node: KubeObject): Promise<void> {
     const key = lastLabelsKey(node.metadata.name ?? '');
-    const value = JSON.stringify({ labels: labelsOf(node) });
+    const record: DeletedNodeRecord = { labels: labelsOf(node) };
+    const machineId = node.metadata.annotations?.[MACHINE_ID_ANNOTATION];
+    if (machineId) record.machineId = machineId;
+    const value = JSON.stringify(record);
+    const ttl = { ttlSeconds: RECORD_TTL_SECONDS };
     for (let attempt = 0; attempt < 5; attempt++) {
       const kv = await this.store.get(key);
       try {
-        if (!kv) await this.store.create(key, value);
-        else if (kv.value !== value) await this.store.update(key, value, kv.modRevision);
+        if (!kv) await this.store.create(key, value, ttl);
+        else await this.store.update(key, value, kv.modRevision, ttl);
         return;
       } catch (e) {
         // Another member recorded the same deletion at this moment: read again and settle.
@@ -73,11 +90,12 @@ export class NodeRestriction {
     }
   }
 
-  private async lastLabels(nodeName: string): Promise<Record<string, string> | undefined> {
+  private async lastRecord(nodeName: string): Promise<DeletedNodeRecord | undefined> {
     const kv = await this.store.get(lastLabelsKey(nodeName));
     if (!kv) return undefined;
     try {
-      return (JSON.parse(kv.value) as { labels?: Record<string, string> }).labels;
+      const parsed = JSON.parse(kv.value) as Partial<DeletedNodeRecord>;
+      return { labels: parsed.labels ?? {}, ...(typeof parsed.machineId === 'string' ? { machineId: parsed.machineId } : {}) };
     } catch {
       return undefined;
     }

@@ -447,6 +447,7 @@ export class ObjectStore {
       if (ctx.dryRun) return prepared;
       try {
         if (shouldDeleteDuringUpdate(prepared, this.rt)) {
+          await this.hooks.beforeDelete?.(current);
           const deleted = await this.store.delete(key, modRevision);
           prepared.metadata.resourceVersion = String(deleted.modRevision);
           return prepared;

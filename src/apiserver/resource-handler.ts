@@ -106,7 +106,7 @@ export class ResourceHandler {
         const list = await store.list(info.namespace, this.listOptions(rt, info, query));
         const shape = negotiate(accept);
         // The common list (JSON objects) is spliced from the items' stored text, not serialized again.
-        if (shape === 'object') return sendJsonStream(res, 200, typedListParts(list));
+        if (shape === 'object') return sendJsonStream(req, res, 200, typedListParts(list, rt.listItemsKeepType === true));
         return sendJson(res, 200, shapeList(rt, list, shape, this.deps.clock.now(), includeObjectParam(query)));
       }
       case 'watch':

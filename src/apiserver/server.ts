@@ -15,7 +15,7 @@ import { impersonatedUser } from './impersonation.js';
 import { REVIEW_TYPES, answerReview, reviewType, reviewTypeFor } from './reviews.js';
 import { decodeObjectBody, readBody, sendJson, sendStatus } from './http/codec.js';
 import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/request-info.js';
-import { ApiListener } from './http/listener.js';
+import { ApiListener, clientGone } from './http/listener.js';
 import { ApiMetrics, CONNECT_SUBRESOURCES } from './metrics.js';
 import { metricsText } from '../client/metrics.js';
 import { ObjectStore, keyPrefix, type AdmissionHooks, type NamespaceLookup } from './object-store.js';
@@ -218,7 +218,7 @@ export class ApiServer {
    * limited). Streams that hold a connection (logs, exec, proxy) are not limited, as upstream's;
    * a watch holds its seat only until its handler has set it up.
    */
-  private async admit(res: ServerResponse, user: UserInfo, info: RequestInfo, query: URLSearchParams): Promise<Release | undefined> {
+  private async admit(req: IncomingMessage, res: ServerResponse, user: UserInfo, info: RequestInfo, query: URLSearchParams): Promise<Release | undefined> {
     if (info.kind === 'resource' && info.subresource !== undefined && CONNECT_SUBRESOURCES.has(info.subresource)) return undefined;
     const fc = this.flowControl;
     if (fc instanceof MaxInFlight) return fc.enter(user, info);
@@ -228,6 +228,8 @@ export class ApiServer {
     const gone = new AbortController();
     const onClose = (): void => gone.abort();
     res.once('close', onClose);
+    // A client that left while it was authenticated does not wait in a queue for nobody.
+    if (clientGone(req, res)) gone.abort();
     try {
       return await fc.admit(c, this.requestWidth(info, query), gone.signal);
     } finally {
@@ -568,7 +570,7 @@ export class ApiServer {
       if (!caller) throw unauthorized();
       const user = await impersonatedUser(req, caller, this.authorizer);
       // As upstream's filter chain: flow control sees the (impersonated) user, before authorization.
-      release = await this.admit(res, user, info, url.searchParams);
+      release = await this.admit(req, res, user, info, url.searchParams);
       const denied = await this.authorizer.authorize(user, info);
       // Upstream appends an authorizer's reason (the Node authorizer gives one; RBAC never does).
       if (denied !== undefined) throw forbidden(denied === NO_RULE ? forbiddenMessage(user, info) : `${forbiddenMessage(user, info)}: ${denied}`, info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? authorizationScope(info).name : undefined);

@@ -68,7 +68,7 @@ export function objectJson(obj: KubeObject): string {
   return `${text!.slice(0, at)}"resourceVersion":${JSON.stringify(rv)},${text!.slice(at)}`;
 }
 
-/** `obj` as an item of a typed list: as upstream's lists carry them, without kind and apiVersion. */
+/** `obj` as an item of a typed list: as upstream's built-in lists carry them, without kind and apiVersion. */
 export function listItemJson(obj: KubeObject): string {
   const text = storedText.get(obj);
   const rv = obj.metadata?.resourceVersion;
@@ -80,17 +80,22 @@ export function listItemJson(obj: KubeObject): string {
   return JSON.stringify(rest);
 }
 
-/** A typed list (PodList, …) as JSON, in pieces to send one after another; its items spliced from their stored text. */
-export function* typedListParts(list: KubeList): Generator<string> {
+/**
+ * A list (PodList, …) as JSON, in pieces to send one after another; its items spliced from their
+ * stored text. Items of a built-in kind's list carry no kind and apiVersion, as upstream's typed
+ * lists; a custom resource's keep them (`keepItemTypes`), as upstream's unstructured lists do.
+ */
+export function* typedListParts(list: KubeList, keepItemTypes = false): Generator<string> {
   const head = JSON.stringify({ kind: list.kind, apiVersion: list.apiVersion, metadata: list.metadata });
+  const item = keepItemTypes ? objectJson : listItemJson;
   yield `${head.slice(0, -1)},"items":[`;
-  for (let i = 0; i < list.items.length; i++) yield i === 0 ? listItemJson(list.items[i]!) : `,${listItemJson(list.items[i]!)}`;
+  for (let i = 0; i < list.items.length; i++) yield i === 0 ? item(list.items[i]!) : `,${item(list.items[i]!)}`;
   yield ']}';
 }
 
-/** A typed list as one JSON text. */
-export function typedListJson(list: KubeList): string {
-  return [...typedListParts(list)].join('');
+/** A list as one JSON text. */
+export function typedListJson(list: KubeList, keepItemTypes = false): string {
+  return [...typedListParts(list, keepItemTypes)].join('');
 }
 
 /**

@@ -14,6 +14,7 @@ import { NODES_GROUP, nodeUserName } from '../auth/user.js';
 import { issueCertificate, type CertificateAuthority } from '../pki/certificates.js';
 import type { Logger } from '../util/log.js';
 import { PidLock } from '../util/pid-lock.js';
+import { systemClock } from '../util/clock.js';
 
 export const CONTROL_PLANE_ROLE = 'node-role.kubernetes.io/control-plane';
 
@@ -79,16 +80,35 @@ export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise
     lock.release();
     return undefined;
   }
-  await o.markControlPlane(nodeName).catch((e: unknown) => o.log.warn({ node: nodeName, err: errorText(e) }, 'could not label the control-plane node'));
+  const labelling = new AbortController();
+  void markUntilDone(o, nodeName, labelling.signal);
   return {
     agent,
     async stop(reason) {
+      labelling.abort();
       await agent.shutdown(reason);
       lock.release();
     },
     async restartInPlace() {
+      labelling.abort();
       await agent.restartInPlace();
       lock.release();
     },
   };
+}
+
+/** Labels the Node as a control-plane one, trying again with back-off (one log line) until it is done or the node stops. */
+async function markUntilDone(o: ControlPlaneNodeOptions, nodeName: string, signal: AbortSignal): Promise<void> {
+  let said = false;
+  for (let delay = 500; !signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+    try {
+      await o.markControlPlane(nodeName);
+      if (said) o.log.info({ node: nodeName }, 'control-plane node labelled');
+      return;
+    } catch (e) {
+      if (!said) o.log.warn({ node: nodeName, err: errorText(e) }, 'could not label the control-plane node; trying again');
+      said = true;
+      await systemClock.sleep(delay, signal).catch(() => undefined);
+    }
+  }
 }

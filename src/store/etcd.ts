@@ -207,12 +207,11 @@ export class EtcdStore implements Store {
 
   async create(key: string, value: string, opts?: WriteOptions): Promise<KeyValue> {
     const k = Buffer.from(key, 'utf8');
-    const lease = await this.leaseFor(opts);
-    const res = await this.txn('create', key, {
+    const res = await this.txn('create', key, async () => ({
       compare: [{ key: k, target: 'Version', result: 'Equal', version: 0 }],
-      success: [{ request_put: { key: k, value: Buffer.from(value, 'utf8'), ...lease } }],
+      success: [{ request_put: { key: k, value: Buffer.from(value, 'utf8'), ...(await this.leaseFor(opts)) } }],
       failure: [],
-    });
+    }));
     if (!res.succeeded) throw new StoreError('exists', `${key} already exists`);
     const revision = Number(res.header.revision);
     return { key, value, createRevision: revision, modRevision: revision };
@@ -220,16 +219,15 @@ export class EtcdStore implements Store {
 
   async update(key: string, value: string, expectedModRevision: number, opts?: WriteOptions): Promise<KeyValue> {
     const k = Buffer.from(key, 'utf8');
-    const lease = await this.leaseFor(opts);
-    const res = await this.txn('update', key, {
+    const res = await this.txn('update', key, async () => ({
       compare: [
         { key: k, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision },
         { key: k, target: 'Version', result: 'Greater', version: 0 },
       ],
       // A put without a lease detaches the key from any it had: a write without a TTL keeps it for good.
-      success: [{ request_put: { key: k, value: Buffer.from(value, 'utf8'), prev_kv: true, ...lease } }],
+      success: [{ request_put: { key: k, value: Buffer.from(value, 'utf8'), prev_kv: true, ...(await this.leaseFor(opts)) } }],
       failure: [{ request_range: { key: k } }],
-    });
+    }));
     if (!res.succeeded) throw this.writeFailure(key, res, expectedModRevision);
     const prev = res.responses[0]?.response_put?.prev_kv;
     const revision = Number(res.header.revision);
@@ -265,7 +263,8 @@ export class EtcdStore implements Store {
     const now = this.clock.now();
     let entry = this.leases.get(seconds);
     if (!entry || entry.until <= now) {
-      const grant = this.operation(false, async () => {
+      // Runs within the write that needs it (see txn), so close() waits for it with the write.
+      const grant = (async () => {
         try {
           const res = await this.cluster.call('lease grant', (ep, d) => ep.lease.leaseGrant({ TTL: seconds + reuseSeconds, ID: 0 }, { deadline: d }), {
             idempotent: true,
@@ -275,7 +274,7 @@ export class EtcdStore implements Store {
         } catch (e) {
           throw this.mapError('lease grant', e);
         }
-      });
+      })();
       entry = { id: grant, until: now + reuseSeconds * 1000 };
       this.leases.set(seconds, entry);
       // A failed grant is not shared: the next write asks again.
@@ -525,10 +524,12 @@ export class EtcdStore implements Store {
    * submitted (etcd orders concurrent requests arbitrarily; SQLite's writer keeps submission
    * order, and callers may rely on it). The deadline runs from submission, queueing included.
    */
-  private txn(what: string, key: string, req: ITxnRequest): Promise<ITxnResponse> {
+  private txn(what: string, key: string, request: ITxnRequest | (() => Promise<ITxnRequest>)): Promise<ITxnResponse> {
     return this.operation(true, () => {
       const deadline = Date.now() + this.cluster.requestTimeoutMs;
       const run = async () => {
+        // Built inside the operation (a TTL's lease is granted here), so close() waits for it too.
+        const req = typeof request === 'function' ? await request() : request;
         try {
           return await this.cluster.call(what, (ep, d) => ep.kv.txn(req, { deadline: d }), { idempotent: false, deadline });
         } catch (e) {

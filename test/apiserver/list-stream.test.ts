@@ -4,8 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sendJsonStream } from '../../src/apiserver/http/codec.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { startInProcessServer } from '../support/in-process.js';
+import { eventually } from '../support/eventually.js';
 import { ApiClient } from '../../src/client/rest.js';
 import type { KubeList } from '../../src/api/types.js';
 
@@ -61,6 +65,19 @@ test('a big list is streamed and a small one sent whole, the same list either wa
     assert.equal(Number(small.headers['content-length']), Buffer.byteLength(small.body));
     assert.equal((JSON.parse(small.body) as KubeList).items.length, 2);
 
+    // Clients that go away before or while their list is sent leave nothing behind: every seat
+    // they held is free again (a list whose client left must not wait for a 'drain' that never comes).
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        rawGet(`${srv.url}/api/v1/namespaces/default/configmaps`, srv.adminTls, i % 2 === 0 ? 1 : 70_000).catch(() => undefined),
+      ),
+    );
+    await eventually(async () => {
+      const text = await admin.get<string>('/metrics', { accept: 'text/plain' });
+      // The scrape itself is the one exempt request running.
+      return /apiserver_flowcontrol_current_executing_seats\{priority_level="exempt"\} 1\n/.test(text);
+    }, 5_000, 'the seats of the abandoned lists to be free');
+
     // A client that goes away halfway through leaves the server serving everyone else.
     const cut = await rawGet(`${srv.url}/api/v1/namespaces/default/configmaps`, srv.adminTls, 70_000);
     assert.ok(cut.body.length >= 70_000);
@@ -69,3 +86,31 @@ test('a big list is streamed and a small one sent whole, the same list either wa
     await srv.stop();
   }
 });
+
+test('a list for a client that has already gone is not sent, and its answer does not wait for ever', async () => {
+  // A plain HTTP server whose handler finds its client gone before the list is written (as when
+  // kubectl is interrupted while a big list is read).
+  let finished: Promise<void> | undefined;
+  const server = http.createServer((req, res) => {
+    const parts = Array.from({ length: 100 }, () => 'x'.repeat(2_000));
+    // Gone, and its 'close' already told: no event is left to wake a writer that waits.
+    res.once('close', () => setImmediate(() => (finished = sendJsonStream(req, res, 200, parts))));
+    req.socket.destroy();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => {
+      const r = http.get(`http://127.0.0.1:${port}/`, () => resolve());
+      r.on('error', () => resolve());
+    });
+    await eventually(() => finished !== undefined, 2_000, 'the handler to run');
+    await withTimeout(finished!, 2_000);
+  } finally {
+    server.close();
+  }
+});
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms).unref())]);
+}

@@ -26,8 +26,8 @@ test('the labels a node may set on its own Node', () => {
 
 const TOKENS = 'n1-token,system:node:n1,1,"system:nodes"\n';
 
-function node(labels: Record<string, string>, taints: { key: string; effect: string }[] = []): Node {
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels }, spec: taints.length ? { taints } as Node['spec'] : {} } as Node;
+function node(labels: Record<string, string>, taints: { key: string; effect: string }[] = [], machine = 'machine-1'): Node {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels, annotations: { 'skiff.dev/machine-id': machine } }, spec: taints.length ? { taints } as Node['spec'] : {} } as Node;
 }
 
 test('a node credential: taints only when it registers, labels only its own, re-registration restores what an administrator set', async () => {
@@ -54,7 +54,9 @@ test('a node credential: taints only when it registers, labels only its own, re-
     const before = await admin.get<Node>('/api/v1/nodes/n1');
     await admin.delete('/api/v1/nodes/n1');
     const restored = { ...node(before.metadata.labels as Record<string, string>, before.spec!.taints as { key: string; effect: string }[]) };
-    // ...but not a value of its own for one of them, nor one more.
+    // ...but not from another machine (a bootstrap token lets anyone join under the name),
+    await assert.rejects(n1.create('/api/v1/nodes', node(before.metadata.labels as Record<string, string>, [], 'machine-2')), refusedWith('nodes "n1" is forbidden: node "n1" is not allowed to set the following labels: node-restriction.kubernetes.io/trusted, node-role.kubernetes.io/worker'));
+    // ...nor a value of its own for one of them, nor one more.
     await assert.rejects(n1.create('/api/v1/nodes', node({ ...before.metadata.labels, 'node-restriction.kubernetes.io/trusted': 'very' })), refusedWith('nodes "n1" is forbidden: node "n1" is not allowed to set the following labels: node-restriction.kubernetes.io/trusted'));
     await assert.rejects(n1.create('/api/v1/nodes', node({ ...before.metadata.labels, 'node-role.kubernetes.io/master': '' })), refusedWith('nodes "n1" is forbidden: node "n1" is not allowed to set the following labels: node-role.kubernetes.io/master'));
     const back = await n1.create<Node>('/api/v1/nodes', restored);

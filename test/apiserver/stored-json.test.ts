@@ -50,6 +50,8 @@ describe('stored JSON', () => {
     const strip = ({ kind: _k, apiVersion: _a, ...rest }: KubeObject) => rest;
     assert.deepEqual(JSON.parse(json), { ...list, items: [strip(a), strip(b)] });
     assert.ok(listItemJson(a).startsWith('{"metadata":{"resourceVersion":"10","name":"a"'), 'spliced, not serialized');
+    // A custom resource's list keeps each item's kind and apiVersion, as upstream's unstructured lists do.
+    assert.deepEqual(JSON.parse(typedListJson(list, true)).items, [a, b]);
   });
 
   it('answers objects read from text stored by earlier versions (metadata first)', () => {

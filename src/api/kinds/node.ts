@@ -19,6 +19,8 @@ export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 
 /** Held by a Node until a cloud controller has initialised it (upstream's name). */
 export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
+/** The machine an agent runs on, as it registered its Node (N4: a name is not taken over from a live machine). */
+export const MACHINE_ID_ANNOTATION = 'skiff.dev/machine-id';
 
 export interface Taint {
   key: string;

@@ -54,7 +54,8 @@ interface Level {
   queues?: QueueSet;
   nominalSeats: number;
   retryAfter: RetryAfter;
-  exemptExecuting: number;
+  /** Exempt requests running: one counter per level name, kept when the configuration is rebuilt. */
+  exempt: { executing: number };
 }
 
 const DEFAULT_MAX_WAIT_MS = 15_000;
@@ -119,13 +120,14 @@ export class PriorityAndFairness {
     const fs = c.flowSchema.metadata.name!;
     const pl = level.config.metadata.name!;
     if (!level.queues) {
-      level.exemptExecuting++;
+      const counter = level.exempt;
+      counter.executing++;
       this.metrics.dispatched(fs, pl, 0);
       let done = false;
       return () => {
         if (done) return;
         done = true;
-        level.exemptExecuting--;
+        counter.executing--;
       };
     }
     const entered = this.opts.clock.now();
@@ -167,7 +169,7 @@ export class PriorityAndFairness {
       const name = config.metadata.name!;
       const before = this.levels.get(name);
       const nominalSeats = Math.ceil((this.opts.serverConcurrencyLimit * shares(config)) / total);
-      const level: Level = { config, nominalSeats, retryAfter: before?.retryAfter ?? new RetryAfter(), exemptExecuting: before?.exemptExecuting ?? 0 };
+      const level: Level = { config, nominalSeats, retryAfter: before?.retryAfter ?? new RetryAfter(), exempt: before?.exempt ?? { executing: 0 } };
       if (config.spec?.type !== 'Exempt') {
         const response = config.spec?.limited?.limitResponse;
         const queueConfig = { concurrencyLimit: nominalSeats, ...(response?.type === 'Queue' && response.queuing ? { queuing: response.queuing } : {}) };
@@ -255,7 +257,7 @@ class FlowControlMetrics {
     perLevel('apiserver_flowcontrol_nominal_limit_seats', 'Seats each priority level is given (its share of the server\'s concurrency; 0 for exempt).', (l) => (l.queues ? l.nominalSeats : 0));
     perLevel('apiserver_flowcontrol_current_limit_seats', 'Seats each priority level may use now (no borrowing: its nominal seats).', (l) => (l.queues ? l.queues.concurrencyLimit : 0));
     perLevel('apiserver_flowcontrol_request_concurrency_limit', 'The same as apiserver_flowcontrol_current_limit_seats (upstream\'s older name).', (l) => (l.queues ? l.queues.concurrencyLimit : 0));
-    perLevel('apiserver_flowcontrol_current_executing_seats', 'Seats held by requests running now.', (l) => (l.queues ? l.queues.executingSeats : l.exemptExecuting));
+    perLevel('apiserver_flowcontrol_current_executing_seats', 'Seats held by requests running now.', (l) => (l.queues ? l.queues.executingSeats : l.exempt.executing));
     perLevel('apiserver_flowcontrol_current_inqueue_seats', 'Requests of each level waiting for seats now.', (l) => l.queues?.waiting ?? 0);
     this.waitDuration = new Histogram({
       name: 'apiserver_flowcontrol_request_wait_duration_seconds',

@@ -101,7 +101,10 @@ export class QueueSet {
     // The request is charged to its flow's queue even when it runs at once: what a flow has used
     // is what puts it behind others once they have to wait.
     const queue = this.shortestOfHand(flowKey);
-    if (this.waitingCount === 0 && this.fits(seats)) return this.dispatch(queue, seats);
+    if (this.waitingCount === 0 && this.fits(seats)) {
+      this.activate(queue);
+      return this.dispatch(queue, seats);
+    }
     if (!queuing) return 'concurrency-limit';
     if (queue.waiting.length >= queuing.queueLengthLimit) return 'queue-full';
     if (signal?.aborted) return 'cancelled';
@@ -179,7 +182,6 @@ export class QueueSet {
   }
 
   private dispatch(q: Queue, seats: number): Release {
-    this.activate(q);
     this.seatsInUse += seats;
     q.executingSeats += seats;
     q.virtualTime += seats * ESTIMATED_SERVICE_MS;

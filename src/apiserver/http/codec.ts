@@ -6,7 +6,7 @@ import type { KubeObject, Status } from '../../api/types.js';
 import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } from '../../api/errors.js';
 import { decodeProtobufObject } from '../protobuf/decode.js';
 import { objectJson } from '../stored-json.js';
-import { streamClosedEarly } from './listener.js';
+import { abortResponse, clientGone, streamClosedEarly } from './listener.js';
 
 /** Upstream's limit for request bodies (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -144,36 +144,44 @@ const STREAM_BATCH_CHARS = 64 * 1024;
  * while megabytes are encoded and encrypted, so a node's heartbeat is answered between two of
  * its batches. A small answer goes out whole, with its Content-Length.
  */
-export async function sendJsonStream(res: ServerResponse, code: number, parts: Iterable<string>): Promise<void> {
+export async function sendJsonStream(req: IncomingMessage, res: ServerResponse, code: number, parts: Iterable<string>): Promise<void> {
   if (res.headersSent) return void res.end();
-  let batch = '';
+  // A client that went while the list was read: nobody to write to, and no 'drain' or 'close' to come.
+  if (clientGone(req, res)) return;
   const it = parts[Symbol.iterator]();
   let next = it.next();
-  while (!next.done && batch.length < STREAM_BATCH_CHARS) {
-    batch += next.value;
-    next = it.next();
-  }
-  if (next.done) return sendJsonText(res, code, batch);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
-  for (;;) {
-    if (!res.write(batch) && !(await drained(res))) return;
-    if (next.done) break;
-    batch = '';
-    while (!next.done && batch.length < STREAM_BATCH_CHARS) {
-      batch += next.value;
+  const batch = (): string => {
+    let text = '';
+    while (!next.done && text.length < STREAM_BATCH_CHARS) {
+      text += next.value;
       next = it.next();
     }
-    if (next.done) {
-      batch += '\n';
-      if (!res.write(batch) && !(await drained(res))) return;
-      break;
+    return text;
+  };
+  const first = batch();
+  if (next.done) return sendJsonText(res, code, first);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+  try {
+    let text = first;
+    for (;;) {
+      // The last batch carries the newline Go's json.Encoder ends with.
+      if (next.done) text += '\n';
+      if (!res.write(text) && !(await drained(req, res))) return;
+      if (next.done) break;
+      text = batch();
     }
+  } catch (e) {
+    // Half a list must not pass for a whole one.
+    abortResponse(req, res);
+    throw e;
   }
   res.end();
 }
 
-/** True once the response can take more, false when the client went away first. */
-function drained(res: ServerResponse): Promise<boolean> {
+/** True once the response can take more, false when the client went away (before or while waiting). */
+function drained(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  // A write to a response whose client is gone returns false and no event follows.
+  if (clientGone(req, res)) return Promise.resolve(false);
   return new Promise((resolve) => {
     const done = (ok: boolean) => (): void => {
       res.off('drain', onDrain);

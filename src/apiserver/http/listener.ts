@@ -55,6 +55,16 @@ export function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
 }
 
 /**
+ * Cuts a response that cannot be finished (it failed after its head was sent): a client must see
+ * a broken answer, not a short one that ends cleanly. HTTP/2: the stream is reset.
+ */
+export function abortResponse(req: IncomingMessage, res: ServerResponse): void {
+  const stream = (req as unknown as Partial<Http2ServerRequest>).stream;
+  if (stream) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  else res.destroy();
+}
+
+/**
  * The TLS connection a request came on. For HTTP/2 this is the session's socket, the same object
  * for every stream of the connection, so per-connection work (reading the client certificate) is
  * done once.
