@@ -73,7 +73,7 @@ export function allocateServiceAddresses(svc: KubeObject, inUse: ServiceAddresse
     spec.clusterIPs = [spec.clusterIP];
   }
   if (type === 'NodePort' || type === 'LoadBalancer') {
-    for (const port of spec.ports ?? []) {
+    for (const port of portsOf(spec)) {
       if (port.nodePort) continue;
       for (let attempt = 0; attempt < 10_000; attempt++) {
         const p = NODE_PORT_RANGE[0] + Math.floor(Math.random() * (NODE_PORT_RANGE[1] - NODE_PORT_RANGE[0] + 1));
@@ -120,9 +120,9 @@ export function checkServiceAddresses(svc: KubeObject, old: KubeObject | undefin
     if (!inServiceRange(ip)) failed(`the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`);
     else if (inUse.clusterIPs.has(ip)) failed('provided IP is already allocated');
   }
-  const held = new Set((oldSpec.ports ?? []).map((p) => p.nodePort).filter((n): n is number => typeof n === 'number' && n > 0));
-  (spec.ports ?? []).forEach((p, i) => {
-    const n = p.nodePort;
+  const held = new Set(portsOf(oldSpec).map((p) => p.nodePort).filter((n): n is number => typeof n === 'number' && n > 0));
+  (Array.isArray(spec.ports) ? spec.ports : []).forEach((p, i) => {
+    const n = p !== null && typeof p === 'object' ? p.nodePort : undefined;
     if (typeof n !== 'number' || n === 0 || held.has(n)) return;
     const field = `spec.ports[${i}].nodePort`;
     if (n < NODE_PORT_RANGE[0] || n > NODE_PORT_RANGE[1]) {
@@ -136,3 +136,11 @@ export function checkServiceAddresses(svc: KubeObject, old: KubeObject | undefin
 
 /** The ClusterIP of `default/kubernetes`: the first usable address of the service range. */
 export const KUBERNETES_SERVICE_IP = `${SERVICE_CIDR_BASE[0]}.${SERVICE_CIDR_BASE[1]}.0.1`;
+
+/**
+ * The ports of a Service spec that are objects: admission runs before validation, which reports a
+ * `ports` that is not a list, or an entry that is null, with its field path.
+ */
+function portsOf(spec: { ports?: unknown }): { nodePort?: number }[] {
+  return Array.isArray(spec.ports) ? spec.ports.filter((p): p is { nodePort?: number } => p !== null && typeof p === 'object') : [];
+}

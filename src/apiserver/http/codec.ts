@@ -55,7 +55,45 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
   });
 }
 
+/**
+ * How deep a request body may nest. Everything after decoding (patches, defaulting, validation)
+ * walks objects recursively; a body nested deeper would end in a stack overflow, a 500 for what is
+ * the client's mistake. Upstream's decoder refuses JSON deeper than 10,000; objects never come near.
+ */
+export const MAX_BODY_NESTING = 1_000;
+
+function nestingError(): StatusError {
+  return badRequest(`the request body is nested more than ${MAX_BODY_NESTING} levels deep`);
+}
+
+/** Refuses JSON text nested too deep before it is parsed: a scan of its brackets outside strings. */
+function checkJsonNesting(body: Buffer): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_BODY_NESTING) throw nestingError();
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+}
+
+/** The same for a value already decoded (YAML). */
+function checkValueNesting(value: unknown): void {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (depth > MAX_BODY_NESTING) throw nestingError();
+    for (const child of Object.values(v as object)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+}
+
 function parseJson(body: Buffer): unknown {
+  checkJsonNesting(body);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (e) {
@@ -69,8 +107,11 @@ function parseYaml(body: Buffer): unknown {
     if (docs.length !== 1) throw new Error(docs.length === 0 ? 'empty document' : 'multiple YAML documents in one request');
     const doc = docs[0]!;
     if (doc.errors.length > 0) throw doc.errors[0]!;
-    return doc.toJS({ maxAliasCount: 100 });
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    if (value !== null && typeof value === 'object') checkValueNesting(value);
+    return value;
   } catch (e) {
+    if (e instanceof StatusError) throw e;
     throw badRequest(`error converting YAML to JSON: ${(e as Error).message}`);
   }
 }
