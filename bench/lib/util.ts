@@ -313,3 +313,16 @@ export class CpuMeter {
     };
   }
 }
+
+/**
+ * Polls `fn` every `everyMs` until it is true and gives back how long that took; fails after
+ * `timeoutMs`, naming `what` (a benchmark's bounded wait for its cluster to reach a state).
+ */
+export async function until(what: string, timeoutMs: number, fn: () => Promise<boolean>, everyMs = 1000): Promise<number> {
+  const t = performance.now();
+  for (;;) {
+    if (await fn().catch(() => false)) return performance.now() - t;
+    if (performance.now() - t > timeoutMs) throw new Error(`${what} not reached within ${timeoutMs / 1000} s`);
+    await sleep(everyMs);
+  }
+}

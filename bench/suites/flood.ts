@@ -18,7 +18,7 @@ import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 import { flood, type FloodOutcome } from '../lib/flood.js';
 import { startSkiffServer } from '../lib/servers.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
-import { CpuMeter, fmtInt, makeTempDir, peakRssOf, progress, removeTempDir, round, skiffEntry, sleep, startChild, type Table } from '../lib/util.js';
+import { CpuMeter, fmtInt, makeTempDir, peakRssOf, progress, removeTempDir, round, skiffEntry, sleep, startChild, until, type Table } from '../lib/util.js';
 
 interface ModeResult {
   mode: string;
@@ -28,15 +28,6 @@ interface ModeResult {
   rolloutMs: number | undefined;
   serverCpuPct: number | undefined;
   serverPeakRssBytes: number | undefined;
-}
-
-async function until(what: string, timeoutMs: number, fn: () => Promise<boolean>, everyMs = 500): Promise<number> {
-  const t = performance.now();
-  for (;;) {
-    if (await fn().catch(() => false)) return performance.now() - t;
-    if (performance.now() - t > timeoutMs) throw new Error(`flood: ${what} not reached within ${timeoutMs / 1000} s`);
-    await sleep(everyMs);
-  }
 }
 
 async function runMode(mode: string, serverArgs: string[], sizes: { nodes: number; pods: number; floodMs: number; loops: { list: number; create: number; watch: number } }): Promise<ModeResult> {
@@ -67,7 +58,7 @@ async function runMode(mode: string, serverArgs: string[], sizes: { nodes: numbe
     };
     nodes.addHandlers({ add: onNode, update: (_o, n) => onNode(n) });
     void nodes.run(abort.signal);
-    await until(`${sizes.nodes} nodes Ready`, 10 * 60_000, async () => ready.size >= sizes.nodes);
+    await until(`${sizes.nodes} nodes Ready`, 10 * 60_000, async () => ready.size >= sizes.nodes, 500);
     const deployment = (name: string, replicas: number): KubeObject => ({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -89,7 +80,7 @@ async function runMode(mode: string, serverArgs: string[], sizes: { nodes: numbe
     const rolloutStart = performance.now();
     await admin.create('/apis/apps/v1/namespaces/default/deployments', deployment('during-flood', 20));
     let rolloutMs: number | undefined;
-    const rollout = until('the Deployment rolled out', sizes.floodMs + 120_000, async () => (await readyReplicas('during-flood')) >= 20).then(() => {
+    const rollout = until('the Deployment rolled out', sizes.floodMs + 120_000, async () => (await readyReplicas('during-flood')) >= 20, 500).then(() => {
       rolloutMs = performance.now() - rolloutStart;
     });
     const outcome = await flooding;

@@ -23,7 +23,7 @@ import { startSkiffServer } from '../lib/servers.js';
 import { startEtcd, type LocalEtcdCluster } from '../../src/etcd/local-cluster.js';
 import { tmpdir } from 'node:os';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
-import { CpuMeter, fmtInt, groupCpuMeter, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type Table } from '../lib/util.js';
+import { CpuMeter, fmtInt, groupCpuMeter, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, until, type Table } from '../lib/util.js';
 
 const PODS_PER_NODE = 10;
 // The profiler's clock (monotonic, microseconds).
@@ -31,15 +31,6 @@ const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const DEPLOYMENTS = 10;
 /** On etcd a server seals the cluster CA it shares with its peers with the cluster's join token. */
 const ETCD_CLUSTER_TOKEN = 'benchs.0123456789abcdef';
-
-async function until(what: string, timeoutMs: number, fn: () => Promise<boolean>, everyMs = 1000): Promise<number> {
-  const t = performance.now();
-  for (;;) {
-    if (await fn().catch(() => false)) return performance.now() - t;
-    if (performance.now() - t > timeoutMs) throw new Error(`scale: ${what} not reached within ${timeoutMs / 1000} s`);
-    await sleep(everyMs);
-  }
-}
 
 export const scaleSuite: Suite = {
   name: 'scale',
