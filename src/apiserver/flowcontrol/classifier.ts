@@ -50,9 +50,13 @@ function nonResourceRuleMatches(rule: NonResourcePolicyRule, info: Extract<Reque
   return (rule.nonResourceURLs ?? []).some((url) => url === '*' || url === info.path || (url.endsWith('*') && info.path.startsWith(url.slice(0, -1))));
 }
 
-/** Whether a schema's rules take the request. */
-export function flowSchemaMatches(fs: FlowSchema, user: UserInfo, info: RequestInfo): boolean {
-  const namespace = info.kind === 'resource' ? authorizationScope(info).namespace : undefined;
+/** The namespace a request is in, as flow schemas match it (a Namespace is in itself). */
+export function requestNamespace(info: RequestInfo): string | undefined {
+  return info.kind === 'resource' ? authorizationScope(info).namespace : undefined;
+}
+
+/** Whether a schema's rules take the request; `namespace` as requestNamespace gives it (computed once per request by callers trying many schemas). */
+export function flowSchemaMatches(fs: FlowSchema, user: UserInfo, info: RequestInfo, namespace = requestNamespace(info)): boolean {
   for (const rule of fs.spec?.rules ?? []) {
     if (!(rule.subjects ?? []).some((s) => subjectMatches(s, user))) continue;
     if (info.kind === 'resource' ? (rule.resourceRules ?? []).some((r) => resourceRuleMatches(r, info, namespace)) : (rule.nonResourceRules ?? []).some((r) => nonResourceRuleMatches(r, info))) return true;
@@ -61,12 +65,12 @@ export function flowSchemaMatches(fs: FlowSchema, user: UserInfo, info: RequestI
 }
 
 /** The request's flow within its schema: its user, its namespace, or one flow for all. */
-export function flowDistinguisher(fs: FlowSchema, user: UserInfo, info: RequestInfo): string {
+export function flowDistinguisher(fs: FlowSchema, user: UserInfo, info: RequestInfo, namespace = requestNamespace(info)): string {
   switch (fs.spec?.distinguisherMethod?.type) {
     case 'ByUser':
       return user.name;
     case 'ByNamespace':
-      return info.kind === 'resource' ? (authorizationScope(info).namespace ?? '') : '';
+      return namespace ?? '';
     default:
       return '';
   }

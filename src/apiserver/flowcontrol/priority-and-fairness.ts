@@ -17,7 +17,7 @@ import type { UserInfo } from '../../auth/user.js';
 import type { Clock } from '../../util/clock.js';
 import type { RequestInfo } from '../http/request-info.js';
 import { MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS } from './bootstrap-config.js';
-import { flowDistinguisher, flowSchemaMatches, orderFlowSchemas } from './classifier.js';
+import { flowDistinguisher, flowSchemaMatches, orderFlowSchemas, requestNamespace } from './classifier.js';
 import { QueueSet, type Rejection, type Release } from './queue-set.js';
 
 export const FLOW_SCHEMA_UID_HEADER = 'X-Kubernetes-PF-FlowSchema-UID';
@@ -102,10 +102,11 @@ export class PriorityAndFairness {
   /** The first schema (by precedence) whose rules take the request, and its level. */
   classify(user: UserInfo, info: RequestInfo): Classification {
     this.refresh();
+    const namespace = requestNamespace(info);
     for (const fs of this.schemas) {
-      if (!flowSchemaMatches(fs, user, info)) continue;
+      if (!flowSchemaMatches(fs, user, info, namespace)) continue;
       const level = this.levels.get(fs.spec.priorityLevelConfiguration.name)!;
-      return { flowSchema: fs, priorityLevel: level.config, flowKey: `${fs.metadata.name}\0${flowDistinguisher(fs, user, info)}` };
+      return { flowSchema: fs, priorityLevel: level.config, flowKey: `${fs.metadata.name}\0${flowDistinguisher(fs, user, info, namespace)}` };
     }
     // The catch-all schema matches everyone; only a request without groups could get here.
     return { flowSchema: CATCH_ALL_SCHEMA, priorityLevel: this.levels.get('catch-all')!.config, flowKey: 'catch-all\0' };
