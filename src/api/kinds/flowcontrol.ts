@@ -7,7 +7,7 @@ import type { ResourceType } from '../resource.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import { indexPath, nameIsDNSSubdomain, validateMeta } from '../validation.js';
 import { arr, isObject, obj, objArr, optNum, str } from './json.js';
-import { age, column, nameColumn } from './printing.js';
+import { age, ageColumn, column, nameColumn } from './printing.js';
 
 export const FLOWCONTROL_GROUP = 'flowcontrol.apiserver.k8s.io';
 
@@ -225,25 +225,40 @@ function conditionStatus(o: KubeObject, type: string): string {
   return c ? str(c.status) : '?';
 }
 
-export const flowSchemaResource: ResourceType = {
-  group: FLOWCONTROL_GROUP,
-  version: 'v1',
-  resource: 'flowschemas',
-  kind: 'FlowSchema',
-  listKind: 'FlowSchemaList',
-  singular: 'flowschema',
-  namespaced: false,
-  shortNames: [],
-  categories: [],
-  subresources: ['status'],
-  fieldSelectors: {},
-  table: {
+/**
+ * A cluster-scoped kind of the group with a status subresource. (Its status on create is dropped
+ * by the object store, as for every kind with a status subresource.)
+ */
+function flowcontrolType(kind: string, table: ResourceType['table'], defaults: ResourceType['defaults'], validate: ResourceType['validate']): ResourceType {
+  const singular = kind.toLowerCase();
+  return {
+    group: FLOWCONTROL_GROUP,
+    version: 'v1',
+    resource: `${singular}s`,
+    kind,
+    listKind: `${kind}List`,
+    singular,
+    namespaced: false,
+    shortNames: [],
+    categories: [],
+    subresources: ['status'],
+    fieldSelectors: {},
+    table,
+    hasGeneration: true,
+    defaults,
+    validate,
+  };
+}
+
+export const flowSchemaResource = flowcontrolType(
+  'FlowSchema',
+  {
     columns: [
       nameColumn,
       column('PriorityLevel', 'string', 'The priority level requests of this schema go to.'),
       column('MatchingPrecedence', 'string', 'The lower, the earlier this schema is tried.'),
       column('DistinguisherMethod', 'string', 'What tells one flow of this schema from another.'),
-      column('Age', 'string', 'Time since the object was created.'),
+      ageColumn,
       column('MissingPL', 'string', 'Whether the priority level it names is missing.'),
     ],
     cells(o, now) {
@@ -252,35 +267,21 @@ export const flowSchemaResource: ResourceType = {
       return [o.metadata?.name ?? '', str(obj(spec.priorityLevelConfiguration).name), String(optNum(spec.matchingPrecedence) ?? ''), str(dm.type) || '<none>', age(o, now), conditionStatus(o, 'Dangling')];
     },
   },
-  hasGeneration: true,
-  defaults: defaultFlowSchema,
-  validate: validateFlowSchema,
-  prepareForCreate: (o) => {
-    delete o.status;
-  },
-};
+  defaultFlowSchema,
+  validateFlowSchema,
+);
 
-export const priorityLevelConfigurationResource: ResourceType = {
-  group: FLOWCONTROL_GROUP,
-  version: 'v1',
-  resource: 'prioritylevelconfigurations',
-  kind: 'PriorityLevelConfiguration',
-  listKind: 'PriorityLevelConfigurationList',
-  singular: 'prioritylevelconfiguration',
-  namespaced: false,
-  shortNames: [],
-  categories: [],
-  subresources: ['status'],
-  fieldSelectors: {},
-  table: {
+export const priorityLevelConfigurationResource = flowcontrolType(
+  'PriorityLevelConfiguration',
+  {
     columns: [
       nameColumn,
       column('Type', 'string', 'Exempt or Limited.'),
-      column('NominalConcurrencyShares', 'string', 'Its share of the server\'s concurrency.'),
+      column('NominalConcurrencyShares', 'string', "Its share of the server's concurrency."),
       column('Queues', 'string', 'Queues its waiting requests are shuffle-sharded into.'),
       column('HandSize', 'string', 'Queues one flow may use.'),
       column('QueueLengthLimit', 'string', 'Requests one queue may hold.'),
-      column('Age', 'string', 'Time since the object was created.'),
+      ageColumn,
     ],
     cells(o, now) {
       const spec = obj(o.spec);
@@ -291,10 +292,6 @@ export const priorityLevelConfigurationResource: ResourceType = {
       return [o.metadata?.name ?? '', str(spec.type), shares, q(queuing.queues), q(queuing.handSize), q(queuing.queueLengthLimit), age(o, now)];
     },
   },
-  hasGeneration: true,
-  defaults: defaultPriorityLevel,
-  validate: validatePriorityLevel,
-  prepareForCreate: (o) => {
-    delete o.status;
-  },
-};
+  defaultPriorityLevel,
+  validatePriorityLevel,
+);
