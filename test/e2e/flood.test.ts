@@ -23,7 +23,8 @@ describe('a flood from ordinary users', () => {
   before(async () => {
     const tokens = join(s.dataDir, 'tokens.csv');
     writeFileSync(tokens, USERS.map((u, i) => `${u.token},${u.name},${100 + i},"flooders"`).join('\n') + '\n');
-    await s.start(['--token', TEST_JOIN_TOKEN, '--token-auth-file', tokens, '--node-monitor-period', '500ms', '--node-monitor-grace-period', '8s']);
+    // Limits and the Event TTL through the flags, as an operator sets them (upstream's flag names).
+    await s.start(['--token', TEST_JOIN_TOKEN, '--token-auth-file', tokens, '--node-monitor-period', '500ms', '--node-monitor-grace-period', '8s', '--max-requests-inflight', '300', '--max-mutating-requests-inflight', '190', '--event-ttl', '3s']);
     await Promise.all(agents.map((a) => a.start(['--runtime', 'simulated'])));
     await s.k(['create', 'clusterrolebinding', 'flooders-edit', '--clusterrole', 'edit', '--group', 'flooders']);
     for (const u of USERS) await s.k(['create', 'namespace', u.namespace]);
@@ -65,9 +66,17 @@ describe('a flood from ordinary users', () => {
       assert.match(metrics, /apiserver_flowcontrol_rejected_requests_total\{flow_schema="global-default",priority_level="global-default",reason="(queue-full|time-out)"\} [1-9]/);
       assert.doesNotMatch(metrics, /apiserver_flowcontrol_rejected_requests_total\{flow_schema="system-node/, "nodes' calls were never refused");
       assert.match(metrics, /apiserver_flowcontrol_dispatched_requests_total\{flow_schema="system-node-high",priority_level="node-high"\} [1-9]/);
+      // 300 + 190 seats shared by nominalConcurrencyShares (20 of 245 for global-default).
+      assert.match(metrics, new RegExp(`apiserver_flowcontrol_nominal_limit_seats\\{priority_level="global-default"\\} ${Math.ceil((490 * 20) / 245)}\n`));
     } finally {
       abort.abort();
       admin.close();
     }
+  });
+
+  it('deletes Events --event-ttl after their last write', async () => {
+    const now = new Date().toISOString();
+    await s.k(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'short-lived', namespace: 'default' }, involvedObject: { kind: 'Node', name: 'node-1' }, reason: 'Testing', message: 'gone in 3 s', type: 'Normal', firstTimestamp: now, lastTimestamp: now, count: 1 }) });
+    await eventually(async () => (await s.kubectl(['get', 'event', 'short-lived', '-n', 'default'])).code !== 0, 20_000, 'the Event to expire');
   });
 });
