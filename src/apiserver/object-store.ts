@@ -108,12 +108,6 @@ function randomSuffix(): string {
   return randomString(NAME_SUFFIX_ALPHABET, 5);
 }
 
-/** Written objects may already be the watch cache's, frozen under test: set only what differs. */
-function setResourceVersion(obj: KubeObject, revision: number): void {
-  const rv = String(revision);
-  if (obj.metadata.resourceVersion !== rv) obj.metadata.resourceVersion = rv;
-}
-
 function decode(kv: KeyValue): KubeObject {
   const obj = JSON.parse(kv.value) as KubeObject;
   obj.metadata.resourceVersion = String(kv.modRevision);
@@ -193,15 +187,18 @@ export class ObjectStore {
    * Writes `obj` through `write` with its stored text, telling the watch cache to keep `obj` for
    * the event that echoes the write rather than parse the text again.
    */
-  private async writeEchoed(key: string, obj: KubeObject, write: (value: string) => Promise<KeyValue>): Promise<KeyValue> {
+  private async writeEchoed(key: string, obj: KubeObject, write: (value: string) => Promise<KeyValue>): Promise<KubeObject> {
     const value = encodeStored(obj);
     this.cache.expectWrite(key, value, obj);
+    let kv: KeyValue;
     try {
-      return await write(value);
+      kv = await write(value);
     } catch (e) {
       this.cache.forgetWrite(key, value);
       throw e;
     }
+    // The object is what was just written; no need to parse the stored text back.
+    return this.cache.settleWrite(key, obj, kv.modRevision);
   }
 
   /** An object read from storage, as this type serves it. */
@@ -382,10 +379,7 @@ export class ObjectStore {
         return obj;
       }
       rename(name);
-      const kv = await this.writeEchoed(key, obj, (value) => this.store.create(key, value, this.writeOptions));
-      // The object is what was just written; no need to parse the stored text back.
-      setResourceVersion(obj, kv.modRevision);
-      return obj;
+      return this.writeEchoed(key, obj, (value) => this.store.create(key, value, this.writeOptions));
     };
     try {
       // The name is not among the fields managedFields records, so a redrawn one changes nothing else.
@@ -452,9 +446,7 @@ export class ObjectStore {
           prepared.metadata.resourceVersion = String(deleted.modRevision);
           return prepared;
         }
-        const written = await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, modRevision, this.writeOptions));
-        setResourceVersion(prepared, written.modRevision);
-        return prepared;
+        return await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, modRevision, this.writeOptions));
       } catch (e) {
         if (isStoreError(e, 'conflict') && (cached || !wantRv) && attempt < MAX_RETRIES) {
           state = this.storedState(e.current);

@@ -98,6 +98,13 @@ function afterPendingCallbacks(): Promise<void> {
 }
 
 
+interface PendingWrite {
+  value: string;
+  object: KubeObject;
+  /** Where the write landed, once its writer knows. */
+  revision?: number;
+}
+
 export class WatchCache {
   private readonly store: Store;
   private readonly onDecode?: (obj: KubeObject) => void;
@@ -133,7 +140,9 @@ export class WatchCache {
    * Writes this process has sent to the store, by key: the event that echoes one takes the
    * written object instead of parsing the stored text again (see expectWrite).
    */
-  private readonly pendingWrites = new Map<string, { value: string; object: KubeObject }>();
+  private readonly pendingWrites = new Map<string, PendingWrite>();
+  /** Written objects an echo made the cache's own: shared from then on, never changed again. */
+  private readonly adopted = new WeakSet<KubeObject>();
 
   constructor(opts: WatchCacheOptions) {
     this.store = opts.store;
@@ -284,6 +293,22 @@ export class WatchCache {
     this.pendingWrites.set(key, { value, object });
   }
 
+  /**
+   * The write of `object` returned `revision`: the object the writer answers with. Two writes of
+   * the same text (concurrent writers that computed the same object) can each take the other's
+   * echo, so the object is changed only while no echo has adopted it; one adopted at another
+   * revision stays as the cache holds it and the writer gets a copy.
+   */
+  settleWrite(key: string, object: KubeObject, revision: number): KubeObject {
+    const rv = String(revision);
+    if (object.metadata.resourceVersion === rv) return object;
+    if (this.adopted.has(object)) return { ...object, metadata: { ...object.metadata, resourceVersion: rv } };
+    const pending = this.pendingWrites.get(key);
+    if (pending?.object === object) pending.revision = revision;
+    object.metadata.resourceVersion = rv;
+    return object;
+  }
+
   forgetWrite(key: string, value: string): void {
     if (this.pendingWrites.get(key)?.value === value) this.pendingWrites.delete(key);
   }
@@ -301,11 +326,13 @@ export class WatchCache {
   /** The object an event carries: the written one when this process wrote it, else parsed. */
   private eventObject(kv: KeyValue, rv: number): KubeObject {
     const pending = this.pendingWrites.get(kv.key);
-    if (pending === undefined || pending.value !== kv.value) return this.decode(kv, rv);
+    // Another write of the same text, whose writer already knows it landed at another revision.
+    if (pending === undefined || pending.value !== kv.value || (pending.revision !== undefined && pending.revision !== rv)) return this.decode(kv, rv);
     this.pendingWrites.delete(kv.key);
     const rvText = String(rv);
     // The writer sets the same resourceVersion when its write returns; whichever comes first.
     if (pending.object.metadata.resourceVersion !== rvText) pending.object.metadata.resourceVersion = rvText;
+    this.adopted.add(pending.object);
     return pending.object;
   }
 

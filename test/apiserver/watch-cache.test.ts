@@ -145,6 +145,31 @@ describe('watch cache', () => {
     assert.deepEqual(r.events.map((e) => `${e.type}:${e.name}`), ['ADDED:a']);
     cache.removeWatcher(r.w);
   });
+
+  it('keeps two writes of the same text apart: neither the cached object nor either answer carries the other revision', async () => {
+    const key = '/registry/pods/default/twin';
+    const base = await store.create(key, pod('twin', undefined));
+    const text = pod('twin', 'n9');
+    const objectA = JSON.parse(text) as KubeObject;
+    const objectB = JSON.parse(text) as KubeObject;
+    // Two writers computed the same object; the second registers before the first's echo arrives.
+    cache.expectWrite(key, text, objectA);
+    const a = await store.update(key, text, base.modRevision);
+    cache.expectWrite(key, text, objectB);
+    const b = await store.update(key, text, a.modRevision);
+    assert.ok(await cache.waitForRevision(b.modRevision, 2000));
+    // The first echo took B's object: it is the cache's now, and readers may hold it frozen.
+    Object.freeze(objectB.metadata);
+    const answeredB = cache.settleWrite(key, objectB, b.modRevision);
+    const answeredA = cache.settleWrite(key, objectA, a.modRevision);
+    assert.equal(answeredA.metadata.resourceVersion, String(a.modRevision));
+    assert.equal(answeredB.metadata.resourceVersion, String(b.modRevision));
+    assert.equal(cache.get(key)!.metadata.resourceVersion, String(b.modRevision));
+    const r = recorder({ matches: (o) => o.metadata.name === 'twin' });
+    cache.watch(r.w, base.modRevision, '/registry/pods/');
+    assert.deepEqual(r.events.map((e) => e.rv), [a.modRevision, b.modRevision], 'each event keeps its own revision');
+    cache.removeWatcher(r.w);
+  });
 });
 
 describe('watch cache revision', () => {
