@@ -26,6 +26,7 @@ import { podWritesSuite } from './suites/pod-writes.js';
 import { scaleSuite } from './suites/scale.js';
 import { floodSuite } from './suites/flood.js';
 import { fuzzSuite } from './suites/fuzz.js';
+import { crashSuite } from './suites/crash.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -46,7 +47,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, floodSuite, fuzzSuite);
+  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, floodSuite, fuzzSuite, crashSuite);
   return { suites, unavailable };
 }
 
