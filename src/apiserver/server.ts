@@ -76,6 +76,8 @@ export interface ApiServerOptions {
   minRequestTimeoutSeconds?: number;
   /** HTTP/2 connections without open streams are closed after this long (default 90 s, as upstream). */
   idleConnectionMs?: number;
+  /** A TLS handshake, then a request's headers, must arrive within this (default 32 s, upstream's ReadHeaderTimeout). */
+  readHeaderTimeoutMs?: number;
   /** The address clients should use (discovery's serverAddressByClientCIDRs). */
   advertiseAddress?: string;
   flowControl?: FlowControlOptions;

@@ -18,12 +18,20 @@ export interface ListenerOptions {
   maxStreamsPerConnection?: number;
   /** An HTTP/2 connection without open streams this long is closed (upstream: 90 s). */
   idleConnectionMs?: number;
+  /**
+   * How long a client may take over its TLS handshake, and then over a request's headers, before
+   * the connection is cut (upstream's ReadHeaderTimeout, 32 s, which bounds Go's handshake too):
+   * a slowloris client holds its connection this long at most.
+   */
+  readHeaderTimeoutMs?: number;
 }
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Upstream's HTTP/2 IdleTimeout: a connection without open streams this long is closed. */
 const IDLE_SESSION_MS = 90_000;
+/** Upstream's ReadHeaderTimeout. */
+const READ_HEADER_TIMEOUT_MS = 32_000;
 /** TCP keepalive probes find peers that vanished (sleep, NAT drop) under a long-quiet watch. */
 const TCP_KEEPALIVE_MS = 30_000;
 
@@ -92,13 +100,17 @@ export class ApiListener {
         // Node refuses new streams on a session holding more than this in buffers (10 MB by
         // default); a client-go process multiplexes all its watches over one session.
         maxSessionMemory: 256,
+        handshakeTimeout: opts.readHeaderTimeoutMs ?? READ_HEADER_TIMEOUT_MS,
       },
       onRequest as unknown as (req: Http2ServerRequest, res: http2.Http2ServerResponse) => void,
     );
     // The HTTP/1.1 side reads these from the server object as an https.Server would. Watches and
-    // log streams run long, and upstream bounds them itself: no request timeout.
-    // (An explicit connectionsCheckingInterval: some Node 20 releases left it unset and checked on every tick.)
-    Object.assign(this.server, { keepAliveTimeout: 65_000, headersTimeout: 70_000, requestTimeout: 0, connectionsCheckingInterval: 30_000 });
+    // log streams run long, and upstream bounds them itself: no request timeout. The header
+    // timeout runs from a request's first byte, so it never cuts an idle keep-alive connection.
+    // (An explicit connectionsCheckingInterval: some Node 20 releases left it unset and checked on
+    // every tick; a quarter of the timeout enforces it within 25 %.)
+    const headersTimeout = opts.readHeaderTimeoutMs ?? READ_HEADER_TIMEOUT_MS;
+    Object.assign(this.server, { keepAliveTimeout: 65_000, headersTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.floor(headersTimeout / 4)) });
     // Streams run as long as they need (watches, logs); idle connections are closed below.
     this.server.setTimeout(0);
     // Raw TCP connections, so close() also drops those still in their TLS handshake.
