@@ -9,6 +9,7 @@ import { allResourceTypes, resourceTypeFor, setCustomResourceTypes } from '../ap
 import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
+import { StorageOutageLog } from './storage-outage.js';
 import { Authenticator, MastersAuthorizer, NO_RULE, forbiddenMessage, isPublicPath, type Authorizer, type TokenAuthenticator } from './auth.js';
 import { Discovery, SERVED_VERSION, type DiscoveredResource } from './discovery.js';
 import { impersonatedUser } from './impersonation.js';
@@ -131,6 +132,7 @@ export class ApiServer {
   private serviceAccountTokens?: ServiceAccountTokens;
   private listener?: ApiListener;
   private readonly log: Logger;
+  private readonly storageOutage: StorageOutageLog;
   private stopping = false;
   private systemNamespacesTimer?: Timer;
   private flowSchemaStatusTimer?: Timer;
@@ -141,6 +143,7 @@ export class ApiServer {
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
+    this.storageOutage = new StorageOutageLog(opts.log);
     this.store = this.metrics.instrument(opts.store, groupResourceOfKey);
     this.nodeRestriction = new NodeRestriction(this.store);
     this.authenticator =
@@ -596,6 +599,7 @@ export class ApiServer {
     } finally {
       release?.();
       answered?.(res.statusCode);
+      if (res.statusCode < 300 && req.method !== 'GET' && req.method !== 'HEAD') this.storageOutage.writeSucceeded();
     }
   }
 
@@ -606,7 +610,7 @@ export class ApiServer {
     }
     // The datastore is unreachable or without quorum: a retryable 503 that says why, not a 500.
     if (isStoreError(e, 'unavailable') || isStoreError(e, 'closed')) {
-      this.log.warn({ err: e.message, method: req.method, url: req.url }, 'request failed: storage unavailable');
+      this.storageOutage.failure(e.message, req.method, req.url);
       if (res.headersSent) return void res.end();
       return sendStatus(res, serviceUnavailable(`storage unavailable: ${e.message}`).status);
     }

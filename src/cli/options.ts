@@ -1,5 +1,6 @@
 // Flag parsing shared by the commands: Go-style durations, host:port, and --config files.
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { yaml } from '../util/lazy-yaml.js';
 import { formatDuration, parseDuration } from '../util/duration.js';
@@ -77,6 +78,23 @@ export function logFormatOption(): Option {
  * A listen error in one line that says what to do ("127.0.0.1:6443 (the API server) is already in
  * use by another process; choose another with --listen HOST:PORT"), or undefined for any other error.
  */
+/** A failure to write the data directory, said as what to do about it; undefined for any other error. */
+export function dataDirErrorMessage(e: unknown, dataDir: string): string | undefined {
+  const err = e as { code?: string; path?: string; syscall?: string };
+  if (err.path === undefined || !resolve(err.path).startsWith(resolve(dataDir))) return undefined;
+  switch (err.code) {
+    case 'EROFS':
+      return `the data directory ${dataDir} is on a read-only file system (${err.syscall} ${err.path}); the server keeps its database there: make it writable again, or choose another with --data-dir`;
+    case 'ENOSPC':
+      return `no space left for the data directory ${dataDir} (${err.syscall} ${err.path}): free some space and start again`;
+    case 'EACCES':
+    case 'EPERM':
+      return `this process may not write the data directory ${dataDir} (${err.syscall} ${err.path}): run as its owner, or choose another with --data-dir`;
+    default:
+      return undefined;
+  }
+}
+
 export function listenErrorMessage(e: unknown, what: string, remedy: string): string | undefined {
   const err = e as { code?: string; address?: string; port?: number };
   const at = err.address !== undefined ? `${err.address.includes(':') ? `[${err.address}]` : err.address}:${err.port}` : what;

@@ -4,7 +4,7 @@ import { AUTOSCALER_DEFAULTS, parseNodesFlag, type AutoscalerGroup, type Autosca
 import { EXPANDERS, type Expander } from '../cloud/autoscaler/plan.js';
 import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
 import { runServer } from '../server/run-server.js';
-import { addConfigFile, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg, boolArg } from './options.js';
+import { addConfigFile, dataDirErrorMessage, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg, boolArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { EXIT_RESTART } from './exit-codes.js';
 
@@ -140,10 +140,11 @@ export function serverCommand(): Command {
       );
       await starting;
     } catch (e) {
-      const listenError = listenErrorMessage(e, 'the API server', 'choose another with --listen HOST:PORT');
-      if (!listenError) throw e;
-      log.error({ err: listenError }, 'cannot listen');
-      console.error(`skiff server: ${listenError}`);
+      const dataDirError = dataDirErrorMessage(e, o.dataDir as string);
+      const listenError = dataDirError ? undefined : listenErrorMessage(e, 'the API server', 'choose another with --listen HOST:PORT');
+      if (!listenError && !dataDirError) throw e;
+      log.error({ err: listenError ?? dataDirError }, dataDirError ? 'cannot write the data directory' : 'cannot listen');
+      console.error(`skiff server: ${listenError ?? dataDirError}`);
       process.exit(1);
     }
   });

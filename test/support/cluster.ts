@@ -44,7 +44,8 @@ export class TestServer {
   readonly cacheDir: string;
   proc?: ManagedProcess;
   port?: number;
-  constructor(readonly name = 'skiff-test', dataDir?: string) {
+  /** `logFile`: elsewhere than in the data dir (a test that fills the data dir's file system). */
+  constructor(readonly name = 'skiff-test', dataDir?: string, private readonly logFileOverride?: string) {
     this.dataDir = dataDir ?? mkdtempSync(join(tmpdir(), `${name}-`));
     this.cacheDir = mkdtempSync(join(tmpdir(), `${name}-kcache-`));
   }
@@ -54,7 +55,7 @@ export class TestServer {
   }
 
   get logFile(): string {
-    return join(this.dataDir, 'server.log');
+    return this.logFileOverride ?? join(this.dataDir, 'server.log');
   }
 
   async start(extraArgs: string[] = []): Promise<void> {
