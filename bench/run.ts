@@ -27,6 +27,7 @@ import { scaleSuite } from './suites/scale.js';
 import { floodSuite } from './suites/flood.js';
 import { fuzzSuite } from './suites/fuzz.js';
 import { crashSuite } from './suites/crash.js';
+import { soakSuite } from './suites/soak.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -47,7 +48,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, floodSuite, fuzzSuite, crashSuite);
+  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
   return { suites, unavailable };
 }
 

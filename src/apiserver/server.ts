@@ -4,7 +4,7 @@ import { errorText } from '../util/error-text.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { storageSegment, type ResourceType } from '../api/resource.js';
 import { apiVersionOf, type KubeObject } from '../api/types.js';
-import { StatusError, forbidden, notFoundPath, internalError, isStatusError, methodNotAllowed, serviceUnavailable, unauthorized } from '../api/errors.js';
+import { StatusError, forbidden, notFoundPath, internalError, isStatusError, methodNotAllowed, serviceUnavailable, timeout, unauthorized } from '../api/errors.js';
 import { allResourceTypes, resourceTypeFor, setCustomResourceTypes } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
@@ -609,9 +609,13 @@ export class ApiServer {
       return sendStatus(res, e.status);
     }
     // The datastore is unreachable or without quorum: a retryable 503 that says why, not a 500.
+    // A write that reached it and may have been applied is no 503: clients (client-go, and ours
+    // on failover) send a 503 again, and a create would then find its own object. As upstream
+    // answers a storage timeout: 504, without Retry-After.
     if (isStoreError(e, 'unavailable') || isStoreError(e, 'closed')) {
       this.storageOutage.failure(e.message, req.method, req.url);
       if (res.headersSent) return void res.end();
+      if (e.outcomeUnknown) return sendStatus(res, timeout(`storage did not answer in time; the write may or may not have been applied: ${e.message}`).status);
       return sendStatus(res, serviceUnavailable(`storage unavailable: ${e.message}`).status);
     }
     this.log.error({ err: e instanceof Error ? e.stack : String(e), method: req.method, url: req.url }, 'request failed');

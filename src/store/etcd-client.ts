@@ -316,7 +316,7 @@ export class EtcdCluster {
         // The next call asks another member, whatever this one did (a hung member never answers).
         this.failedOver(ep);
         if (kind === 'unknown-outcome' && !opts.idempotent) {
-          throw new StoreError('unavailable', `etcd: ${what} failed and may or may not have been applied: ${describeFailure(err, attemptMs)}`);
+          throw new StoreError('unavailable', `etcd: ${what} failed and may or may not have been applied: ${describeFailure(err, attemptMs)}`, undefined, undefined, true);
         }
         if (opts.singleRound && attempt + 1 >= n) break;
         const left = deadline - Date.now();

@@ -47,6 +47,11 @@ export class StoreError extends Error {
     readonly current?: KeyValue,
     /** For compacted: the oldest revision still available. */
     readonly compactRevision?: number,
+    /**
+     * For unavailable: the write reached the store and may or may not have been applied (the
+     * member went away before answering), so sending it again is not safe.
+     */
+    readonly outcomeUnknown = false,
   ) {
     super(message);
   }

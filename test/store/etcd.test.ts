@@ -217,7 +217,7 @@ if (!haveEtcd) {
         let unknown = 0;
         for (let i = 0; i < 20; i++) {
           await write().catch((e: unknown) => {
-            if (!isStoreError(e, 'unavailable') || !/may or may not have been applied/.test(e.message) || ++unknown > 1) throw e;
+            if (!isStoreError(e, 'unavailable') || !e.outcomeUnknown || !/may or may not have been applied/.test(e.message) || ++unknown > 1) throw e;
           });
         }
         etcd.member(follower).start();
