@@ -4,9 +4,10 @@
 //
 //   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--wait-idle <s>] [--out <file>] [suite...]
 //
-// Suites: store, api, crd, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, failover
-// and node-death; default: all, in that order. Progress goes to stderr, tables to stdout.
-// The whole normal run takes ~15 minutes, ~6 of them node-death's upstream-default profile.
+// Suites: store, api, crd, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, failover,
+// node-death, scenarios, scale, pod-writes, flood, fuzz, crash and soak; default: all, in that order. Progress
+// goes to stderr, tables to stdout. The whole normal run takes well over an hour (scale ~20 minutes, crash ~10,
+// soak 30); name the suites you want.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, getPriority, totalmem } from 'node:os';
 import { resolve } from 'node:path';
