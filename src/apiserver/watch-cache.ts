@@ -5,6 +5,7 @@ import type { KubeObject } from '../api/types.js';
 import { isStoreError, type KeyValue, type Store, type StoreEvent } from '../store/store.js';
 import type { Logger } from '../util/log.js';
 import { forgetStoredText, rememberStoredText } from './stored-json.js';
+import { SortedKeys } from '../util/sorted-keys.js';
 
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -119,6 +120,8 @@ export class WatchCache {
   private readonly indexedFields: Record<string, (obj: KubeObject) => string | undefined>;
 
   private objects = new Map<string, Entry>();
+  /** The keys of `objects` in order: a list reads its prefix's range instead of sorting them all. */
+  private readonly orderedKeys = new SortedKeys();
   /** Ring of recent events, oldest first. */
   private events: WindowEvent[] = [];
   private eventsStart = 0;
@@ -245,6 +248,7 @@ export class WatchCache {
       for (const w of [...this.watchers]) this.removeWatcher(w, 'relist');
     }
     this.objects = objects;
+    this.orderedKeys.reset(objects.keys());
     this.changes++;
     this.pendingWrites.clear();
     for (const idx of this.objectIndex.values()) idx.clear();
@@ -344,13 +348,14 @@ export class WatchCache {
       const prevEntry = this.objects.get(ev.kv.key);
       const prev = prevEntry?.object ?? this.decode(ev.prev, ev.prev.modRevision);
       const object = this.decode(ev.kv, rv);
-      this.objects.delete(ev.kv.key);
+      if (this.objects.delete(ev.kv.key)) this.orderedKeys.delete(ev.kv.key);
       this.indexObject(ev.kv.key, undefined, prev);
       cacheEvent = { type: 'DELETED', rv, key: ev.kv.key, object, prev };
     } else {
       const object = this.eventObject(ev.kv, rv);
       const prevEntry = this.objects.get(ev.kv.key);
       const prev = prevEntry?.object ?? (ev.type === 'update' ? this.decode(ev.prev, ev.prev.modRevision) : undefined);
+      if (!prevEntry) this.orderedKeys.add(ev.kv.key);
       this.objects.set(ev.kv.key, { object, rv });
       this.indexObject(ev.kv.key, object, prev);
       cacheEvent = prev ? { type: 'MODIFIED', rv, key: ev.kv.key, object, prev } : { type: 'ADDED', rv, key: ev.kv.key, object };
@@ -451,12 +456,8 @@ export class WatchCache {
 
   /** Current objects passing the filter, in key order, and the revision they reflect. */
   list(filter: WatchFilter, keyPrefix: string): { items: KubeObject[]; revision: number } {
-    let keys: Iterable<string>;
-    if (filter.indexed) {
-      keys = [...(this.objectIndex.get(filter.indexed.field)?.get(filter.indexed.value) ?? [])].sort();
-    } else {
-      keys = [...this.objects.keys()].sort();
-    }
+    // An index's set is small (one node's pods): sorted on the spot.
+    const keys = filter.indexed ? [...(this.objectIndex.get(filter.indexed.field)?.get(filter.indexed.value) ?? [])].sort() : this.orderedKeys.withPrefix(keyPrefix);
     const items: KubeObject[] = [];
     for (const key of keys) {
       if (!key.startsWith(keyPrefix)) continue;
