@@ -22,6 +22,7 @@ import { EventRecorder } from './events.js';
 import { JoinError, ensureNodeCredential } from './join.js';
 import { Backoff } from './wake.js';
 import type { LeaseRenewer } from './lease-renewer.js';
+import { ContainerLogRotation } from './container-log-rotation.js';
 import { LogServer } from './log-server.js';
 import type { NodeKeeper } from './node-keeper.js';
 import { NodeLoops } from './node-loops.js';
@@ -71,6 +72,12 @@ export interface AgentConfig {
   simStages?: Stages;
   restartBackoffBaseMs: number;
   restartBackoffMaxMs: number;
+  /** Container logs over this size are rotated (upstream containerLogMaxSize, 10Mi)... */
+  containerLogMaxBytes: number;
+  /** ...keeping this many files per container (containerLogMaxFiles, 5)... */
+  containerLogMaxFiles: number;
+  /** ...checked this often (containerLogMonitorInterval, 10 s). */
+  containerLogMonitorIntervalMs: number;
   /** Upper bound on a graceful exit once pods are stopped (API calls to cordon and remove). */
   shutdownTimeoutMs: number;
   requestTimeoutMs: number;
@@ -104,6 +111,7 @@ export class Agent {
   private runtime?: Runtime;
   private podSync?: PodSync;
   private logServer?: LogServer;
+  private logRotation?: ContainerLogRotation;
   private keeper?: NodeKeeper;
   private lease?: LeaseRenewer;
   private status?: StatusReporter;
@@ -302,6 +310,15 @@ export class Agent {
       metrics: () => this.metrics.text(),
     });
     const kubeletPort = await this.logServer.start();
+    this.logRotation = new ContainerLogRotation({
+      state: this.state,
+      clock: this.clock,
+      log: this.log,
+      maxBytes: cfg.containerLogMaxBytes,
+      maxFiles: cfg.containerLogMaxFiles,
+      intervalMs: cfg.containerLogMonitorIntervalMs,
+    });
+    this.logRotation.start();
 
     const capacity =
       cfg.runtime === 'simulated'
@@ -386,6 +403,7 @@ export class Agent {
     this.abort.abort();
     await Promise.race([Promise.allSettled(this.loops), this.clock.sleep(2000)]);
     await this.logServer?.stop().catch(() => {});
+    this.logRotation?.stop();
     this.runtime?.close();
     this.client?.close();
   }

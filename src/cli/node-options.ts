@@ -6,6 +6,7 @@ import { parseLabels, parseTaints } from '../agent/node-object.js';
 import { readFileSync } from 'node:fs';
 import { parseStages, StageError, type Stages } from '../agent/runtimes/sim-stages.js';
 import { boolArg, durationOption, intArg, listArg } from './options.js';
+import { isValidQuantity, parseQuantity } from '../api/quantity.js';
 
 /** A stages file, read and checked when the flag is parsed: a mistake is named with its place. */
 function stagesArg(path: string): Stages {
@@ -21,6 +22,14 @@ function stagesArg(path: string): Stages {
     if (e instanceof StageError) throw new InvalidArgumentError(e.message);
     throw e;
   }
+}
+
+/** A size such as 10Mi or 500000 (a Kubernetes quantity), in bytes. */
+function byteQuantityArg(value: string): number {
+  if (!isValidQuantity(value)) throw new InvalidArgumentError('use a quantity such as 10Mi, 1Gi or 500000');
+  const n = Math.floor(parseQuantity(value));
+  if (!(n > 0)) throw new InvalidArgumentError('must be more than 0');
+  return n;
 }
 
 function runtimeArg(value: string): 'process' | 'simulated' {
@@ -50,6 +59,9 @@ export function nodeOptions(): Option[] {
     new Option('--sim-stages <file>', 'simulated runtime: stages (YAML) saying, by pod selector, when containers start, exit by themselves (with a code) and stop, and by node, which conditions flip when').argParser(stagesArg),
     durationOption('--restart-backoff-base <duration>', 'container restart back-off: first delay (doubles each restart)', 10_000),
     durationOption('--restart-backoff-max <duration>', 'container restart back-off: cap', 300_000),
+    new Option('--container-log-max-size <quantity>', "a container's log file over this size is rotated (copied aside and emptied)").argParser(byteQuantityArg).default(10 * 1024 * 1024, '10Mi'),
+    new Option('--container-log-max-files <n>', 'log files kept per container, the current one included').argParser(intArg).default(5),
+    durationOption('--container-log-monitor-interval <duration>', 'how often container logs are checked for rotation', 10_000),
     durationOption('--shutdown-timeout <duration>', 'on exit, how long API calls (cordon, status, delete Node and Lease) may take after pods stopped', 10_000),
     durationOption('--request-timeout <duration>', 'timeout of each API request (not watches)', 10_000),
   ];
@@ -78,6 +90,9 @@ export function nodeConfigFrom(o: Record<string, unknown>): AgentNodeConfig {
     ...(o.simStages ? { simStages: o.simStages as Stages } : {}),
     restartBackoffBaseMs: Math.max(1, o.restartBackoffBase as number),
     restartBackoffMaxMs: Math.max(1, o.restartBackoffMax as number),
+    containerLogMaxBytes: o.containerLogMaxSize as number,
+    containerLogMaxFiles: Math.max(2, o.containerLogMaxFiles as number),
+    containerLogMonitorIntervalMs: Math.max(100, o.containerLogMonitorInterval as number),
     shutdownTimeoutMs: o.shutdownTimeout as number,
     requestTimeoutMs: o.requestTimeout as number,
   };

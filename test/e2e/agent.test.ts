@@ -2,12 +2,13 @@
 // bootstrap token, process runtime), real kubectl, real signals. Short timings through flags.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { TestAgent, TestServer, TEST_JOIN_TOKEN, containerPids, eventually, SKIFF_BIN } from '../support/cluster.js';
+import { throughout } from '../support/eventually.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
@@ -283,6 +284,24 @@ describe('skiff agent end to end', () => {
     assert.match(out, /bad-nocmd\s+0\/1\s+CreateContainerConfigError/);
     assert.equal(a.proc!.child.exitCode, null, 'agent still running');
     await s.k(['delete', 'pods', '--field-selector', 'spec.nodeName=e2e-bad', '--wait=true', '--timeout=30s']);
+  });
+
+  it('a container that prints without end cannot fill the disk: its log is rotated at --container-log-max-size, --container-log-max-files kept', async () => {
+    const a = agent('e2e-flood');
+    await a.start(['--container-log-max-size', '64Ki', '--container-log-max-files', '3', '--container-log-monitor-interval', '200ms']);
+    // About 1 MB a second: a log manager that did nothing would hold megabytes within seconds.
+    await s.k(['apply', '-f', '-'], { input: podManifest('flood', 'e2e-flood', ['sh', '-c', 'while true; do head -c 50000 /dev/zero | tr "\\0" x; echo; sleep 0.05; done']) });
+    const pod = await runningPod('flood');
+    const dir = join(a.dataDir, 'pods', pod.metadata.uid!, 'logs', 'c');
+    const files = () => (existsSync(dir) ? readdirSync(dir) : []);
+    const bytes = () => files().reduce((sum, f) => sum + (statSync(join(dir, f), { throwIfNoEntry: false })?.size ?? 0), 0);
+    await eventually(() => files().includes('0.log.2'), 20_000, `rotated twice (${files().join(', ')})`);
+    // Three files of at most 64 KiB plus what arrives between two checks (about 200 KB), for as long as it prints.
+    await throughout(() => bytes() < 1_000_000 && files().length <= 3, 3_000, 'the logs staying within three files and a megabyte');
+    assert.deepEqual(files().sort(), ['0.log', '0.log.1', '0.log.2'], 'the current log and two rotated ones, no more');
+    assert.match(await s.k(['logs', 'flood', '--tail', '1']), /^x+\n?$/, 'kubectl logs reads the current file');
+    assert.equal(a.proc!.child.exitCode, null, 'agent still running');
+    await s.k(['delete', 'pod', 'flood', '--wait=true', '--timeout=30s']);
   });
 
   it('simulated runtime: capacity from flags, pods Running after the configured delay, no processes', async () => {
