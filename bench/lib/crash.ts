@@ -11,6 +11,7 @@
 //     acknowledged change exactly once and in order — or was told 410 Gone and relisted, and
 //     then only the changes inside that gap may be missing from its stream.
 import { createInterface } from 'node:readline';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { ApiClient } from '../../src/client/rest.js';
 import { isStatusError, StatusError } from '../../src/api/errors.js';
@@ -73,12 +74,25 @@ interface AckedWrite {
   rv: number;
   /** data.v as acknowledged. */
   value: string;
+  /** When it was sent (performance.now()): a write sent after a delete was answered lands above it. */
+  sentAt: number;
+}
+
+/** A delete answered (or answered NotFound): its own revision is not told, only bounds of it. */
+interface AnsweredDelete {
+  name: string;
+  /** Every write acknowledged before it was sent is below it. */
+  floor: number;
+  answeredAt: number;
+  /** Answered NotFound: a copy sent again after a broken connection, or the object was lost. */
+  notFound: boolean;
 }
 
 /** What the API writers were told, and what they sent without an answer. */
 class ApiLedger {
   readonly created = new Map<string, { uid: string; value: string; rv: number }>();
   readonly deleted = new Set<string>();
+  readonly deletes: AnsweredDelete[] = [];
   /** Deletes sent without an answer: the object may be gone or not. */
   readonly maybeDeleted = new Set<string>();
   /** Creates sent without an answer: present with this value, or absent. */
@@ -133,7 +147,7 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
   for (let w = 0; w < writerCount; w++) {
     const created = await retrying(() => client.create(base, { metadata: { name: `counter-${w}` }, data: { v: '0' } }));
     ledger.counters.set(`counter-${w}`, { acked: 0, attempted: 0 });
-    ledger.ack({ name: `counter-${w}`, rv: Number(created.metadata.resourceVersion), value: '0' });
+    ledger.ack({ name: `counter-${w}`, rv: Number(created.metadata.resourceVersion), value: '0', sentAt: performance.now() });
   }
 
   const watcherStop = new AbortController();
@@ -145,14 +159,15 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
     const mine: string[] = [];
     let n = 0;
     let lastRv = 0;
-    const acked = (name: string, obj: KubeObject, value: string) => {
+    const acked = (name: string, obj: KubeObject, value: string, sentAt: number) => {
       const rv = Number(obj.metadata.resourceVersion);
       if (rv <= lastRv) ledger.revisionsBackwards.push(`${name}: writer ${w} was answered ${rv} after ${lastRv}`);
       lastRv = rv;
-      ledger.ack({ name, rv, value });
+      ledger.ack({ name, rv, value, sentAt });
     };
     while (!stopping) {
       const roll = Math.random();
+      const sentAt = performance.now();
       try {
         if (roll < 0.5 || mine.length === 0) {
           const name = `c-${w}-${n++}`;
@@ -161,7 +176,7 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
           const obj = await client.create(base, { metadata: { name }, data: { v: value } });
           ledger.maybeCreated.delete(name);
           ledger.created.set(name, { uid: obj.metadata.uid!, value, rv: Number(obj.metadata.resourceVersion) });
-          acked(name, obj, value);
+          acked(name, obj, value, sentAt);
           mine.push(name);
         } else if (roll < 0.8) {
           const name = `counter-${w}`;
@@ -170,18 +185,23 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
           c.attempted = next;
           const obj = await client.patch(`${base}/${name}`, { data: { v: String(next) } });
           c.acked = next;
-          acked(name, obj, String(next));
+          acked(name, obj, String(next), sentAt);
         } else {
           const name = mine.splice(Math.floor(Math.random() * mine.length), 1)[0]!;
           ledger.maybeDeleted.add(name);
+          const floor = ledger.maxRv;
+          let notFound = false;
           try {
             await client.delete(`${base}/${name}`);
           } catch (e) {
-            // Sent again after a broken connection, a delete that had already landed finds nothing.
+            // Sent again after a broken connection, a delete that had already landed finds nothing;
+            // so would one of an object a crash lost: the watcher must have seen it deleted.
             if (!isStatusError(e, 'NotFound')) throw e;
+            notFound = true;
           }
           ledger.maybeDeleted.delete(name);
           ledger.deleted.add(name);
+          ledger.deletes.push({ name, floor, answeredAt: performance.now(), notFound });
         }
       } catch (e) {
         ledger.unacknowledged++;
@@ -197,9 +217,10 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
   try {
     for (let round = 1; round <= o.kills; round++) {
       await delay(300 + pick() * 900);
-      const before = ledger.maxRv;
       const storeToo = pick() < 0.3;
       const what = await o.target.kill(pick, round);
+      // Everything acknowledged until the kill took effect.
+      const before = ledger.maxRv;
       if (storeToo) await storeWriter.kill();
       killed[what] = (killed[what] ?? 0) + 1;
       if (storeToo) killed['store writer'] = (killed['store writer'] ?? 0) + 1;
@@ -210,7 +231,7 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
       const rv = Number(probe.metadata.resourceVersion);
       if (rv <= before) ledger.revisionsBackwards.push(`round ${round} (${what}): a write after recovery got ${rv}, at or below ${before} acknowledged before`);
       ledger.created.set(`probe-${round}`, { uid: probe.metadata.uid!, value: `probe-${round}`, rv });
-      ledger.ack({ name: `probe-${round}`, rv, value: `probe-${round}` });
+      ledger.ack({ name: `probe-${round}`, rv, value: `probe-${round}`, sentAt: performance.now() });
       o.onRound?.(round, what);
     }
   } finally {
@@ -232,7 +253,7 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
     killed,
     api: checkApi(ledger, final),
     store: await storeWriter.check(o.target),
-    watch: checkWatch(ledger, watch, final, finalRv),
+    watch: checkWatch(ledger, watch, finalRv),
   };
   return outcome;
 }
@@ -273,7 +294,7 @@ function checkApi(ledger: ApiLedger, final: KubeList<KubeObject>): CrashOutcome[
   return { acknowledged: ledger.writes.length + ledger.deleted.size, unacknowledged: ledger.unacknowledged, refused: ledger.refused, lost, wrongContent, revisionsBackwards: ledger.revisionsBackwards, duplicateUids };
 }
 
-function checkWatch(ledger: ApiLedger, watch: WatchRecord, final: KubeList<KubeObject>, finalRv: number): CrashOutcome['watch'] {
+function checkWatch(ledger: ApiLedger, watch: WatchRecord, finalRv: number): CrashOutcome['watch'] {
   const missed: string[] = [];
   const wrongContent: string[] = [];
   for (const w of ledger.writes) {
@@ -285,10 +306,24 @@ function checkWatch(ledger: ApiLedger, watch: WatchRecord, final: KubeList<KubeO
       wrongContent.push(`${w.rv}: event ${ev.type} ${ev.name} v ${ev.value}, acknowledged ${w.name} v ${w.value}`);
     }
   }
+  // A delete's revision lies above every write acknowledged before it was sent, and below every
+  // write sent after it was answered; only a 410 gap overlapping that span excuses a missing event.
   const deletedSeen = new Set([...watch.events.values()].filter((e) => e.type === 'DELETED').map((e) => e.name));
-  const present = new Set(final.items.map((i) => i.metadata.name!));
-  for (const name of ledger.deleted) {
-    if (!deletedSeen.has(name) && watch.gaps.length === 0 && !present.has(name)) missed.push(`${name} deleted`);
+  const bySent = [...ledger.writes].sort((a, b) => a.sentAt - b.sentAt);
+  // The lowest revision among the writes sent from each position on.
+  const suffixMin: number[] = new Array<number>(bySent.length + 1).fill(finalRv);
+  for (let i = bySent.length - 1; i >= 0; i--) suffixMin[i] = Math.min(bySent[i]!.rv, suffixMin[i + 1]!);
+  for (const d of ledger.deletes) {
+    if (deletedSeen.has(d.name)) continue;
+    let lo = 0;
+    let hi = bySent.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (bySent[mid]!.sentAt <= d.answeredAt) lo = mid + 1;
+      else hi = mid;
+    }
+    const ceiling = suffixMin[lo]!;
+    if (!watch.gaps.some(([from, to]) => to > d.floor && from < ceiling)) missed.push(`${d.name} deleted${d.notFound ? ' (answered NotFound)' : ''}, between ${d.floor} and ${ceiling}`);
   }
   return { events: watch.events.size, resumes: watch.resumes, relists: watch.relists, missed, duplicates: watch.duplicates, outOfOrder: watch.outOfOrder, wrongContent };
 }

@@ -25,8 +25,9 @@ export const fuzzSuite: Suite = {
     try {
       await createNamespace(server, 'fuzz');
       const kc = parseKubeconfig(readFileSync(server.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
-      const heapBefore = await heapUsedAfterGc(server.pid, admin, diagDir);
+      // RSS first: writing a heap snapshot grows it.
       const rssBefore = rssOf(server.pid) ?? 0;
+      const heapBefore = await heapUsedAfterGc(server.pid, admin, diagDir);
       progress(`fuzz: ${fmtInt(requests)} requests, seed ${seed}`);
       const t = performance.now();
       const out = await fuzz({ server: kc.server, caPem: kc.caPem!, certPem: kc.clientCertPem!, keyPem: kc.clientKeyPem!, seed, requests });

@@ -6,7 +6,8 @@
 // oldest beyond the limit goes), and the container's next write lands at the start of the
 // emptied file. Lines written between the copy and the truncation are lost, as with logrotate's
 // copytruncate. `kubectl logs` reads the current file, as upstream's reads the newest.
-import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -31,17 +32,12 @@ export class ContainerLogRotation {
   constructor(private readonly o: ContainerLogRotationOptions) {}
 
   start(): void {
-    const tick = () => {
+    const tick = async () => {
       if (this.stopped) return;
-      try {
-        this.rotateOnce();
-      } catch (e) {
-        // A pod removed while it was looked at: the next pass sees the tree as it is.
-        this.o.log.debug({ err: String(e) }, 'container log rotation pass failed');
-      }
-      this.timer = this.o.clock.setTimeout(tick, this.o.intervalMs);
+      await this.rotateOnce();
+      if (!this.stopped) this.timer = this.o.clock.setTimeout(() => void tick(), this.o.intervalMs);
     };
-    this.timer = this.o.clock.setTimeout(tick, this.o.intervalMs);
+    this.timer = this.o.clock.setTimeout(() => void tick(), this.o.intervalMs);
   }
 
   stop(): void {
@@ -49,29 +45,47 @@ export class ContainerLogRotation {
     this.timer?.cancel();
   }
 
-  /** One pass over every pod's containers: the newest log of each, rotated if over the limit. Returns how many were. */
-  rotateOnce(): number {
+  /**
+   * One pass over every pod's containers: the newest log of each, rotated if over the limit.
+   * Returns how many were. Copies run off the event loop (a noisy container's log may be large),
+   * one pass at a time.
+   */
+  async rotateOnce(): Promise<number> {
     let rotated = 0;
     for (const uid of this.o.state.podUids()) {
       const logs = join(this.o.state.podDir(uid), 'logs');
-      if (!existsSync(logs)) continue;
-      for (const container of readdirSync(logs)) {
-        const current = newestLog(join(logs, container));
-        if (current && (statSync(current, { throwIfNoEntry: false })?.size ?? 0) > this.o.maxBytes) {
-          this.rotate(current);
-          rotated++;
+      let containers: string[];
+      try {
+        containers = readdirSync(logs);
+      } catch {
+        continue; // no logs yet, or the pod was removed meanwhile
+      }
+      for (const container of containers) {
+        try {
+          const current = newestLog(join(logs, container));
+          if (current && (statSync(current, { throwIfNoEntry: false })?.size ?? 0) > this.o.maxBytes) {
+            await this.rotate(current);
+            rotated++;
+          }
+        } catch (e) {
+          // A pod removed while it was looked at; the next pass sees the tree as it is.
+          this.o.log.debug({ err: String(e), uid, container }, 'container log not rotated');
         }
       }
     }
     return rotated;
   }
 
-  private rotate(path: string): void {
+  private async rotate(path: string): Promise<void> {
     const keep = Math.max(2, this.o.maxFiles) - 1;
-    rmSync(`${path}.${keep}`, { force: true });
-    for (let i = keep - 1; i >= 1; i--) if (existsSync(`${path}.${i}`)) renameSync(`${path}.${i}`, `${path}.${i + 1}`);
-    copyFileSync(path, `${path}.1`);
-    truncateSync(path, 0);
+    try {
+      rmSync(`${path}.${keep}`, { force: true });
+      for (let i = keep - 1; i >= 1; i--) if (existsSync(`${path}.${i}`)) renameSync(`${path}.${i}`, `${path}.${i + 1}`);
+      await copyFile(path, `${path}.1`);
+    } finally {
+      // Even when the copy failed (a full disk): the file the container writes must not grow on.
+      truncateSync(path, 0);
+    }
   }
 }
 

@@ -164,6 +164,8 @@ export class LogServer {
     const pump = (): boolean => {
       if (!existsSync(path)) return true;
       const size = statSync(path).size;
+      // Rotated (copied aside and emptied): what the container writes now starts at 0.
+      if (size < offset) offset = 0;
       if (size <= offset) return true;
       const fd = openSync(path, 'r');
       try {

@@ -66,6 +66,8 @@ export interface AdmissionHooks {
   admitCreate?: (obj: KubeObject, user: UserInfo) => Promise<void>;
   /** Run just before an object is removed from storage (not for a deletion that only marks it). */
   beforeDelete?: (obj: KubeObject) => Promise<void>;
+  /** The store acknowledged a write (the storage outage log learns that writes work again). */
+  written?: () => void;
 }
 
 // Unconditional writes retry until they win, as upstream's GuaranteedUpdate: each round one contender succeeds.
@@ -197,6 +199,7 @@ export class ObjectStore {
       this.cache.forgetWrite(key, value);
       throw e;
     }
+    this.hooks.written?.();
     // The object is what was just written; no need to parse the stored text back.
     return this.cache.settleWrite(key, obj, kv.modRevision);
   }
@@ -443,6 +446,7 @@ export class ObjectStore {
         if (shouldDeleteDuringUpdate(prepared, this.rt)) {
           await this.hooks.beforeDelete?.(current);
           const deleted = await this.store.delete(key, modRevision);
+          this.hooks.written?.();
           prepared.metadata.resourceVersion = String(deleted.modRevision);
           return prepared;
         }
@@ -589,6 +593,7 @@ export class ObjectStore {
           if (ctx.dryRun) return { body: this.deletedBody(current), deleted: true };
           await this.hooks.beforeDelete?.(current);
           const deleted = this.read(await this.store.delete(key, kv.modRevision));
+          this.hooks.written?.();
           return { body: this.deletedBody(deleted), deleted: true };
         }
         if (plan.kind === 'unchanged' || ctx.dryRun) return { body: plan.object ?? current, deleted: false };

@@ -263,7 +263,8 @@ export class ApiServer {
     });
     // Events expire (--event-ttl), as upstream's: a busy namespace's history does not grow without bound.
     const ttl = rt.group === '' && rt.resource === 'events' && this.opts.eventTtlSeconds ? { ttlSeconds: this.opts.eventTtlSeconds } : {};
-    const store = new ObjectStore(rt, this.store, this.clock, cache, this.namespaces, this.admissionFor(rt, this.admission), ttl);
+    const hooks: AdmissionHooks = { ...this.admissionFor(rt, this.admission), written: () => this.storageOutage.writeSucceeded() };
+    const store = new ObjectStore(rt, this.store, this.clock, cache, this.namespaces, hooks, ttl);
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
     if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
@@ -599,7 +600,6 @@ export class ApiServer {
     } finally {
       release?.();
       answered?.(res.statusCode);
-      if (res.statusCode < 300 && req.method !== 'GET' && req.method !== 'HEAD') this.storageOutage.writeSucceeded();
     }
   }
 

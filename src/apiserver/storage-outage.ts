@@ -3,6 +3,17 @@
 // write succeeds again with how many requests failed meanwhile, not one line per request.
 import type { Logger } from '../util/log.js';
 
+/**
+ * What a failure says apart from its particulars: etcd's messages name the operation, the member
+ * and the milliseconds waited, which differ on every request of one outage.
+ */
+function causeOf(reason: string): string {
+  return reason
+    .replace(/^etcd: \S+/, 'etcd:')
+    .replace(/\b[a-z]+:\/\/\S+/gi, 'URL')
+    .replace(/\d+(\.\d+)?/g, 'N');
+}
+
 export class StorageOutageLog {
   private reason: string | undefined;
   private failed = 0;
@@ -11,8 +22,9 @@ export class StorageOutageLog {
 
   failure(reason: string, method: string | undefined, url: string | undefined): void {
     this.failed++;
-    if (reason === this.reason) return;
-    this.reason = reason;
+    const cause = causeOf(reason);
+    if (cause === this.reason) return;
+    this.reason = cause;
     this.log.warn({ err: reason, method, url }, 'requests failing: storage unavailable');
   }
 

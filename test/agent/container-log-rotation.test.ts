@@ -8,7 +8,7 @@ import { systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/log.js';
 
 describe('container log rotation', () => {
-  it("rotates only a container's newest log, once over the limit, keeping maxFiles in all", () => {
+  it("rotates only a container's newest log, once over the limit, keeping maxFiles in all", async () => {
     const root = mkdtempSync(join(tmpdir(), 'skiff-logrot-'));
     try {
       const podDir = (uid: string) => join(root, uid);
@@ -18,10 +18,10 @@ describe('container log rotation', () => {
       const current = join(logs, '1.log');
       const r = new ContainerLogRotation({ state: { podDir, podUids: () => ['u1', 'gone'] }, clock: systemClock, log: silentLogger(), maxBytes: 100, maxFiles: 3, intervalMs: 1000 });
       writeFileSync(current, 'a'.repeat(50));
-      assert.equal(r.rotateOnce(), 0, 'under the limit');
+      assert.equal(await r.rotateOnce(), 0, 'under the limit');
       for (const fill of ['b', 'c', 'd']) {
         appendFileSync(current, fill.repeat(200));
-        assert.equal(r.rotateOnce(), 1);
+        assert.equal(await r.rotateOnce(), 1);
         assert.equal(readFileSync(current, 'utf8'), '', 'emptied in place');
       }
       assert.deepEqual(readdirSync(logs).sort(), ['0.log', '1.log', '1.log.1', '1.log.2']);
