@@ -39,10 +39,11 @@ export async function sqliteTarget(): Promise<OwnedTarget> {
   };
 }
 
-/** Every this many rounds, the etcd target kills every member and every server at once. */
+/** By default, every this many rounds the etcd target kills every member and every server at once. */
 export const WHOLE_CLUSTER_EVERY = 8;
 
-export async function etcdTarget(): Promise<OwnedTarget> {
+export async function etcdTarget(o: { wholeClusterEvery?: number } = {}): Promise<OwnedTarget> {
+  const wholeClusterEvery = o.wholeClusterEvery ?? WHOLE_CLUSTER_EVERY;
   const cluster = await HaCluster.start({ servers: 2 });
   let downServers: HaMember[] = [];
   let downEtcd: EtcdMember[] = [];
@@ -50,7 +51,7 @@ export async function etcdTarget(): Promise<OwnedTarget> {
     backend: 'etcd',
     client: () => cluster.client(),
     async kill(pick, round) {
-      if (round % WHOLE_CLUSTER_EVERY === 0) {
+      if (round % wholeClusterEvery === 0) {
         downServers = [...cluster.members];
         downEtcd = [...cluster.etcd.members];
         await Promise.all([...downServers.map((m) => m.killAndWait()), ...downEtcd.map((m) => m.kill())]);
