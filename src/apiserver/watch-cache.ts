@@ -144,8 +144,6 @@ export class WatchCache {
    * written object instead of parsing the stored text again (see expectWrite).
    */
   private readonly pendingWrites = new Map<string, PendingWrite>();
-  /** Written objects an echo made the cache's own: shared from then on, never changed again. */
-  private readonly adopted = new WeakSet<KubeObject>();
 
   constructor(opts: WatchCacheOptions) {
     this.store = opts.store;
@@ -300,15 +298,17 @@ export class WatchCache {
   /**
    * The write of `object` returned `revision`: the object the writer answers with. Two writes of
    * the same text (concurrent writers that computed the same object) can each take the other's
-   * echo, so the object is changed only while no echo has adopted it; one adopted at another
-   * revision stays as the cache holds it and the writer gets a copy.
+   * echo, so the object is changed only while it still waits for its own; once an echo adopted
+   * it (it is shared from then on, maybe at another revision) the writer gets a copy.
    */
   settleWrite(key: string, object: KubeObject, revision: number): KubeObject {
     const rv = String(revision);
     if (object.metadata.resourceVersion === rv) return object;
-    if (this.adopted.has(object)) return { ...object, metadata: { ...object.metadata, resourceVersion: rv } };
     const pending = this.pendingWrites.get(key);
-    if (pending?.object === object) pending.revision = revision;
+    // No longer waiting for its echo: adopted at another revision (or dropped by a relist, which
+    // cannot be told apart): the copy is right either way, and this path is rare.
+    if (pending?.object !== object) return { ...object, metadata: { ...object.metadata, resourceVersion: rv } };
+    pending.revision = revision;
     object.metadata.resourceVersion = rv;
     return object;
   }
@@ -336,7 +336,6 @@ export class WatchCache {
     const rvText = String(rv);
     // The writer sets the same resourceVersion when its write returns; whichever comes first.
     if (pending.object.metadata.resourceVersion !== rvText) pending.object.metadata.resourceVersion = rvText;
-    this.adopted.add(pending.object);
     return pending.object;
   }
 
