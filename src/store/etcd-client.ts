@@ -33,7 +33,7 @@ import {
   type IWatchRequest,
   type IWatchResponse,
 } from 'etcd3';
-import { StoreError } from './store.js';
+import { StoreError, outcomeUnknownError } from './store.js';
 
 export interface EtcdTlsOptions {
   /** PEM CA bundle that signed the etcd server certificates. */
@@ -316,7 +316,7 @@ export class EtcdCluster {
         // The next call asks another member, whatever this one did (a hung member never answers).
         this.failedOver(ep);
         if (kind === 'unknown-outcome' && !opts.idempotent) {
-          throw new StoreError('unavailable', `etcd: ${what} failed and may or may not have been applied: ${describeFailure(err, attemptMs)}`, undefined, undefined, true);
+          throw outcomeUnknownError(`etcd: ${what} failed and may or may not have been applied: ${describeFailure(err, attemptMs)}`);
         }
         if (opts.singleRound && attempt + 1 >= n) break;
         const left = deadline - Date.now();

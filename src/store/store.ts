@@ -57,6 +57,11 @@ export class StoreError extends Error {
   }
 }
 
+/** A write that reached the store and may or may not have been applied: not safe to send again. */
+export function outcomeUnknownError(message: string): StoreError {
+  return new StoreError('unavailable', message, undefined, undefined, true);
+}
+
 export function isStoreError(e: unknown, code?: StoreErrorCode): e is StoreError {
   return e instanceof StoreError && (code === undefined || e.code === code);
 }

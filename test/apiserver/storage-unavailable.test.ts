@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:https';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import { StoreError, type Store } from '../../src/store/store.js';
+import { StoreError, outcomeUnknownError, type Store } from '../../src/store/store.js';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
 
 describe('storage unavailable', () => {
@@ -26,7 +26,7 @@ describe('storage unavailable', () => {
           return async (key: string, value: string, opts?: unknown) => {
             if (key.includes('/down-')) throw new StoreError('unavailable', 'etcd: no leader');
             const kv = await target.create(key, value, opts as never);
-            if (key.includes('/lost-')) throw new StoreError('unavailable', 'etcd: create failed and may or may not have been applied: Connection dropped', undefined, undefined, true);
+            if (key.includes('/lost-')) throw outcomeUnknownError('etcd: create failed and may or may not have been applied: Connection dropped');
             return kv;
           };
         }
