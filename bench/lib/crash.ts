@@ -21,6 +21,7 @@ import { openEtcdStore } from '../../src/store/etcd.js';
 import type { Store } from '../../src/store/store.js';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { silentLogger } from '../../src/util/log.js';
+import { seededRandom, sleep } from './util.js';
 
 /** What the campaign kills. Each target owns its processes; the campaign owns the writers. */
 export interface CrashTarget {
@@ -54,20 +55,6 @@ export interface CrashOutcome {
   store: { acknowledged: number; lost: string[]; revisionsBackwards: string[] };
   watch: { events: number; resumes: number; relists: number; missed: string[]; duplicates: string[]; outOfOrder: string[]; wrongContent: string[] };
 }
-
-/** mulberry32: small, fast, seeded. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface AckedWrite {
   name: string;
@@ -131,7 +118,7 @@ class WatchRecord {
 const dataValue = (o: KubeObject): string | undefined => (o as { data?: Record<string, string> }).data?.v;
 
 export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
-  const pick = rng(o.seed);
+  const pick = seededRandom(o.seed);
   const ns = o.namespace ?? 'crash';
   const base = `/api/v1/namespaces/${ns}/configmaps`;
   const client = o.target.client();
@@ -208,7 +195,7 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
         const code = e instanceof StatusError ? e.status.code ?? 0 : 0;
         // A 4xx other than 429 is no crash's doing: the server refused a write it should have taken.
         if (code >= 400 && code < 500 && code !== 429) ledger.refused.push(`${code} ${e instanceof Error ? e.message : String(e)}`);
-        await delay(50);
+        await sleep(50);
       }
     }
   };
@@ -216,7 +203,7 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
 
   try {
     for (let round = 1; round <= o.kills; round++) {
-      await delay(300 + pick() * 900);
+      await sleep(300 + pick() * 900);
       const storeToo = pick() < 0.3;
       const what = await o.target.kill(pick, round);
       // Everything acknowledged until the kill took effect.
@@ -244,7 +231,7 @@ export async function crashCampaign(o: CrashOptions): Promise<CrashOutcome> {
   const final = await retrying(() => client.list<KubeObject>(base, {}));
   const finalRv = Number(final.metadata.resourceVersion);
   const deadline = Date.now() + 60_000;
-  while (watch.lastRv < finalRv && Date.now() < deadline) await delay(100);
+  while (watch.lastRv < finalRv && Date.now() < deadline) await sleep(100);
   watcherStop.abort();
   await watcher;
 
@@ -358,7 +345,7 @@ async function runWatcher(client: ApiClient, base: string, rec: WatchRecord, sig
           rec.relists++;
         }
       }
-      await delay(100);
+      await sleep(100);
     }
   }
 }
@@ -372,7 +359,7 @@ async function retrying<T>(fn: () => Promise<T>, alreadyExistsIsFine = false): P
     } catch (e) {
       if (alreadyExistsIsFine && isStatusError(e, 'AlreadyExists')) return undefined as T;
       if (Date.now() > deadline) throw e;
-      await delay(200);
+      await sleep(200);
     }
   }
 }

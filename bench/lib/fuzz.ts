@@ -4,6 +4,7 @@
 // Kubernetes Status (never a 500 for bad input) or a success; the server must stay up. The same
 // seed sends the same requests. Loopback only, bounded in count.
 import https from 'node:https';
+import { seededRandom } from './util.js';
 
 export interface FuzzOptions {
   server: string;
@@ -29,18 +30,6 @@ export interface FuzzOutcome {
   byCode: Record<number, number>;
   /** Answers that are not a Status where one was due, or 5xx: what must not happen. */
   findings: FuzzFinding[];
-}
-
-/** mulberry32: small, fast, seeded. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const RESOURCES: { path: string; body: () => Record<string, unknown> }[] = [
@@ -158,7 +147,7 @@ function send(agent: https.Agent, server: string, p: Planned): Promise<{ code: n
 }
 
 export async function fuzz(opts: FuzzOptions): Promise<FuzzOutcome> {
-  const r = rng(opts.seed);
+  const r = seededRandom(opts.seed);
   const agent = new https.Agent({ keepAlive: true, maxSockets: opts.concurrency ?? 16, ca: opts.caPem, cert: opts.certPem, key: opts.keyPem });
   const outcome: FuzzOutcome = { requests: 0, byCode: {}, findings: [] };
   // Planned up front from the seed, so the same seed sends the same requests whatever the timing.

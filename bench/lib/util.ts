@@ -27,6 +27,18 @@ export function round(n: number, digits = 2): number {
   return Math.round(n * f) / f;
 }
 
+/** A seeded generator of numbers in [0, 1) (mulberry32: small, fast): the same seed, the same run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** Nearest-rank percentile of an ascending-sorted array (p in 0..100). */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;

@@ -17,7 +17,7 @@ import { eventually } from '../../test/support/eventually.js';
 import { createNamespace, startSkiffServer } from '../lib/servers.js';
 import { heapUsed } from '../lib/heap.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
-import { fmtInt, fmtMiB, makeTempDir, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type ManagedChild, type Table } from '../lib/util.js';
+import { fmtInt, fmtMiB, makeTempDir, percentile, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type ManagedChild, type Table } from '../lib/util.js';
 
 const TOKEN = 'soakab.0123456789abcdef';
 const NS = 'soak';
@@ -39,10 +39,7 @@ interface Sample {
   dbBytes: number;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s[Math.floor(s.length / 2)]!;
-};
+const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
 
 function deployment(i: number, replicas: number): KubeObject {
   return {
