@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { addConfigFile, durationOption, intArg, listArg } from '../../src/cli/options.js';
+import { addConfigFile, dataDirErrorMessage, durationOption, intArg, listArg } from '../../src/cli/options.js';
 
 function command(onAction: (o: Record<string, unknown>) => void): Command {
   const cmd = new Command('t')
@@ -40,5 +40,15 @@ describe('--config files', () => {
     writeFileSync(file, 'grace: soon\n');
     await assert.rejects(command(() => {}).parseAsync(['node', 't', '--config', file]), /invalid duration "soon"/);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('says what to do when the data directory cannot be written, and only for errors inside it', () => {
+    const err = (code: string, path: string) => Object.assign(new Error(code), { code, path, syscall: 'open' });
+    assert.match(dataDirErrorMessage(err('EROFS', '/d/db/state.db'), '/d')!, /^the data directory \/d is on a read-only file system \(open \/d\/db\/state.db\).*make it writable again/);
+    assert.match(dataDirErrorMessage(err('ENOSPC', 'd/server.lock'), './d')!, /^no space left for the data directory \.\/d .*free some space/);
+    assert.match(dataDirErrorMessage(err('EACCES', '/d/tls/ca.key'), '/d/')!, /may not write the data directory .*run as its owner/);
+    assert.equal(dataDirErrorMessage(err('EROFS', '/elsewhere/x'), '/d'), undefined, 'a file outside the data directory');
+    assert.equal(dataDirErrorMessage(err('EADDRINUSE', '/d/x'), '/d'), undefined, 'not a data directory error');
+    assert.equal(dataDirErrorMessage(new Error('plain'), '/d'), undefined);
   });
 });
