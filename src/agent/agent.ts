@@ -15,6 +15,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { type AgentApi } from './api.js';
 import { errorText } from '../util/error-text.js';
+import { join } from 'node:path';
 import { rfc3339 } from '../util/time.js';
 import { cordon, cordonForShutdown, withinDeadline } from './drain.js';
 import { evictAll } from '../client/eviction.js';
@@ -29,7 +30,8 @@ import { NodeLoops } from './node-loops.js';
 import { hostCapacity, READY, simulatedCapacity, type NodeConfig, type Readiness } from './node-object.js';
 import { PodSync, SHUTDOWN_OVERRIDE } from './pod-sync.js';
 import { ProcessRuntime } from './runtimes/process.js';
-import type { Runtime } from './runtimes/runtime.js';
+import type { Runtime, RuntimeName, StreamRequest } from './runtimes/runtime.js';
+import { ContainerdRuntime, DEFAULT_CRI_ENDPOINT } from './runtimes/containerd.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
 import type { Stages } from './runtimes/sim-stages.js';
 import { AgentStateDir } from './state-dir.js';
@@ -48,7 +50,11 @@ export interface AgentConfig {
   nodeIP: string;
   servers: string[];
   credentials: Credentials;
-  runtime: 'process' | 'simulated';
+  runtime: RuntimeName;
+  /** The CRI socket of the containerd runtime. */
+  containerRuntimeEndpoint?: string;
+  /** cgroupfs parent of this node's pods (containerd runtime; default /skiff/<node name>). */
+  cgroupRoot?: string;
   labels: Record<string, string>;
   taints: Taint[];
   /** The machine's ID at its cloud (spec.providerID), when a cloud runs it. */
@@ -274,10 +280,29 @@ export class Agent {
       this.loops.push(discovery.run(this.abort.signal, ok));
     }
 
-    this.runtime =
-      cfg.runtime === 'simulated'
-        ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs, ...(cfg.simStages ? { stages: cfg.simStages.pods } : {}) })
-        : new ProcessRuntime({ clock: this.clock, log: this.log, tag: machineId });
+    let runtimeVersion: string | undefined;
+    if (cfg.runtime === 'containerd') {
+      const endpoint = cfg.containerRuntimeEndpoint ?? DEFAULT_CRI_ENDPOINT;
+      const containerd = new ContainerdRuntime({
+        clock: this.clock,
+        log: this.log,
+        nodeName: this.nodeName,
+        endpoint,
+        cgroupRoot: cfg.cgroupRoot ?? `/skiff/${this.nodeName}`,
+        podLogDir: (uid) => join(this.state.podDir(uid), 'logs'),
+      });
+      this.runtime = containerd;
+      try {
+        runtimeVersion = await containerd.version();
+      } catch (e) {
+        throw new Error(`cannot reach the container runtime at ${endpoint}: ${errorText(e)} (is containerd running? --container-runtime-endpoint names its socket)`);
+      }
+    } else {
+      this.runtime =
+        cfg.runtime === 'simulated'
+          ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs, ...(cfg.simStages ? { stages: cfg.simStages.pods } : {}) })
+          : new ProcessRuntime({ clock: this.clock, log: this.log, tag: machineId });
+    }
     const events = new EventRecorder(client, this.clock, this.log, this.nodeName);
     this.podSync = new PodSync({
       api: client,
@@ -298,6 +323,7 @@ export class Agent {
     await this.podSync.recover();
     void events.node('Starting', 'Starting skiff agent.');
 
+    const runtime = this.runtime!;
     const serving = await ensureServingCert(this.state.path('tls'), this.nodeName, dedupe([cfg.nodeIP, this.nodeName, 'localhost']));
     this.logServer = new LogServer({
       host: cfg.nodeIP,
@@ -308,6 +334,8 @@ export class Agent {
       log: this.log,
       lookup: (ns, name) => this.podSync?.workerFor(ns, name),
       metrics: () => this.metrics.text(),
+      runtime: runtime.name,
+      ...(runtime.streamUrl ? { streamUrl: (r: StreamRequest) => runtime.streamUrl!(r) } : {}),
     });
     const kubeletPort = await this.logServer.start();
     this.logRotation = new ContainerLogRotation({
@@ -324,7 +352,7 @@ export class Agent {
       cfg.runtime === 'simulated'
         ? simulatedCapacity(cfg)
         : hostCapacity(this.state.root, cfg.maxPods);
-    if (cfg.runtime === 'process') {
+    if (cfg.runtime !== 'simulated') {
       if (cfg.cpu) capacity.cpu = cfg.cpu;
       if (cfg.memory) capacity.memory = cfg.memory;
     }
@@ -333,6 +361,7 @@ export class Agent {
       machineId,
       nodeIP: cfg.nodeIP,
       runtime: cfg.runtime,
+      ...(runtimeVersion ? { runtimeVersion } : {}),
       labels: cfg.labels,
       taints: cfg.taints,
       capacity,

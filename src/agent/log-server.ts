@@ -1,7 +1,9 @@
-// The agent's kubelet-style HTTPS endpoint for container logs, which the API server proxies
-// `kubectl logs` to: GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=
-// &limitBytes=&sinceSeconds=; and /metrics and /healthz. Clients must present a certificate signed
-// by the cluster CA (the API server's kubelet client, or an admin's).
+// The agent's kubelet-style HTTPS endpoint, which the API server proxies to: container logs
+// (GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=&limitBytes=
+// &sinceSeconds=), the streams kubectl opens into pods (upgrades to /exec/<ns>/<pod>/<container>,
+// /attach/..., /portForward/<ns>/<pod>, relayed to the runtime's streaming server), /metrics and
+// /healthz. Clients must present a certificate signed by the cluster CA (the API server's kubelet
+// client, or an admin's).
 import { errorText } from '../util/error-text.js';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -10,6 +12,9 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import type { Logger } from '../util/log.js';
 import { queryBool } from '../api/query-params.js';
 import type { PodWorker } from './pod-worker.js';
+import { CriLogDecoder } from './cri-log.js';
+import type { RuntimeName, StreamRequest } from './runtimes/runtime.js';
+import { asRequest, relayUpgrade, upgradeHeaders, upgradeOf, UpgradeRefused } from '../util/upgrade.js';
 
 export interface LogServerOptions {
   host: string;
@@ -24,6 +29,10 @@ export interface LogServerOptions {
   pollMs?: number;
   /** The Prometheus text served at /metrics. */
   metrics?(): Promise<{ contentType: string; body: string }>;
+  /** The runtime, for saying why it cannot exec when it cannot. */
+  runtime?: RuntimeName;
+  /** Where the runtime serves an exec, attach or port-forward; absent when it has no streaming server. */
+  streamUrl?(req: StreamRequest): Promise<string>;
 }
 
 const ALLOWED_CN = 'skiff-apiserver-kubelet-client';
@@ -84,6 +93,13 @@ export class LogServer {
         }
       },
     );
+    server.on('upgrade', (req: IncomingMessage, socket: import('node:net').Socket, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      const res = asRequest(req, socket, head);
+      this.handleUpgrade(req, res).catch((e: unknown) => {
+        if (!res.headersSent && !socket.destroyed) send(res, 500, `internal error: ${errorText(e)}`);
+      });
+    });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -105,15 +121,67 @@ export class LogServer {
     await new Promise<void>((r) => s.close(() => r()));
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  /** Whether the caller may use this endpoint; when not, it has been answered. */
+  private admitted(req: IncomingMessage, res: ServerResponse): boolean {
     const socket = req.socket as TLSSocket;
-    if (!socket.authorized) return send(res, 401, 'Unauthorized');
+    if (!socket.authorized) {
+      send(res, 401, 'Unauthorized');
+      return false;
+    }
     const subject = socket.getPeerCertificate()?.subject as Record<string, string | string[]> | undefined;
     const cn = typeof subject?.CN === 'string' ? subject.CN : '';
     const orgs = subject?.O === undefined ? [] : Array.isArray(subject.O) ? subject.O : [subject.O];
     if (cn !== ALLOWED_CN && !orgs.includes('system:masters')) {
-      return send(res, 403, `Forbidden (user=${cn}, verb=get, resource=nodes, subresource=proxy)`);
+      send(res, 403, `Forbidden (user=${cn}, verb=get, resource=nodes, subresource=proxy)`);
+      return false;
     }
+    return true;
+  }
+
+  /** exec, attach, port-forward: the runtime makes a one-time URL; the client's upgrade is relayed to it. */
+  private async handleUpgrade(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.admitted(req, res)) return;
+    const url = new URL(req.url ?? '/', 'https://agent');
+    const m = /^\/(exec|attach|portForward)\/([^/]+)\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
+    if (!m) return send(res, 404, '404 page not found');
+    const kind = m[1] === 'portForward' ? 'portforward' : (m[1] as 'exec' | 'attach');
+    const [ns, podName] = [decodeURIComponent(m[2]!), decodeURIComponent(m[3]!)];
+    const w = this.o.lookup(ns, podName);
+    if (!w) return send(res, 404, `pod "${podName}" in namespace "${ns}" not found on this node`);
+    if (!this.o.streamUrl) {
+      return send(res, 400, `the ${this.o.runtime ?? 'process'} runtime has no containers to ${kind === 'portforward' ? 'forward ports into' : `${kind} to`}: its containers are host processes sharing the node's network; run the node's agent with --runtime containerd`);
+    }
+    const q = url.searchParams;
+    let request: StreamRequest;
+    if (kind === 'portforward') {
+      const ports = q.getAll('port').map(Number);
+      if (ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) return send(res, 400, `invalid port in ${JSON.stringify(q.getAll('port'))}`);
+      request = { kind, podUid: w.uid, ports };
+    } else {
+      const container = m[4] === undefined ? '' : decodeURIComponent(m[4]);
+      if (!w.logs(container).known) return send(res, 404, `container "${container}" not found in pod "${podName}"`);
+      const instanceId = w.runningInstance(container);
+      if (!instanceId) return send(res, 400, `container "${container}" in pod "${podName}" is not running`);
+      const streams = { stdin: q.get('input') === '1', stdout: q.get('output') === '1', stderr: q.get('error') === '1', tty: q.get('tty') === '1' };
+      request = kind === 'exec' ? { kind, instanceId, command: q.getAll('command'), streams } : { kind, instanceId, streams };
+    }
+    let target: string;
+    try {
+      target = await this.o.streamUrl(request);
+    } catch (e) {
+      return send(res, 400, `cannot ${kind === 'portforward' ? 'forward ports to' : kind} ${ns}/${podName}: ${errorText(e)}`);
+    }
+    const up = upgradeOf(req)!;
+    try {
+      await relayUpgrade(up, { url: target, method: req.method ?? 'GET', headers: upgradeHeaders(req) });
+    } catch (e) {
+      if (e instanceof UpgradeRefused) return send(res, e.status, e.body);
+      return send(res, 502, `the container runtime's streaming server: ${errorText(e)}`);
+    }
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    if (!this.admitted(req, res)) return;
     const url = new URL(req.url ?? '/', 'https://agent');
     if (url.pathname === '/healthz') return send(res, 200, 'ok');
     if (url.pathname === '/metrics' && this.o.metrics) {
@@ -154,13 +222,24 @@ export class LogServer {
     res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache' });
     this.open.add(res);
     res.on('close', () => this.open.delete(res));
+    const sinceTime = q.get('sinceTime');
+    const sinceMs =
+      sinceSeconds !== null && /^\d+$/.test(sinceSeconds) ? Date.now() - Number(sinceSeconds) * 1000 : sinceTime !== null && !Number.isNaN(Date.parse(sinceTime)) ? Date.parse(sinceTime) : undefined;
+    // CRI logs carry a timestamp per line: --timestamps and --since are exact. Raw logs have none.
+    const decoder = info.format === 'cri' ? new CriLogDecoder({ timestamps: queryBool(q, 'timestamps'), ...(sinceMs !== undefined ? { sinceMs } : {}) }) : undefined;
     let offset = 0;
     if (existsSync(path)) {
       const st = statSync(path);
-      // Without per-line timestamps, sinceSeconds can only drop a whole file last written before it.
-      if (sinceSeconds !== null && /^\d+$/.test(sinceSeconds) && st.mtimeMs < Date.now() - Number(sinceSeconds) * 1000) offset = st.size;
+      // Without per-line timestamps, a since can only drop a whole file last written before it.
+      if (!decoder && sinceMs !== undefined && st.mtimeMs < sinceMs) offset = st.size;
       else if (tail !== null && /^-?\d+$/.test(tail) && Number(tail) >= 0) offset = tailOffset(path, Number(tail));
     }
+    const write = (chunk: Buffer): boolean => {
+      let out = decoder ? decoder.push(chunk) : chunk;
+      if (out.length > limitBytes) out = out.subarray(0, limitBytes);
+      limitBytes -= out.length;
+      return out.length === 0 || res.write(out);
+    };
     const pump = (): boolean => {
       if (!existsSync(path)) return true;
       const size = statSync(path).size;
@@ -171,11 +250,11 @@ export class LogServer {
       try {
         const buf = Buffer.alloc(64 * 1024);
         while (offset < size && limitBytes > 0) {
-          const n = readSync(fd, buf, 0, Math.min(buf.length, size - offset, limitBytes), offset);
+          // Raw bytes are output bytes, so a read stops at the limit; CRI records shrink when decoded.
+          const n = readSync(fd, buf, 0, Math.min(buf.length, size - offset, decoder ? buf.length : limitBytes), offset);
           if (n <= 0) break;
           offset += n;
-          limitBytes -= n;
-          if (!res.write(buf.subarray(0, n))) {
+          if (!write(buf.subarray(0, n))) {
             // Slow reader: continue on the next poll.
             break;
           }

@@ -8,6 +8,7 @@ import { UNINITIALIZED_TAINT, type Node, type NodeCondition, type NodeStatus, ty
 import { MACHINE_ID_ANNOTATION, RETIRE_ANNOTATION } from './api.js';
 import { rfc3339 } from '../util/time.js';
 import type { ObservedNode } from './state-dir.js';
+import type { RuntimeName } from './runtimes/runtime.js';
 
 export const AGENT_VERSION = NODE_VERSION;
 
@@ -15,7 +16,9 @@ export interface NodeConfig {
   nodeName: string;
   machineId: string;
   nodeIP: string;
-  runtime: 'process' | 'simulated';
+  runtime: RuntimeName;
+  /** nodeInfo.containerRuntimeVersion: the runtime's own name and version where it has one (containerd://1.6.20). */
+  runtimeVersion?: string;
   labels: Record<string, string>;
   taints: Taint[];
   capacity: Record<string, string>;
@@ -235,7 +238,7 @@ export function nodeStatus(cfg: NodeConfig, conditions: NodeCondition[]): NodeSt
       bootID: bootId(),
       kernelVersion: release(),
       osImage: osImage(),
-      containerRuntimeVersion: `skiff-${cfg.runtime}://${SKIFF_VERSION}`,
+      containerRuntimeVersion: cfg.runtimeVersion ?? `skiff-${cfg.runtime}://${SKIFF_VERSION}`,
       kubeletVersion: AGENT_VERSION,
       kubeProxyVersion: '',
       operatingSystem: platform(),

@@ -57,6 +57,7 @@ export interface PodStatusInput {
   /** Names of init containers not yet completed (Initialized=False while non-empty). */
   initIncomplete: string[];
   hostIP: string;
+  /** Empty while the pod has no IP yet (its sandbox is being created). */
   podIP: string;
   startTime: number;
   now: number;
@@ -103,8 +104,7 @@ export function buildPodStatus(i: PodStatusInput): PodStatus {
     conditions,
     hostIP: i.hostIP,
     hostIPs: [{ ip: i.hostIP }],
-    podIP: i.podIP,
-    podIPs: [{ ip: i.podIP }],
+    ...(i.podIP ? { podIP: i.podIP, podIPs: [{ ip: i.podIP }] } : {}),
     startTime: rfc3339(i.startTime),
     containerStatuses: i.containers.map(containerStatus),
   };

@@ -14,7 +14,7 @@ import { buildPodStatus, statusFingerprint, statusPatch } from './pod-status.js'
 import { PodWorker, type PersistedPod, type TerminalOverride } from './pod-worker.js';
 import { probeAction } from './probe-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
-import { CreateContainerError, type Runtime } from './runtimes/runtime.js';
+import { CreateContainerError, type KnownInstances, type Runtime } from './runtimes/runtime.js';
 import type { PodStateStore } from './state-dir.js';
 import { scaledValue } from '../api/quantity.js';
 
@@ -95,12 +95,15 @@ export class PodSync {
         this.o.state.removePod(uid);
         continue;
       }
-      const w = PodWorker.recover(p, this.workerDeps());
-      adopted += w.runningGroups().length;
+      const w = await PodWorker.recover(p, this.workerDeps());
+      adopted += w.runningCount();
       this.workers.set(w.uid, w);
     }
-    const known = new Set<number>();
-    for (const w of this.workers.values()) for (const g of w.runningGroups()) known.add(g);
+    const known: KnownInstances = { pids: new Set(), ids: new Set(), podUids: new Set(this.workers.keys()) };
+    for (const w of this.workers.values()) {
+      for (const g of w.runningGroups()) known.pids.add(g);
+      for (const id of w.instanceIds()) known.ids.add(id);
+    }
     const reaped = await this.o.runtime.reapOrphans(known);
     if (this.workers.size > 0 || reaped > 0) this.o.log.info({ pods: this.workers.size, adopted, reaped }, 'recovered pods from the data dir');
     // Restart policy keeps applying from the persisted spec even before the API answers.
@@ -187,13 +190,28 @@ export class PodSync {
         void this.o.events?.pod(pod, reason, message, type, `spec.containers{${container}}`);
       },
       // Simulated containers run nothing a probe could reach: they are ready once running.
-      ...(this.o.runtime.name === 'process'
+      ...(this.o.runtime.name !== 'simulated'
         ? {
-            probeAction: (_pod: Pod, container: Container, env: () => Promise<Record<string, string>>, workingDir: string) =>
-              probeAction({ container, podIP: this.o.nodeIP, env, workingDir, agentTag: this.o.agentTag ?? '' }),
+            probeAction: (pod: Pod, container: Container, env: () => Promise<Record<string, string>>, workingDir: string, instanceId: string) => {
+              const exec = this.o.runtime.exec;
+              return probeAction({
+                container,
+                podIP: this.podIP(pod),
+                env,
+                workingDir,
+                agentTag: this.o.agentTag ?? '',
+                ...(exec ? { exec: (argv: string[], timeoutMs: number) => exec.call(this.o.runtime, instanceId, argv, timeoutMs) } : {}),
+              });
+            },
           }
         : {}),
     };
+  }
+
+  /** The pod's address: its sandbox's with pod networking, else (host network, host processes) the node's. */
+  private podIP(pod: Pod): string {
+    if (pod.spec?.hostNetwork || !this.o.runtime.podIP) return this.o.nodeIP;
+    return this.o.runtime.podIP(pod.metadata.uid ?? '') ?? '';
   }
 
   /** Host processes see the host's filesystem: say so instead of letting a pod expect its volumes. */
@@ -274,7 +292,7 @@ export class PodSync {
       initContainers: snap.initContainers,
       initIncomplete: snap.initIncomplete,
       hostIP: this.o.nodeIP,
-      podIP: this.o.nodeIP,
+      podIP: this.podIP(pod),
       startTime: w.startTime,
       now,
       ...(snap.reason ? { reason: snap.reason } : {}),

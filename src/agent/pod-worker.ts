@@ -31,7 +31,7 @@ export interface PodWorkerDeps {
    * How a container's probes act (exec in it, HTTP or TCP to it). Without it (the simulated
    * runtime) probes are not run and a container is started and ready once running.
    */
-  probeAction?(pod: Pod, c: Container, env: () => Promise<Record<string, string>>, workingDir: string): ProbeAction;
+  probeAction?(pod: Pod, c: Container, env: () => Promise<Record<string, string>>, workingDir: string, instanceId: string): ProbeAction;
 }
 
 interface ExitRecord extends ExitInfo {
@@ -137,13 +137,35 @@ export class PodWorker {
     return out;
   }
 
+  runningCount(): number {
+    let n = 0;
+    for (const r of this.records.values()) if (r.current) n++;
+    return n;
+  }
+
   hasRunning(): boolean {
     for (const r of this.records.values()) if (r.current || r.starting) return true;
     return false;
   }
 
+  /** The id of the container's running instance (what exec and attach enter), undefined when none runs. */
+  runningInstance(container: string): string | undefined {
+    return this.records.get(container)?.current?.record.id;
+  }
+
+  /** Instance ids this worker knows of, running or ended (for orphan reaping). */
+  instanceIds(): string[] {
+    const out: string[] = [];
+    for (const r of this.records.values()) {
+      if (r.current) out.push(r.current.record.id);
+      if (r.lastExit) out.push(r.lastExit.id);
+      if (r.prevExit) out.push(r.prevExit.id);
+    }
+    return out;
+  }
+
   /** Rebuilds a worker from its persisted state, adopting instances that still run. */
-  static recover(p: PersistedPod, d: PodWorkerDeps): PodWorker {
+  static async recover(p: PersistedPod, d: PodWorkerDeps): Promise<PodWorker> {
     const w = new PodWorker(p.pod, d, p.startTime);
     w.terminated = p.terminated === true;
     for (const [name, pc] of Object.entries(p.containers)) {
@@ -151,7 +173,7 @@ export class PodWorker {
       if (pc.lastExit) rec.lastExit = pc.lastExit;
       if (pc.prevExit) rec.prevExit = pc.prevExit;
       if (pc.current) {
-        const rc = d.runtime.adopt(pc.current);
+        const rc = await d.runtime.adopt(pc.current);
         if (rc) {
           rec.current = rc;
           void rc.exited.then((info) => w.onExit(rec, rc, info));
@@ -216,6 +238,7 @@ export class PodWorker {
     }
     this.d.backoff.forget(`${this.uid}/`);
     this.d.state.removePod(this.uid);
+    this.d.runtime.removePod?.(this.uid).catch((e: unknown) => this.d.log.warn({ pod: this.key, err: errorText(e) }, 'could not remove the pod from the runtime'));
   }
 
   logPath(container: string, instance: number): string {
@@ -287,9 +310,9 @@ export class PodWorker {
     const p = (async () => {
       try {
         const env = await this.d.resolveEnv(this.pod, c);
-        const command = Array.isArray(c.command) ? c.command.map(String) : [];
-        const args = Array.isArray(c.args) ? c.args.map(String) : [];
-        const argv = command.length > 0 ? [...command, ...args].map((s) => expandVars(s, env)) : [];
+        const command = Array.isArray(c.command) ? c.command.map((s) => expandVars(String(s), env)) : [];
+        const args = Array.isArray(c.args) ? c.args.map((s) => expandVars(String(s), env)) : [];
+        const argv = command.length > 0 ? [...command, ...args] : [];
         const workingDir = typeof c.workingDir === 'string' && c.workingDir ? c.workingDir : this.d.state.podDir(this.uid);
         const rc = await this.d.runtime.start({
           podUid: this.uid,
@@ -298,16 +321,20 @@ export class PodWorker {
           containerName: r.name,
           instance,
           argv,
+          command,
+          args,
           env,
           workingDir,
           logPath: this.logPath(r.name, instance),
           podMeta: this.pod.metadata,
+          pod: this.pod,
+          container: c,
         });
         r.current = rc;
         this.persist();
         void rc.exited.then((info) => this.onExit(r, rc, info));
         if (!r.init) this.startProbes(r, c, rc, async () => env, workingDir);
-        if (rc.record.pid !== undefined || this.d.runtime.name === 'simulated') {
+        if (rc.record.pid !== undefined || this.d.runtime.name !== 'process') {
           this.d.event?.(this.pod, 'Started', `Started container ${r.name}`, 'Normal', r.name);
         }
         // Terminated while starting: stop it right away.
@@ -339,7 +366,7 @@ export class PodWorker {
     r.probes?.stop();
     r.probes = new ContainerProbes(c, rc.record.startedAt, {
       clock: this.d.clock,
-      run: this.d.probeAction(this.pod, c, env, workingDir),
+      run: this.d.probeAction(this.pod, c, env, workingDir, rc.record.id),
       changed: () => this.d.notify(this.uid),
       failed: (_kind, output) => this.d.event?.(this.pod, 'Unhealthy', output, 'Warning', r.name),
       kill: (kind, graceMs) => {
@@ -385,6 +412,7 @@ export class PodWorker {
       await Promise.all(running.map((r) => this.d.runtime.stop(r.current!, graceMs)));
       // onExit runs from the exited promise; make sure it has before reporting.
       await Promise.all(running.map(async (r) => r.current && this.onExit(r, r.current, await r.current.exited)));
+      await this.d.runtime.stopPod?.(this.uid).catch((e: unknown) => this.d.log.warn({ pod: this.key, err: errorText(e) }, 'could not stop the pod sandbox'));
       this.terminated = true;
       this.persist();
       this.d.notify(this.uid);
@@ -473,12 +501,13 @@ export class PodWorker {
   }
 
   /** Log files of a container: the current (or last) instance and the one before. */
-  logs(container: string): { known: boolean; current?: { path: string; running: boolean }; previous?: string; waiting?: string } {
+  logs(container: string): { known: boolean; current?: { path: string; running: boolean }; previous?: string; waiting?: string; format?: 'cri' } {
     const inSpec = [...(this.pod.spec?.containers ?? []), ...(this.pod.spec?.initContainers ?? [])].some((c) => c?.name === container);
     const r = this.records.get(container);
     if (!inSpec && !r) return { known: false };
     if (!r || (!r.current && !r.lastExit)) return { known: true, waiting: r?.createError?.reason ?? 'ContainerCreating' };
-    const out: { known: boolean; current?: { path: string; running: boolean }; previous?: string } = { known: true };
+    const out: { known: boolean; current?: { path: string; running: boolean }; previous?: string; format?: 'cri' } = { known: true };
+    if (this.d.runtime.logFormat === 'cri') out.format = 'cri';
     const instance = r.restartCount;
     if (r.current || r.lastExit) out.current = { path: this.logPath(container, instance), running: r.current !== undefined };
     if (instance > 0) out.previous = this.logPath(container, instance - 1);

@@ -24,11 +24,17 @@ export interface ProbeContext {
   workingDir?: string;
   /** Marks probe processes as this agent's, so a restarted agent reaps any left behind. */
   agentTag: string;
+  /** Runs an exec probe's command inside the container (an image runtime); without it, as a host process. */
+  exec?(argv: string[], timeoutMs: number): Promise<ProbeOutcome>;
 }
 
 export function probeAction(ctx: ProbeContext): ProbeAction {
   return async (probe, timeoutMs) => {
-    if (probe.exec) return execProbe(ctx, probe.exec.command ?? [], timeoutMs);
+    if (probe.exec) {
+      const argv = probe.exec.command ?? [];
+      if (ctx.exec) return argv.length > 0 && argv[0] ? ctx.exec(argv, timeoutMs) : { ok: false, output: 'exec probe has no command' };
+      return execProbe(ctx, argv, timeoutMs);
+    }
     if (probe.httpGet) return httpProbe(ctx, probe, timeoutMs);
     if (probe.tcpSocket) return tcpProbe(ctx, probe.tcpSocket, timeoutMs);
     // grpc probes need a gRPC health client; skiff's process runtime does not run them.

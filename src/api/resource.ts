@@ -3,7 +3,7 @@
 import type { KubeObject, StatusCause } from './types.js';
 import type { StructSchema } from './schema/merge-schema.js';
 
-export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'token' | 'finalize';
+export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward' | 'token' | 'finalize';
 
 export interface TableColumn {
   name: string;

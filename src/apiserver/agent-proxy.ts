@@ -1,12 +1,15 @@
 // The API server's way to a node agent, as kube-apiserver's to the kubelet: pods/log streams a
-// container's output from the agent's /containerLogs, and nodes/proxy forwards GETs (/metrics,
-// /healthz) to the agent, authenticated with the server's kubelet client certificate.
+// container's output from the agent's /containerLogs; pods/exec, attach and portforward relay the
+// client's upgraded connection to the agent's /exec, /attach and /portForward; nodes/proxy
+// forwards GETs (/metrics, /healthz). The server authenticates with its kubelet client certificate.
 import { clientGone } from './http/listener.js';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../api/types.js';
 import { StatusError, badRequest, serviceUnavailable } from '../api/errors.js';
-import type { NodeProxy, PodLogStreamer } from './resource-handler.js';
+import type { NodeProxy, PodLogStreamer, PodStreamer } from './resource-handler.js';
+import { queryBool } from '../api/query-params.js';
+import { UpgradeRefused, relayUpgrade, upgradeHeaders, type Upgrade } from '../util/upgrade.js';
 
 const PASSED_PARAMS = ['follow', 'previous', 'timestamps', 'tailLines', 'sinceSeconds', 'sinceTime', 'limitBytes'];
 
@@ -24,32 +27,89 @@ function nodeEndpoint(node: KubeObject): NodeEndpoint {
   return { address, port };
 }
 
-export class AgentProxy implements PodLogStreamer, NodeProxy {
+type PodSpecShape = { nodeName?: string; containers?: { name: string }[]; initContainers?: { name: string }[]; ephemeralContainers?: { name: string }[] };
+
+/** The container a request names, or the pod's only one; a BadRequest as upstream words it otherwise. */
+function containerOf(pod: KubeObject, query: URLSearchParams, alsoInits: boolean): string {
+  const podName = pod.metadata.name!;
+  const spec = (pod.spec ?? {}) as PodSpecShape;
+  const containers = (spec.containers ?? []).map((c) => c.name);
+  const others = [...(alsoInits ? (spec.initContainers ?? []) : []), ...(spec.ephemeralContainers ?? [])].map((c) => c.name);
+  const container = query.get('container') || undefined;
+  if (!container) {
+    if (containers.length !== 1) throw badRequest(`a container name must be specified for pod ${podName}, choose one of: [${containers.join(' ')}]`);
+    return containers[0]!;
+  }
+  if (!containers.includes(container) && !others.includes(container)) throw badRequest(`container ${container} is not valid for pod ${podName}`);
+  return container;
+}
+
+export class AgentProxy implements PodLogStreamer, NodeProxy, PodStreamer {
   private readonly agent: https.Agent;
   constructor(
     private readonly lookupNode: (name: string) => Promise<KubeObject | undefined>,
-    client: { certPem: string; keyPem: string },
+    private readonly client: { certPem: string; keyPem: string },
   ) {
     // Agents serve with self-signed certificates; like kube-apiserver without
     // --kubelet-certificate-authority, the server does not verify them, but it does authenticate itself.
     this.agent = new https.Agent({ keepAlive: true, cert: client.certPem, key: client.keyPem, rejectUnauthorized: false });
   }
 
+  /** The node a pod runs on, as a BadRequest when it has none (yet, or any more). */
+  private async nodeOf(pod: KubeObject): Promise<KubeObject> {
+    const podName = pod.metadata.name!;
+    const nodeName = ((pod.spec ?? {}) as PodSpecShape).nodeName;
+    if (!nodeName) throw badRequest(`pod ${podName} does not have a host assigned`);
+    const node = await this.lookupNode(nodeName);
+    if (!node) throw badRequest(`pod ${podName} is bound to node ${nodeName}, which does not exist`);
+    return node;
+  }
+
+  async connect(pod: KubeObject, sub: 'exec' | 'attach' | 'portforward', query: URLSearchParams, req: IncomingMessage, res: ServerResponse, up: Upgrade): Promise<void> {
+    const podName = pod.metadata.name!;
+    const ns = encodeURIComponent(pod.metadata.namespace!);
+    const phase = (pod.status as { phase?: string } | undefined)?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') {
+      throw badRequest(sub === 'portforward' ? `pod ${podName} is not running and cannot be forwarded to; current phase is ${phase}` : `cannot ${sub} into a container in a completed pod; current phase is ${phase}`);
+    }
+    // The kubelet's own parameter names (input, output, error), as kube-apiserver passes them on.
+    const q = new URLSearchParams();
+    let path: string;
+    if (sub === 'portforward') {
+      for (const p of query.getAll('ports')) q.append('port', p);
+      path = `/portForward/${ns}/${encodeURIComponent(podName)}`;
+    } else {
+      const container = containerOf(pod, query, false);
+      const streams = { input: queryBool(query, 'stdin'), output: queryBool(query, 'stdout'), error: queryBool(query, 'stderr'), tty: queryBool(query, 'tty') };
+      if (!streams.input && !streams.output && !streams.error) throw badRequest('you must specify at least 1 of stdin, stdout, stderr');
+      if (sub === 'exec') {
+        const command = query.getAll('command');
+        if (command.length === 0) throw badRequest('you must specify at least one command for the container');
+        for (const c of command) q.append('command', c);
+      }
+      for (const [k, v] of Object.entries(streams)) if (v) q.set(k, '1');
+      path = `/${sub}/${ns}/${encodeURIComponent(podName)}/${encodeURIComponent(container)}`;
+    }
+    const at = nodeEndpoint(await this.nodeOf(pod));
+    const host = at.address.includes(':') ? `[${at.address}]` : at.address;
+    try {
+      await relayUpgrade(up, {
+        url: `https://${host}:${at.port}${path}?${q}`,
+        method: req.method ?? 'GET',
+        headers: upgradeHeaders(req),
+        tls: this.client,
+        onOpen: () => (res.statusCode = 101),
+      });
+    } catch (e) {
+      if (e instanceof UpgradeRefused) throw new StatusError(e.status === 404 ? 404 : e.status === 403 ? 403 : 400, e.status === 404 ? 'NotFound' : e.status === 403 ? 'Forbidden' : 'BadRequest', e.body);
+      throw serviceUnavailable(`cannot reach the agent of node ${((pod.spec ?? {}) as PodSpecShape).nodeName} at ${at.address}:${at.port}: ${(e as Error).message}`);
+    }
+  }
+
   async stream(pod: KubeObject, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const podName = pod.metadata.name!;
-    const spec = (pod.spec ?? {}) as { nodeName?: string; containers?: { name: string }[]; initContainers?: { name: string }[] };
-    const containers = (spec.containers ?? []).map((c) => c.name);
-    const inits = (spec.initContainers ?? []).map((c) => c.name);
-    let container = query.get('container') ?? undefined;
-    if (!container) {
-      if (containers.length !== 1) throw badRequest(`a container name must be specified for pod ${podName}, choose one of: [${containers.join(' ')}]`);
-      container = containers[0]!;
-    } else if (!containers.includes(container) && !inits.includes(container)) {
-      throw badRequest(`container ${container} is not valid for pod ${podName}`);
-    }
-    if (!spec.nodeName) throw badRequest(`pod ${podName} does not have a host assigned`);
-    const node = await this.lookupNode(spec.nodeName);
-    if (!node) throw badRequest(`pod ${podName} is bound to node ${spec.nodeName}, which does not exist`);
+    const container = containerOf(pod, query, true);
+    const node = await this.nodeOf(pod);
     const q = new URLSearchParams();
     for (const p of PASSED_PARAMS) {
       const v = query.get(p);

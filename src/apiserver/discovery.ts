@@ -37,6 +37,12 @@ function subresourceInfo(rt: DiscoveredResource, sub: Subresource): SubresourceI
       return { group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] };
     case 'log':
       return { group: '', version: 'v1', kind: 'Pod', verbs: ['get'] };
+    case 'exec':
+      return { group: '', version: 'v1', kind: 'PodExecOptions', verbs: ['create', 'get'] };
+    case 'attach':
+      return { group: '', version: 'v1', kind: 'PodAttachOptions', verbs: ['create', 'get'] };
+    case 'portforward':
+      return { group: '', version: 'v1', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] };
     case 'token':
       return { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] };
     case 'finalize':

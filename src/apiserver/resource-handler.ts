@@ -6,6 +6,7 @@ import { apiVersionOf, parseApiVersion } from '../api/types.js';
 import { deepClone } from '../api/kinds/json.js';
 import { StatusError, badRequest, methodNotAllowed, notFound, notFoundPath } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
+import { upgradeOf, type Upgrade } from '../util/upgrade.js';
 import type { ResourceRequest } from './http/request-info.js';
 import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, sendJsonStream, warningHeader, type PatchType } from './http/codec.js';
 import { typedListParts } from './stored-json.js';
@@ -30,6 +31,11 @@ export interface PodLogStreamer {
   stream(pod: KubeObject, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
+/** pods/exec, pods/attach, pods/portforward: an upgraded connection relayed to the pod's node. */
+export interface PodStreamer {
+  connect(pod: KubeObject, subresource: 'exec' | 'attach' | 'portforward', query: URLSearchParams, req: IncomingMessage, res: ServerResponse, up: Upgrade): Promise<void>;
+}
+
 /** nodes/<name>/proxy/<path>: a GET passed to the node's agent. */
 export interface NodeProxy {
   proxy(node: KubeObject, path: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -43,6 +49,7 @@ export interface ResourceHandlerDeps {
   /** Indexed watch fields per resource (pods: spec.nodeName). */
   indexedFields(rt: ResourceType): string[];
   podLogs?: PodLogStreamer;
+  podStreams?: PodStreamer;
   nodeProxy?: NodeProxy;
   watchBookmarkIntervalMs: number;
   /** Watches without timeoutSeconds last between this and twice this, as upstream's --min-request-timeout. */
@@ -59,9 +66,6 @@ const NOT_FOUND_PATH = notFoundPath;
  * it would read as a missing pod.
  */
 const NOT_SERVED_YET: Record<string, string> = {
-  '/pods/exec': 'containers run as host processes without a container runtime to enter, so kubectl exec has nothing to attach to',
-  '/pods/attach': "containers run as host processes whose standard streams are not kept open, so kubectl attach has nothing to connect to; kubectl logs -f follows a container's output",
-  '/pods/portforward': "pods share their node's network (every pod's IP is its node's), so a pod's ports are reached on the node's address directly",
   '/pods/proxy': "pods share their node's network, so a pod's ports are reached on the node's address directly",
   '/services/proxy': 'nothing routes Service addresses (there is no kube-proxy); reach the pods behind a Service on their nodes directly',
 };
@@ -413,6 +417,16 @@ export class ResourceHandler {
         const account = await store.get(info.namespace, info.name);
         const body = decodeObjectBody(await readBody(req), req.headers['content-type']);
         return sendJson(res, 201, await requestToken(tokens, account, body));
+      }
+      case 'exec':
+      case 'attach':
+      case 'portforward': {
+        if (info.verb !== 'get' && info.verb !== 'create') throw methodNotAllowed();
+        const up = upgradeOf(req);
+        if (!up) throw badRequest('Upgrade request required');
+        const pod = await store.get(info.namespace, info.name);
+        if (!this.deps.podStreams) throw badRequest(`pods/${sub} is not available from this server`);
+        return this.deps.podStreams.connect(pod, sub, query, req, res, up);
       }
       case 'log': {
         if (info.verb !== 'get') throw methodNotAllowed();

@@ -291,12 +291,12 @@ export class ApiServer {
     }
   }
 
-  /** How logs and node proxying reach the agents: through their kubelet port, with the server's kubelet client certificate. */
-  private agentProxies(opts: ApiServerOptions): Pick<ResourceHandlerDeps, 'podLogs' | 'nodeProxy'> {
+  /** How logs, streams and node proxying reach the agents: through their kubelet port, with the server's kubelet client certificate. */
+  private agentProxies(opts: ApiServerOptions): Pick<ResourceHandlerDeps, 'podLogs' | 'nodeProxy' | 'podStreams'> {
     if (opts.podLogs) return { podLogs: opts.podLogs };
     if (!opts.kubeletClient) return {};
     const proxy = new AgentProxy((name) => this.storeByResource('', 'nodes').tryGet(undefined, name), opts.kubeletClient);
-    return { podLogs: proxy, nodeProxy: proxy };
+    return { podLogs: proxy, nodeProxy: proxy, podStreams: proxy };
   }
 
   /** What service-account tokens name, read from the watch cache, or from storage when it has not caught up yet. */

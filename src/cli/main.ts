@@ -41,7 +41,7 @@ async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
     return;
   }
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }, { imageCommand }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -54,6 +54,7 @@ async function run(argv: string[]): Promise<void> {
     import('./cloud.js'),
     import('./scenario.js'),
     import('./sim.js'),
+    import('./image.js'),
   ]);
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
@@ -65,6 +66,7 @@ async function run(argv: string[]): Promise<void> {
   program.addCommand(cloudCommand());
   program.addCommand(scenarioCommand());
   program.addCommand(simCommand());
+  program.addCommand(imageCommand());
   for (const c of [...installCommands(), ...backupCommands()]) program.addCommand(c);
   await program.parseAsync(argv);
 }

@@ -5,6 +5,8 @@ import type { AgentNodeConfig } from '../agent/agent.js';
 import { parseLabels, parseTaints } from '../agent/node-object.js';
 import { readFileSync } from 'node:fs';
 import { parseStages, StageError, type Stages } from '../agent/runtimes/sim-stages.js';
+import type { RuntimeName } from '../agent/runtimes/runtime.js';
+import { DEFAULT_CRI_ENDPOINT } from '../agent/runtimes/containerd.js';
 import { boolArg, durationOption, intArg, listArg } from './options.js';
 import { isValidQuantity, parseQuantity } from '../api/quantity.js';
 
@@ -32,8 +34,8 @@ function byteQuantityArg(value: string): number {
   return n;
 }
 
-function runtimeArg(value: string): 'process' | 'simulated' {
-  if (value !== 'process' && value !== 'simulated') throw new InvalidArgumentError('use process or simulated');
+function runtimeArg(value: string): RuntimeName {
+  if (value !== 'process' && value !== 'simulated' && value !== 'containerd') throw new InvalidArgumentError('use process, containerd or simulated');
   return value;
 }
 
@@ -41,7 +43,9 @@ export function nodeOptions(): Option[] {
   return [
     new Option('--node-name <name>', 'name of the Node (default: the hostname)'),
     new Option('--node-ip <ip>', "the node's InternalIP; the log server binds to it").default('127.0.0.1'),
-    new Option('--runtime <runtime>', 'process (host processes) or simulated (KWOK-like, nothing runs)').argParser(runtimeArg).default('process'),
+    new Option('--runtime <runtime>', 'process (host processes), containerd (OCI containers through CRI) or simulated (KWOK-like, nothing runs)').argParser(runtimeArg).default('process'),
+    new Option('--container-runtime-endpoint <url>', 'containerd runtime: the CRI socket').default(DEFAULT_CRI_ENDPOINT),
+    new Option('--cgroup-root <path>', "containerd runtime: cgroup under which this node's pods run (default /skiff/<node name>)"),
     new Option('--labels <k=v,...>', 'labels to register the Node with').argParser(listArg).default([]),
     new Option('--taints <k=v:Effect,...>', 'taints to register the Node with').argParser(listArg).default([]),
     new Option('--provider-id <id>', "the machine's ID at its cloud, set as the Node's spec.providerID (skiff://<group>/<instance> for `skiff cloud`)"),
@@ -72,7 +76,9 @@ export function nodeConfigFrom(o: Record<string, unknown>): AgentNodeConfig {
   return {
     ...(o.nodeName ? { nodeName: o.nodeName as string } : {}),
     nodeIP: o.nodeIp as string,
-    runtime: o.runtime as 'process' | 'simulated',
+    runtime: o.runtime as RuntimeName,
+    ...(o.runtime === 'containerd' ? { containerRuntimeEndpoint: o.containerRuntimeEndpoint as string } : {}),
+    ...(o.cgroupRoot ? { cgroupRoot: o.cgroupRoot as string } : {}),
     labels: parseLabels(o.labels as string[]),
     taints: parseTaints(o.taints as string[]),
     ...(o.providerId ? { providerID: o.providerId as string } : {}),

@@ -79,7 +79,7 @@ class ScriptedRuntime implements Runtime {
     this.started.find((s) => s.launch.logPath === c.record.logPath)?.exit({ exitCode: this.stopExitCode, reason: this.stopExitCode === 0 ? 'Completed' : 'Error' });
     return c.exited;
   }
-  adopt(_r: InstanceRecord): RunningContainer | undefined {
+  async adopt(_r: InstanceRecord): Promise<RunningContainer | undefined> {
     return undefined;
   }
   async reapOrphans(): Promise<number> {

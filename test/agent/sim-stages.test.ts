@@ -44,7 +44,7 @@ test('mistakes in a stages file are named by their place', () => {
 test('a Job container starts after its delay and jitter, then completes by itself; a crashing one fails with its code', async () => {
   const clock = new FakeClock();
   const rt = new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0, writeLogs: false, stages: parseStages(STAGES, 's.yaml').pods, random: () => 0.5 });
-  const launch = (meta: object, container = 'c') => ({ podUid: 'u', namespace: 'default', podName: 'p', containerName: container, instance: 0, argv: [], env: {}, logPath: '/nonexistent/log', podMeta: meta });
+  const launch = (meta: object, container = 'c') => ({ podUid: 'u', namespace: 'default', podName: 'p', containerName: container, instance: 0, argv: [], command: [], args: [], env: {}, logPath: '/nonexistent/log', podMeta: meta });
   let started = false;
   const starting = rt.start(launch(job)).then((c) => {
     started = true;

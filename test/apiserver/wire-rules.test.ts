@@ -97,9 +97,6 @@ describe('the wire as clients other than kubectl see it', () => {
   it('says which subresources are not served yet, and why', async () => {
     await request('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
     for (const [method, path] of [
-      ['POST', '/api/v1/namespaces/default/pods/p/exec?command=true'],
-      ['GET', '/api/v1/namespaces/default/pods/p/attach'],
-      ['POST', '/api/v1/namespaces/default/pods/p/portforward'],
       ['GET', '/api/v1/namespaces/default/pods/p/proxy/healthz'],
       ['GET', '/api/v1/namespaces/default/services/kubernetes/proxy/'],
     ] as const) {
@@ -109,6 +106,21 @@ describe('the wire as clients other than kubectl see it', () => {
       assert.equal(st.code, 405, path);
       assert.equal(st.reason, 'MethodNotAllowed', path);
       assert.match(st.message, /is not served by skiff yet: /, path);
+    }
+  });
+
+  it('answers exec, attach and portforward without an upgrade as upstream does: Upgrade request required', async () => {
+    await request('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'q' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+    for (const [method, path] of [
+      ['POST', '/api/v1/namespaces/default/pods/q/exec?command=true&stdout=true'],
+      ['GET', '/api/v1/namespaces/default/pods/q/attach?stdout=true'],
+      ['POST', '/api/v1/namespaces/default/pods/q/portforward?ports=80'],
+    ] as const) {
+      const r = await request(method, path);
+      const st = JSON.parse(r.text) as { kind: string; code: number; reason: string; message: string };
+      assert.equal(st.code, 400, path);
+      assert.equal(st.reason, 'BadRequest', path);
+      assert.equal(st.message, 'Upgrade request required', path);
     }
   });
 });

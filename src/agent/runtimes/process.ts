@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
-import { CreateContainerError, SIGNAL_NUMBERS, type ContainerLaunch, type ExitInfo, type InstanceRecord, type Runtime, type RunningContainer } from './runtime.js';
+import { CreateContainerError, SIGNAL_NUMBERS, type ContainerLaunch, type ExitInfo, type InstanceRecord, type KnownInstances, type Runtime, type RunningContainer } from './runtime.js';
 
 export const AGENT_TAG_ENV = 'SKIFF_AGENT_TAG';
 
@@ -133,7 +133,7 @@ export class ProcessRuntime implements Runtime {
     }
   }
 
-  adopt(record: InstanceRecord): RunningContainer | undefined {
+  async adopt(record: InstanceRecord): Promise<RunningContainer | undefined> {
     const pid = record.pid;
     if (pid === undefined || !alive(pid, record.startTicks)) return undefined;
     const c: RunningContainer = {
@@ -159,7 +159,7 @@ export class ProcessRuntime implements Runtime {
     return c;
   }
 
-  async reapOrphans(known: Set<number>): Promise<number> {
+  async reapOrphans({ pids: known }: KnownInstances): Promise<number> {
     let killed = 0;
     let pids: string[];
     try {

@@ -1,4 +1,5 @@
 import type { ObjectMeta } from '../../api/types.js';
+import type { Container, Pod } from '../../api/kinds/pod.js';
 
 // What pod sync needs from a container runtime: start one container instance, stop it within a
 // grace period, and — after an agent restart — adopt instances a previous agent started. Pod-level
@@ -22,13 +23,29 @@ export interface ContainerLaunch {
   containerName: string;
   /** 0 for the first instance, restartCount after that; names the log file. */
   instance: number;
-  /** argv: command followed by args. */
+  /** argv: command followed by args (the process runtime's whole command line). */
   argv: string[];
+  /** command and args as the pod says them, $(VAR) expanded: an image runtime combines them with the image's entrypoint and cmd. */
+  command: string[];
+  args: string[];
   env: Record<string, string>;
   workingDir?: string;
   logPath: string;
   /** The pod's metadata, for a runtime whose behaviour depends on the pod (the simulated runtime's stages). */
   podMeta?: Pick<ObjectMeta, 'labels' | 'annotations' | 'namespace' | 'ownerReferences'>;
+  /** The whole pod and container, for a runtime that builds a sandbox and a container from them. */
+  pod?: Pod;
+  container?: Container;
+}
+
+/** What an agent restarting finds accounted for in its pod records: anything else of its own is an orphan. */
+export interface KnownInstances {
+  /** Process groups of recorded running instances (the process runtime). */
+  pids: Set<number>;
+  /** Recorded instance ids, running or not. */
+  ids: Set<string>;
+  /** Pods the agent still has records of. */
+  podUids: Set<string>;
 }
 
 /** Persisted facts about a running instance, enough for a later agent to adopt it. */
@@ -54,18 +71,47 @@ export class CreateContainerError extends Error {
   }
 }
 
+/** Which standard streams a client wants joined (exec, attach). */
+export interface StdStreams {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
+}
+
+/** A stream kubectl opens into a pod, which a runtime with a streaming server serves at a URL. */
+export type StreamRequest =
+  | { kind: 'exec'; instanceId: string; command: string[]; streams: StdStreams }
+  | { kind: 'attach'; instanceId: string; streams: StdStreams }
+  | { kind: 'portforward'; podUid: string; ports: number[] };
+
+/** The runtimes an agent can run pods with. */
+export type RuntimeName = 'process' | 'simulated' | 'containerd';
+
 export interface Runtime {
-  readonly name: 'process' | 'simulated';
+  readonly name: RuntimeName;
   /** containerID prefix in pod status, e.g. "skiff-process". */
   readonly idScheme: string;
+  /** Log files are in the CRI format (a timestamp, stream and tag per line), not raw output. */
+  readonly logFormat?: 'cri';
   /** Starts an instance. Throws CreateContainerError when the spec cannot run here. */
   start(launch: ContainerLaunch): Promise<RunningContainer>;
   /** SIGTERM (or equivalent), then SIGKILL after graceMs; resolves when the instance has ended. */
   stop(c: RunningContainer, graceMs: number): Promise<ExitInfo>;
-  /** Re-attaches to an instance a previous agent started; undefined when it is no longer running. */
-  adopt(record: InstanceRecord): RunningContainer | undefined;
-  /** Kills processes started by an earlier agent that no pod record accounts for. */
-  reapOrphans(known: Set<number>): Promise<number>;
+  /** Re-attaches to an instance a previous agent started; undefined when it can no longer be found. */
+  adopt(record: InstanceRecord): Promise<RunningContainer | undefined>;
+  /** Kills what an earlier agent started that no pod record accounts for; says how many. */
+  reapOrphans(known: KnownInstances): Promise<number>;
+  /** The pod's own IP once its sandbox has one (runtimes with pod networking); undefined: the node's. */
+  podIP?(podUid: string): string | undefined;
+  /** Runs a probe's command inside a running instance (runtimes with their own filesystem view). */
+  exec?(instanceId: string, argv: string[], timeoutMs: number): Promise<{ ok: boolean; output?: string }>;
+  /** Where the runtime serves an exec, attach or port-forward (a one-time URL the agent relays the client's upgrade to). */
+  streamUrl?(req: StreamRequest): Promise<string>;
+  /** Every container of the pod has stopped for good: release what the pod holds (its sandbox, its IP). */
+  stopPod?(podUid: string): Promise<void>;
+  /** The pod is forgotten: remove whatever is left of it. */
+  removePod?(podUid: string): Promise<void>;
   close(): void;
 }
 

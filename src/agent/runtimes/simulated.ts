@@ -80,7 +80,7 @@ export class SimulatedRuntime implements Runtime {
     return c.exited;
   }
 
-  adopt(record: InstanceRecord): RunningContainer | undefined {
+  async adopt(record: InstanceRecord): Promise<RunningContainer | undefined> {
     return this.make(record);
   }
 

@@ -138,6 +138,7 @@ export interface PodSpec {
   hostNetwork?: boolean;
   hostPID?: boolean;
   hostIPC?: boolean;
+  shareProcessNamespace?: boolean;
   securityContext?: Record<string, unknown>;
   hostname?: string;
   subdomain?: string;
@@ -982,7 +983,7 @@ export const podResource: ResourceType = {
   namespaced: true,
   shortNames: ['po'],
   categories: ['all'],
-  subresources: ['status', 'binding', 'eviction', 'log'],
+  subresources: ['status', 'binding', 'eviction', 'log', 'exec', 'attach', 'portforward'],
   deletionGracePeriod: podDeletionGracePeriod,
   returnsDeletedObject: true,
   fieldSelectors: {

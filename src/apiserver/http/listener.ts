@@ -9,6 +9,7 @@ import http2, { type Http2ServerRequest, type Http2Session } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { asRequest } from '../../util/upgrade.js';
 
 export interface ListenerOptions {
   host: string;
@@ -123,6 +124,12 @@ export class ApiListener {
       s.once('close', () => this.sockets.delete(s));
     });
     this.server.on('session', (s: Http2Session) => this.track(s));
+    // exec, attach and port-forward (HTTP/1.1 upgrades) take the same path as every request:
+    // authentication, flow control, authorization; their handler takes the connection over.
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      onRequest(req, asRequest(req, socket, head));
+    });
   }
 
   /** Closes a session once it has had no open stream for IDLE_SESSION_MS. */

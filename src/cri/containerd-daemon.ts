@@ -1,0 +1,170 @@
+// A containerd that skiff starts itself (`skiff up --runtime containerd`, and the tests): its own
+// root, state and socket under a data dir, its CRI plugin configured for one node — the pause image
+// skiff builds, and a CNI bridge network on the node's pod CIDR. One containerd per node, as on a
+// real machine: the CRI plugin serves a single namespace and a single pod network, so nodes that
+// shared one would see each other's sandboxes and hand out addresses from one range.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, closeSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CriClient } from './client.js';
+import { findBinary } from '../util/find-binary.js';
+import { errorText } from '../util/error-text.js';
+import { haveStaticBusybox, writeBusyboxImage } from './oci-archive.js';
+import { importImage } from './image-import.js';
+
+/** The sandbox (pause) image skiff's containerd is configured with; made locally, never pulled. */
+export const PAUSE_IMAGE = 'skiff.local/pause:3.10';
+
+export interface ContainerdDaemonOptions {
+  /** Everything of this containerd lives here: config, root, state, socket, CNI state, log. */
+  dir: string;
+  /** The node's pod CIDR (e.g. 10.244.1.0/24): the bridge's range. */
+  podCIDR: string;
+  /** The bridge's name, at most 15 characters; distinct per node on one machine. */
+  bridge: string;
+  /** The CNI network's name, distinct per node (host-local keeps its leases by it). */
+  network: string;
+}
+
+export function containerdBinary(): string | undefined {
+  return findBinary('containerd', 'SKIFF_CONTAINERD_BIN', ['/usr/bin/containerd']);
+}
+
+/** Where the Debian package puts the CNI plugins (containernetworking-plugins), or the usual /opt path. */
+export function cniBinDir(): string | undefined {
+  for (const d of ['/usr/lib/cni', '/opt/cni/bin']) if (existsSync(join(d, 'bridge')) && existsSync(join(d, 'host-local'))) return d;
+  return undefined;
+}
+
+/** What is missing on this machine for skiff to run containers with containerd; empty when nothing is. */
+export function containerdPrerequisites(): string[] {
+  const missing: string[] = [];
+  if (!containerdBinary()) missing.push('containerd (Debian: containerd)');
+  if (!findBinary('runc', 'SKIFF_RUNC_BIN', ['/usr/sbin/runc', '/usr/bin/runc'])) missing.push('runc (Debian: runc)');
+  if (!findBinary('ctr', 'SKIFF_CTR_BIN', ['/usr/bin/ctr'])) missing.push('ctr (Debian: containerd)');
+  if (!cniBinDir()) missing.push('CNI plugins (Debian: containernetworking-plugins)');
+  if (!haveStaticBusybox()) missing.push('a static busybox for the pause image (Debian: busybox-static)');
+  if (process.getuid?.() !== 0) missing.push('root (containers need namespaces, cgroups and mounts)');
+  return missing;
+}
+
+export class ContainerdDaemon {
+  readonly socket: string;
+  readonly endpoint: string;
+  private child?: ChildProcess;
+
+  constructor(readonly o: ContainerdDaemonOptions) {
+    this.socket = join(o.dir, 'containerd.sock');
+    this.endpoint = `unix://${this.socket}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Writes containerd's config and the CNI network; answers the config's path. */
+  writeConfig(): string {
+    const cniConf = join(this.o.dir, 'cni', 'net.d');
+    mkdirSync(cniConf, { recursive: true });
+    const binDir = cniBinDir() ?? '/opt/cni/bin';
+    const net = {
+      cniVersion: '1.0.0',
+      name: this.o.network,
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: this.o.bridge,
+          isGateway: true,
+          ipMasq: true,
+          hairpinMode: true,
+          ipam: { type: 'host-local', dataDir: join(this.o.dir, 'cni', 'ipam'), ranges: [[{ subnet: this.o.podCIDR }]], routes: [{ dst: '0.0.0.0/0' }] },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+        { type: 'loopback' },
+      ],
+    };
+    writeFileSync(join(cniConf, '10-skiff.conflist'), JSON.stringify(net, null, 2));
+    const config = [
+      'version = 2',
+      `root = ${JSON.stringify(join(this.o.dir, 'root'))}`,
+      `state = ${JSON.stringify(join(this.o.dir, 'state'))}`,
+      '[grpc]',
+      `  address = ${JSON.stringify(this.socket)}`,
+      '[ttrpc]',
+      `  address = ${JSON.stringify(`${this.socket}.ttrpc`)}`,
+      '[plugins."io.containerd.grpc.v1.cri"]',
+      // A sandbox asks for oom_score_adj -998, which needs CAP_SYS_RESOURCE; inside a container
+      // (CI, a dev box) that is often missing and every sandbox would fail. Restricted, it gets no
+      // lower a score than containerd's own — the same protection wherever containerd has it.
+      '  restrict_oom_score_adj = true',
+      `  sandbox_image = ${JSON.stringify(PAUSE_IMAGE)}`,
+      // The streaming server (exec, attach, port-forward) listens on loopback only.
+      '  stream_server_address = "127.0.0.1"',
+      '  stream_server_port = "0"',
+      '  [plugins."io.containerd.grpc.v1.cri".cni]',
+      `    bin_dir = ${JSON.stringify(binDir)}`,
+      `    conf_dir = ${JSON.stringify(cniConf)}`,
+      '',
+    ].join('\n');
+    const path = join(this.o.dir, 'config.toml');
+    writeFileSync(path, config);
+    return path;
+  }
+
+  /** Starts containerd and waits until its CRI plugin answers; makes the pause image if missing. */
+  async start(timeoutMs = 30_000): Promise<void> {
+    const bin = containerdBinary();
+    if (!bin) throw new Error('containerd is not installed (Debian: containerd)');
+    mkdirSync(this.o.dir, { recursive: true });
+    const config = this.writeConfig();
+    const log = openSync(join(this.o.dir, 'containerd.log'), 'a');
+    try {
+      // Packet forwarding between pod bridges and the host: pods of different nodes reach each other.
+      try {
+        writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
+      } catch {
+        /* not ours to set (a container without CAP_NET_ADMIN): pods still reach their own node */
+      }
+      this.child = spawn(bin, ['--config', config], { stdio: ['ignore', log, log], detached: true });
+    } finally {
+      closeSync(log);
+    }
+    const child = this.child;
+    const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`containerd exited with ${code}; see ${join(this.o.dir, 'containerd.log')}`))));
+    exited.catch(() => undefined);
+    const cri = new CriClient({ endpoint: this.endpoint, timeoutMs: 2000 });
+    try {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        try {
+          await Promise.race([cri.version(), exited]);
+          break;
+        } catch (e) {
+          if (child.exitCode !== null || Date.now() > deadline) throw new Error(`containerd did not answer on ${this.socket}: ${errorText(e)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      if (!(await cri.imageStatus(PAUSE_IMAGE))) this.importPauseImage();
+    } finally {
+      cri.close();
+    }
+  }
+
+  private importPauseImage(): void {
+    const archive = join(this.o.dir, 'pause.tar');
+    // PID 1 of a pod: it holds the namespaces and does nothing; SIGKILL ends it when the pod stops.
+    writeBusyboxImage(PAUSE_IMAGE, archive, { Entrypoint: ['/bin/sleep', 'infinity'] });
+    importImage(archive, this.endpoint);
+  }
+
+  /** Stops containerd (SIGTERM; its containers' shims keep running, as on a real machine). */
+  async stop(): Promise<void> {
+    const c = this.child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const gone = new Promise<void>((r) => c.once('exit', () => r()));
+    c.kill('SIGTERM');
+    const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
+    await gone;
+    clearTimeout(t);
+  }
+}
