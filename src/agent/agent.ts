@@ -31,6 +31,8 @@ import { hostCapacity, READY, simulatedCapacity, type NodeConfig, type Readiness
 import { PodSync, SHUTDOWN_OVERRIDE } from './pod-sync.js';
 import { ProcessRuntime } from './runtimes/process.js';
 import type { Runtime, RuntimeName, StreamRequest } from './runtimes/runtime.js';
+import { RuntimeHealth } from './runtime-health.js';
+import { PodCidrHandoff } from './pod-cidr.js';
 import { ContainerdRuntime, DEFAULT_CRI_ENDPOINT } from './runtimes/containerd.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
 import type { Stages } from './runtimes/sim-stages.js';
@@ -115,6 +117,7 @@ export class Agent {
   private readonly abort = new AbortController();
   private client?: ApiClient;
   private runtime?: Runtime;
+  private runtimeHealth?: RuntimeHealth;
   private podSync?: PodSync;
   private logServer?: LogServer;
   private logRotation?: ContainerLogRotation;
@@ -303,6 +306,12 @@ export class Agent {
           ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs, ...(cfg.simStages ? { stages: cfg.simStages.pods } : {}) })
           : new ProcessRuntime({ clock: this.clock, log: this.log, tag: machineId });
     }
+    const runtimeForHealth = this.runtime;
+    if (runtimeForHealth.health) {
+      this.runtimeHealth = new RuntimeHealth({ clock: this.clock, log: this.log, check: () => runtimeForHealth.health!(), changed: () => this.status?.kick() });
+      // Asked once before the Node is registered, so its first status already says.
+      await this.runtimeHealth.probe();
+    }
     const events = new EventRecorder(client, this.clock, this.log, this.nodeName);
     this.podSync = new PodSync({
       api: client,
@@ -310,6 +319,7 @@ export class Agent {
       log: this.log,
       nodeName: this.nodeName,
       nodeIP: cfg.nodeIP,
+      apiServer: () => client.server,
       runtime: this.runtime,
       state: this.state,
       events,
@@ -382,7 +392,8 @@ export class Agent {
       leaseDurationSeconds: cfg.leaseDurationSeconds,
       statusUpdateFrequencyMs: cfg.statusUpdateFrequencyMs,
       statusReportFrequencyMs: cfg.statusReportFrequencyMs,
-      readiness: () => this.readiness,
+      // Shutting down outranks the runtime's state; the runtime's outranks ready.
+      readiness: () => (this.readiness.ready ? (this.runtimeHealth?.readiness ?? this.readiness) : this.readiness),
       ...(cfg.runtime === 'simulated' && cfg.simStages ? { conditionStages: cfg.simStages.nodes } : {}),
       onRetire: () => void this.retire(),
     });
@@ -410,12 +421,20 @@ export class Agent {
     await loops.register(signal);
 
     const nodes = new Informer<Node>(client, { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.nodeName}`, clock: this.clock, log: this.log });
+    const podCidr = this.runtime.setPodCidr ? new PodCidrHandoff({ clock: this.clock, log: this.log, set: (c) => runtime.setPodCidr!(c), signal }) : undefined;
     nodes.addHandlers({
-      add: (n) => loops.observedNode(n),
-      update: (_o, n) => loops.observedNode(n),
+      add: (n) => {
+        loops.observedNode(n);
+        podCidr?.observe(n);
+      },
+      update: (_o, n) => {
+        loops.observedNode(n);
+        podCidr?.observe(n);
+      },
       delete: (n) => loops.deletedNode(n),
     });
     this.loops.push(nodes.run(signal), ...loops.run(signal));
+    if (this.runtimeHealth) this.loops.push(this.runtimeHealth.run(signal));
     this.log.info(
       { node: this.nodeName, runtime: cfg.runtime, kubeletPort, servers: client.serverList, reregister: cfg.reregister, machineId },
       'agent started',

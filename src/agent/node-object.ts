@@ -125,7 +125,7 @@ export function defaultLabels(cfg: NodeConfig): Record<string, string> {
 /**
  * The Node to create. With a last observed copy (the Node was deleted, or the agent restarted after
  * its deletion) the operator-owned fields come from that copy, so labels, annotations, taints and a
- * cordon survive; the agent's default labels and machine id are re-asserted on top.
+ * cordon survive, and its pod CIDR; the agent's default labels and machine id are re-asserted on top.
  */
 export function initialNode(cfg: NodeConfig, observed: ObservedNode | undefined, status: NodeStatus): Node {
   const labels = observed ? { ...cfg.labels, ...observed.labels, ...defaultLabels(cfg) } : { ...defaultLabels(cfg), ...cfg.labels };
@@ -152,6 +152,11 @@ export function initialNode(cfg: NodeConfig, observed: ObservedNode | undefined,
     if (i >= 0) taints.splice(i, 1);
   }
   if (taints.length > 0) node.spec!.taints = taints;
+  // Its pods keep their addresses: the Node comes back with the range they are from.
+  if (observed?.podCIDRs?.length) {
+    node.spec!.podCIDR = observed.podCIDRs[0];
+    node.spec!.podCIDRs = [...observed.podCIDRs];
+  }
   return node;
 }
 
@@ -181,6 +186,7 @@ export function observe(node: Node, at: number): ObservedNode {
     annotations,
     taints: (node.spec?.taints ?? []).filter((t) => !DERIVED_TAINTS.has(t.key)).map((t) => ({ ...t })),
     unschedulable: node.spec?.unschedulable === true,
+    ...(node.spec?.podCIDRs?.length ? { podCIDRs: [...node.spec.podCIDRs] } : {}),
     observedAt: rfc3339(at),
   };
 }

@@ -3,7 +3,7 @@
 // (the pod's worker and its container instances). Nothing is killed before the first list has
 // arrived, nor for lack of the API (N11): a stale cache keeps its pods running.
 import { rfc3339 } from '../util/time.js';
-import type { Container, Pod } from '../api/kinds/pod.js';
+import { API_ACCESS_VOLUME_PREFIX, type Container, type Pod } from '../api/kinds/pod.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { WorkQueue } from '../client/workqueue.js';
@@ -16,7 +16,9 @@ import { probeAction } from './probe-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { CreateContainerError, type KnownInstances, type Runtime } from './runtimes/runtime.js';
 import type { PodStateStore } from './state-dir.js';
-import { scaledValue } from '../api/quantity.js';
+import { fieldRefValue, resourceFieldValue, type FieldRefContext } from './field-ref.js';
+import { VolumeManager } from './volumes/volume-manager.js';
+import { kindWord, readConfigData, type ConfigKind } from './config-data.js';
 
 export interface PodSyncOptions {
   api: AgentApi;
@@ -36,7 +38,14 @@ export interface PodSyncOptions {
   allocatable?: () => Record<string, string>;
   /** Told how long each pod sync took (kubelet_pod_worker_duration_seconds). */
   synced?(seconds: number): void;
+  /** The API server the agent talks to now (an https URL): what in-cluster clients of image containers are pointed at. */
+  apiServer?(): string;
+  /** How often API-backed volumes (configMap, secret, projected) of running pods are rewritten. */
+  volumeRefreshMs?: number;
 }
+
+/** A ConfigMap or Secret change reaches a running pod's volume within this (the kubelet: its sync period, 1 min, plus cache TTL). */
+const VOLUME_REFRESH_MS = 10_000;
 
 export const SHUTDOWN_OVERRIDE: TerminalOverride = {
   phase: 'Failed',
@@ -77,9 +86,36 @@ export class PodSync {
   /** Last status written per pod uid, to write each status once (see writeStatus). */
   private readonly lastWritten = new Map<string, LastWrite>();
 
+  /** Pods' volumes, for a runtime whose containers have a filesystem of their own. */
+  private readonly volumes?: VolumeManager;
+
   constructor(private readonly o: PodSyncOptions) {
     this.queue = new WorkQueue<string>(o.clock, 200, 10_000);
     this.backoff = new RestartBackoff(o.clock, o.backoffBaseMs ?? 10_000, o.backoffMaxMs ?? 300_000);
+    if (o.runtime.images) {
+      this.volumes = new VolumeManager({
+        api: o.api,
+        clock: o.clock,
+        log: o.log,
+        podDir: (uid) => o.state.podDir(uid),
+        fieldRefs: (pod) => this.fieldRefs(pod),
+        allocatable: () => o.allocatable?.() ?? {},
+      });
+    }
+  }
+
+  private fieldRefs(pod: Pod): FieldRefContext {
+    return { nodeName: this.o.nodeName, nodeIP: this.o.nodeIP, podIP: this.podIP(pod) || this.o.nodeIP };
+  }
+
+  /** Keeps configMap, secret, downwardAPI and projected volumes of running pods current (the kubelet's sync period). */
+  private async refreshVolumes(signal: AbortSignal): Promise<void> {
+    const volumes = this.volumes;
+    if (!volumes) return;
+    while (!signal.aborted) {
+      await this.o.clock.sleep(this.o.volumeRefreshMs ?? VOLUME_REFRESH_MS, signal).catch(() => undefined);
+      for (const w of this.workers.values()) if (!w.terminated && !w.isTerminating && w.hasRunning()) await volumes.refresh(w.pod);
+    }
   }
 
   get podCount(): number {
@@ -154,6 +190,7 @@ export class PodSync {
 
   async run(signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', () => this.queue.shutdown(), { once: true });
+    const refreshing = this.refreshVolumes(signal);
     const loops = Array.from({ length: this.o.concurrency ?? 4 }, async () => {
       for (;;) {
         const key = await this.queue.get();
@@ -171,7 +208,7 @@ export class PodSync {
         }
       }
     });
-    await Promise.all(loops);
+    await Promise.all([...loops, refreshing]);
   }
 
   private workerDeps() {
@@ -182,6 +219,15 @@ export class PodSync {
       state: this.o.state,
       backoff: this.backoff,
       resolveEnv: (pod: Pod, c: Container) => this.resolveEnv(pod, c),
+      ...(this.volumes
+        ? {
+            prepare: async (pod: Pod) => {
+              await this.volumes!.setUp(pod);
+              await this.o.runtime.prepare?.(pod);
+            },
+            mounts: (pod: Pod, c: Container) => this.volumes!.mounts(pod, c),
+          }
+        : {}),
       notify: (uid: string) => {
         const w = this.workers.get(uid);
         if (w) this.queue.add(w.key);
@@ -217,7 +263,8 @@ export class PodSync {
   /** Host processes see the host's filesystem: say so instead of letting a pod expect its volumes. */
   private warnVolumes(pod: Pod): void {
     if (this.o.runtime.name !== 'process') return;
-    const names = (pod.spec?.volumes ?? []).map((v) => v?.name).filter((n): n is string => typeof n === 'string');
+    // The token volume ServiceAccount admission adds to every pod is not the pod's own wish: no warning for it alone.
+    const names = (pod.spec?.volumes ?? []).map((v) => v?.name).filter((n): n is string => typeof n === 'string' && !n.startsWith(API_ACCESS_VOLUME_PREFIX));
     if (names.length === 0) return;
     void this.o.events?.pod(pod, 'VolumesNotMounted', `the process runtime runs containers as host processes and mounts no volumes: ${names.join(', ')}`, 'Warning');
   }
@@ -241,6 +288,7 @@ export class PodSync {
         }
         continue;
       }
+      this.volumes?.tearDown(w.uid);
       w.dispose();
       this.workers.delete(w.uid);
       this.lastWritten.delete(w.uid);
@@ -374,26 +422,47 @@ export class PodSync {
     );
   }
 
+  /**
+   * Where in-cluster clients find the API (KUBERNETES_SERVICE_HOST/PORT, as the kubelet sets them).
+   * The kubelet names the `kubernetes` Service's cluster IP; nothing routes cluster IPs in skiff
+   * yet, so these name the API server this agent uses, which pods reach over the node's network.
+   */
+  private apiServerEnv(): Record<string, string> {
+    const url = this.o.apiServer?.();
+    if (!url) return {};
+    const u = new URL(url);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const port = u.port || '443';
+    const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    return {
+      KUBERNETES_SERVICE_HOST: host,
+      KUBERNETES_SERVICE_PORT: port,
+      KUBERNETES_SERVICE_PORT_HTTPS: port,
+      KUBERNETES_PORT: `tcp://${hostPort}`,
+      KUBERNETES_PORT_443_TCP: `tcp://${hostPort}`,
+      KUBERNETES_PORT_443_TCP_PROTO: 'tcp',
+      KUBERNETES_PORT_443_TCP_ADDR: host,
+      KUBERNETES_PORT_443_TCP_PORT: port,
+    };
+  }
+
   /** Env for a container: plain values, fieldRef, configMap/secret refs and envFrom, read through the API. */
   async resolveEnv(pod: Pod, c: Container): Promise<Record<string, string>> {
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      HOSTNAME: pod.metadata.name ?? '',
-    };
+    // Host processes need a PATH and are told their pod's name; an image brings its own environment.
+    const env: Record<string, string> = this.o.runtime.images ? this.apiServerEnv() : { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOSTNAME: pod.metadata.name ?? '' };
     const ns = pod.metadata.namespace ?? 'default';
     const cache = new Map<string, Record<string, string> | undefined>();
-    const fetchData = async (kind: 'configmaps' | 'secrets', name: string, optional: boolean): Promise<Record<string, string> | undefined> => {
+    const fetchData = async (kind: ConfigKind, name: string, optional: boolean): Promise<Record<string, string> | undefined> => {
       const k = `${kind}/${name}`;
       if (cache.has(k)) return cache.get(k);
-      let data: Record<string, string> | undefined;
+      let bytes: Map<string, Buffer> | undefined;
       try {
-        const o = await this.o.api.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${encodeURIComponent(ns)}/${kind}/${encodeURIComponent(name)}`);
-        data = { ...(o.data ?? {}) };
-        if (kind === 'secrets') for (const [key, v] of Object.entries(data)) data[key] = Buffer.from(v, 'base64').toString('utf8');
+        bytes = await readConfigData(this.o.api, ns, kind, name);
       } catch (e) {
-        if (!isNotFound(e)) throw new CreateContainerError('CreateContainerConfigError', `cannot read ${kind === 'configmaps' ? 'configmap' : 'secret'} "${name}": ${errorText(e)}`);
-        if (!optional) throw new CreateContainerError('CreateContainerConfigError', `${kind === 'configmaps' ? 'configmap' : 'secret'} "${name}" not found`);
+        throw new CreateContainerError('CreateContainerConfigError', `cannot read ${kindWord(kind)} "${name}": ${errorText(e)}`);
       }
+      if (!bytes && !optional) throw new CreateContainerError('CreateContainerConfigError', `${kindWord(kind)} "${name}" not found`);
+      const data = bytes ? Object.fromEntries([...bytes].map(([key, v]) => [key, v.toString('utf8')])) : undefined;
       cache.set(k, data);
       return data;
     };
@@ -409,7 +478,7 @@ export class PodSync {
       if (!e || typeof e.name !== 'string') continue;
       if (e.valueFrom) {
         const vf = e.valueFrom as Record<string, Record<string, unknown> | undefined>;
-        if (vf.fieldRef) env[e.name] = this.fieldRef(pod, String(vf.fieldRef.fieldPath ?? ''));
+        if (vf.fieldRef) env[e.name] = fieldRefValue(pod, String(vf.fieldRef.fieldPath ?? ''), this.fieldRefs(pod));
         else if (vf.configMapKeyRef || vf.secretKeyRef) {
           const ref = (vf.configMapKeyRef ?? vf.secretKeyRef)!;
           const kind = vf.configMapKeyRef ? 'configmaps' : 'secrets';
@@ -429,52 +498,5 @@ export class PodSync {
       }
     }
     return env;
-  }
-
-  private fieldRef(pod: Pod, path: string): string {
-    const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
-    if (m) return (m[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[m[2]!] ?? '';
-    switch (path) {
-      case 'metadata.name':
-        return pod.metadata.name ?? '';
-      case 'metadata.namespace':
-        return pod.metadata.namespace ?? '';
-      case 'metadata.uid':
-        return pod.metadata.uid ?? '';
-      case 'spec.nodeName':
-        return this.o.nodeName;
-      case 'spec.serviceAccountName':
-        return pod.spec?.serviceAccountName ?? '';
-      case 'status.hostIP':
-      case 'status.podIP':
-      case 'status.hostIPs':
-      case 'status.podIPs':
-        return this.o.nodeIP;
-      default:
-        return '';
-    }
-  }
-}
-
-/**
- * The value of a resourceFieldRef as the kubelet computes it: the container's limit (the node's
- * allocatable when it sets none) or request (0 when none), divided by the divisor and rounded up,
- * e.g. limits.cpu "500m" → "1", with divisor "1m" → "500"; limits.memory "64Mi" → "67108864".
- */
-export function resourceFieldValue(resources: unknown, resource: string, divisor: unknown, allocatable: Record<string, string>): string | undefined {
-  const [kind, name, ...rest] = resource.split('.');
-  if ((kind !== 'limits' && kind !== 'requests') || !name || rest.length > 0) return undefined;
-  const set = (resources as Record<string, Record<string, string | number> | undefined> | undefined)?.[kind]?.[name];
-  const quantity = set ?? (kind === 'limits' ? allocatable[name] : undefined) ?? '0';
-  const by = typeof divisor === 'string' || typeof divisor === 'number' ? divisor : '1';
-  try {
-    // CPU divides in millicores ("1m" divisors), everything else in whole units.
-    const scale = name === 'cpu' ? 3 : 0;
-    const value = scaledValue(quantity, scale);
-    const unit = scaledValue(by, scale);
-    if (unit <= 0n) return undefined;
-    return String(value <= 0n ? 0n : (value + unit - 1n) / unit);
-  } catch {
-    return undefined;
   }
 }

@@ -11,7 +11,7 @@ import { rfc3339 } from '../util/time.js';
 import { podPhase, type ContainerView } from './pod-status.js';
 import { ContainerProbes, type ProbeAction } from './probes.js';
 import type { RestartBackoff } from './restart-backoff.js';
-import { CreateContainerError, type ExitInfo, type InstanceRecord, type Runtime, type RunningContainer } from './runtimes/runtime.js';
+import { CreateContainerError, type ContainerMount, type ExitInfo, type InstanceRecord, type Runtime, type RunningContainer } from './runtimes/runtime.js';
 import type { PodStateStore } from './state-dir.js';
 import { formatDuration } from '../util/duration.js';
 
@@ -23,6 +23,10 @@ export interface PodWorkerDeps {
   backoff: RestartBackoff;
   /** Environment for a container: resolves valueFrom/envFrom; throws CreateContainerError. */
   resolveEnv(pod: Pod, c: Container): Promise<Record<string, string>>;
+  /** Readies what the pod's containers share (volumes, sandbox) before a container starts; throws CreateContainerError. */
+  prepare?(pod: Pod): Promise<void>;
+  /** The container's volume mounts on this node (after prepare). */
+  mounts?(pod: Pod, c: Container): ContainerMount[];
   /** Something changed that the pod's status (or a pending restart) should reflect. */
   notify(uid: string): void;
   /** Pod events (Started, Killing, BackOff, Failed, Unhealthy). */
@@ -309,7 +313,9 @@ export class PodWorker {
     r.createError = undefined;
     const p = (async () => {
       try {
+        await this.d.prepare?.(this.pod);
         const env = await this.d.resolveEnv(this.pod, c);
+        const mounts = this.d.mounts?.(this.pod, c);
         const command = Array.isArray(c.command) ? c.command.map((s) => expandVars(String(s), env)) : [];
         const args = Array.isArray(c.args) ? c.args.map((s) => expandVars(String(s), env)) : [];
         const argv = command.length > 0 ? [...command, ...args] : [];
@@ -329,6 +335,7 @@ export class PodWorker {
           podMeta: this.pod.metadata,
           pod: this.pod,
           container: c,
+          ...(mounts ? { mounts } : {}),
         });
         r.current = rc;
         this.persist();

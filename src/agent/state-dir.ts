@@ -23,6 +23,8 @@ export interface ObservedNode {
   annotations: Record<string, string>;
   taints: Taint[];
   unschedulable: boolean;
+  /** The pod CIDR the control plane gave the node: its running pods hold addresses from it. */
+  podCIDRs?: string[];
   observedAt: string;
 }
 

@@ -2,6 +2,7 @@
 import { invalid } from '../api/errors.js';
 import type { KubeObject, StatusCause } from '../api/types.js';
 import { goStringSlice, isValidIP } from '../api/validation.js';
+import { API_ACCESS_VOLUME_PREFIX, SERVICE_ACCOUNT_MOUNT_PATH } from '../api/kinds/pod.js';
 
 export interface AdmissionOptions {
   defaultNotReadyTolerationSeconds: number;
@@ -40,6 +41,44 @@ export function defaultServiceAccount(pod: KubeObject): void {
   if (spec.serviceAccountName) return;
   spec.serviceAccountName = 'default';
   spec.serviceAccount = 'default';
+}
+
+
+interface MountingSpec {
+  automountServiceAccountToken?: boolean;
+  volumes?: { name: string; [k: string]: unknown }[];
+  containers?: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+  initContainers?: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+}
+
+/**
+ * ServiceAccount admission's token volume: unless the pod or its service account opts out, or a
+ * container already mounts something there, a projected volume of a bound token (renewed by the
+ * node), the cluster CA (the kube-root-ca.crt ConfigMap) and the namespace, mounted read-only in
+ * every container — so in-cluster clients work unchanged.
+ */
+export function mountServiceAccountToken(pod: KubeObject, account: KubeObject | undefined, suffix: string): void {
+  const spec = (pod.spec ??= {}) as MountingSpec;
+  const accountSays = (account as { automountServiceAccountToken?: boolean } | undefined)?.automountServiceAccountToken;
+  if (spec.automountServiceAccountToken === false || (spec.automountServiceAccountToken === undefined && accountSays === false)) return;
+  const containers = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
+  if (containers.some((c) => (c.volumeMounts ?? []).some((m) => m?.mountPath === SERVICE_ACCOUNT_MOUNT_PATH))) return;
+  const name = `${API_ACCESS_VOLUME_PREFIX}${suffix}`;
+  spec.volumes = [
+    ...(spec.volumes ?? []),
+    {
+      name,
+      projected: {
+        defaultMode: 0o644,
+        sources: [
+          { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        ],
+      },
+    },
+  ];
+  for (const c of containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name, readOnly: true, mountPath: SERVICE_ACCOUNT_MOUNT_PATH }];
 }
 
 export interface ServiceAddressesInUse {

@@ -72,6 +72,12 @@ export class NodeAuthorizer implements Authorizer {
       if (target && namespace && this.podsOnNode(node).some((p) => p.metadata.namespace === namespace && podReferences(p, resource).has(target))) return undefined;
       return `no relationship found between node '${node}' and this object`;
     }
+    // Tokens for projected volumes: only for a service account a pod on this node runs as.
+    if (group === '' && resource === 'serviceaccounts' && subresource === 'token' && verb === 'create') {
+      const uses = (p: KubeObject) => p.metadata.namespace === namespace && ((p.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName || 'default') === name;
+      if (name && namespace && this.podsOnNode(node).some(uses)) return undefined;
+      return `no relationship found between node '${node}' and this object`;
+    }
     if (group === '' && resource === 'nodes') {
       // Creating: the name is in the body; NodeRestriction checks it on write.
       if (verb === 'create' && !subresource) return undefined;

@@ -22,7 +22,7 @@ import { StoreError, isStoreError, type KeyValue, type Store, type WriteOptions 
 import type { Clock } from '../util/clock.js';
 import { rfc3339 } from '../util/time.js';
 import { encodeStored } from './stored-json.js';
-import { randomString } from '../util/random.js';
+import { generatedNameSuffix } from '../util/random.js';
 import { WatchCache, type WatchFilter } from './watch-cache.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import { updateManagedFields } from './patch/index.js';
@@ -86,7 +86,6 @@ export function keyPrefix(rt: ResourceType, namespace?: string): string {
   return rt.namespaced && namespace ? `/registry/${storageSegment(rt)}/${namespace}/` : `/registry/${storageSegment(rt)}/`;
 }
 
-const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 /** Names drawn for one create with generateName before AlreadyExists (upstream: 8). */
 const GENERATE_NAME_ATTEMPTS = 8;
 /**
@@ -105,10 +104,6 @@ export async function retryGeneratedName<T>(first: string, draw: () => string, w
   }
 }
 
-/** Upstream's generated-name suffix: five characters without vowels or look-alikes. */
-function randomSuffix(): string {
-  return randomString(NAME_SUFFIX_ALPHABET, 5);
-}
 
 function decode(kv: KeyValue): KubeObject {
   const obj = JSON.parse(kv.value) as KubeObject;
@@ -334,7 +329,7 @@ export class ObjectStore {
       delete meta.namespace;
     }
     const generated = !meta.name && !!meta.generateName;
-    if (generated) meta.name = `${meta.generateName}${randomSuffix()}`;
+    if (generated) meta.name = `${meta.generateName}${generatedNameSuffix()}`;
     this.stamp(obj);
     meta.uid = randomUUID();
     meta.creationTimestamp = nowRfc3339(this.clock);
@@ -373,7 +368,7 @@ export class ObjectStore {
       this.rt.defaults(obj);
       this.rt.prepareForCreate?.(obj);
     };
-    const draw = () => `${meta.generateName}${randomSuffix()}`;
+    const draw = () => `${meta.generateName}${generatedNameSuffix()}`;
     const write = async (name: string): Promise<KubeObject> => {
       const key = objectKey(this.rt, meta.namespace, name);
       if (ctx.dryRun) {

@@ -24,7 +24,8 @@ import { NodeRestriction } from './node-restriction.js';
 import { ResourceHandler, type PodLogStreamer, type ResourceHandlerDeps } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
-import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, checkServiceAddresses, defaultServiceAccount, defaultTolerationSeconds, type AdmissionOptions } from './admission.js';
+import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, checkServiceAddresses, defaultServiceAccount, defaultTolerationSeconds, mountServiceAccountToken, type AdmissionOptions } from './admission.js';
+import { generatedNameSuffix } from '../util/random.js';
 import { alwaysMatch } from './watch-cache.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
@@ -347,6 +348,8 @@ export class ApiServer {
         admit: (op, obj) => {
           if (op !== 'create') return;
           defaultServiceAccount(obj);
+          const sa = ((obj.spec ?? {}) as { serviceAccountName?: string }).serviceAccountName;
+          mountServiceAccountToken(obj, this.storeByResource('', 'serviceaccounts').cached(obj.metadata.namespace, sa ?? 'default'), generatedNameSuffix());
           defaultTolerationSeconds(obj, admission);
         },
         admitCreate: (pod) => this.serviceAccountExists(pod),

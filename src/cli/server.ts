@@ -1,4 +1,5 @@
 // `skiff server`: API server (and, later, controllers and scheduler) in one process.
+import { SubnetRange } from '../controllers/node-ipam.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AUTOSCALER_DEFAULTS, parseNodesFlag, type AutoscalerGroup, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 import { EXPANDERS, type Expander } from '../cloud/autoscaler/plan.js';
@@ -43,6 +44,9 @@ export function serverCommand(): Command {
     .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes that makes a zone unhealthy', Number, 0.55)
     .option('--node-eviction-rate <perSecond>', 'nodes per second whose pods may be evicted in a healthy zone', Number, 0.1)
     .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01)
+    .option('--allocate-node-cidrs <bool>', 'give every Node a pod CIDR from --cluster-cidr (spec.podCIDR), which its agent hands to the container runtime', boolArg, false)
+    .option('--cluster-cidr <cidr>', 'the pods\' address range, split into one CIDR per node', '10.42.0.0/16')
+    .option('--node-cidr-mask-size <bits>', 'the size of each node\'s pod CIDR', intArg, 24)
     .addOption(new Option('--cloud-provider <name>', 'the cloud the machines run in: its controllers initialise Nodes and remove those whose instance is gone').choices(['local']))
     .option('--cloud-endpoint <url>', 'the cloud API (for local: the URL `skiff cloud serve` listens on)')
     .option('--nodes <min:max:group>', 'a node group the cluster autoscaler manages, with its size bounds (repeatable; needs --cloud-provider)', (v: string, p: AutoscalerGroup[]) => [...p, parseNodesArg(v)], [] as AutoscalerGroup[])
@@ -68,6 +72,14 @@ export function serverCommand(): Command {
   cmd.action(async (o: Record<string, unknown>) => {
     const log = createLogger('skiff-server', (o.logFormat as LogFormat | undefined) ?? defaultLogFormat());
     const listen = o.listen as { host: string; port: number };
+    if (o.allocateNodeCidrs) {
+      try {
+        new SubnetRange(o.clusterCidr as string, o.nodeCidrMaskSize as number);
+      } catch (e) {
+        console.error(`skiff server: --cluster-cidr/--node-cidr-mask-size: ${(e as Error).message}`);
+        process.exit(2);
+      }
+    }
     // Signals are handled from the start: one that comes while the server (and its own node) is
     // starting waits for the start, then stops gracefully, instead of killing the process midway.
     let starting: Promise<Awaited<ReturnType<typeof runServer>>> | undefined;
@@ -127,6 +139,7 @@ export function serverCommand(): Command {
             nodeEvictionRate: o.nodeEvictionRate as number,
             secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
           },
+          ...(o.allocateNodeCidrs ? { nodeIpam: { clusterCIDR: o.clusterCidr as string, nodeCidrMaskSize: o.nodeCidrMaskSize as number } } : {}),
           ...(o.withAgent ? { agent: nodeConfigFrom(o) } : {}),
           ...(o.cloudProvider ? { cloud: { provider: 'local' as const, endpoint: cloudEndpoint(o.cloudEndpoint) } } : {}),
           ...((o.nodes as AutoscalerGroup[]).length > 0 ? { autoscaler: autoscalerOptions(o) } : {}),

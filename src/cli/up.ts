@@ -2,6 +2,7 @@
 // process (own process group), on the embedded store; or, with `--servers 3 --storage etcd`, a real
 // 3-member etcd (127.0.0.1-3:2379/2380, data in <data-dir>/etcd) under 3 servers on 127.0.0.1-3:<port>. Prints "cluster ready" once every node is
 // Ready; Ctrl-C / SIGTERM stops the agents gracefully (they drain and remove their Nodes), then the server.
+import { ContainerdDaemon, containerdPrerequisites } from '../cri/containerd-daemon.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +33,7 @@ import { generateToken } from '../auth/bootstrap-token.js';
 
 const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 /** Flags `skiff up` sets itself on the processes it starts; users cannot pass them through. */
-const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--node-ip', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification', '--with-agent', '--control-plane-endpoint', '--cloud-provider', '--cloud-endpoint', '--provider-id']);
+const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--node-ip', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification', '--with-agent', '--control-plane-endpoint', '--cloud-provider', '--cloud-endpoint', '--provider-id', '--container-runtime-endpoint']);
 
 /**
  * Declares every other flag of `skiff server` and `skiff agent` on `cmd` as a hidden option (so
@@ -88,7 +89,7 @@ export function upCommand(): Command {
     .option('--servers <n>', 'API servers to start', intArg, 1)
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--port <port>', 'API server port', intArg, 6443)
-    .option('--runtime <runtime>', 'process or simulated', 'process')
+    .option('--runtime <runtime>', 'process, simulated or containerd (a containerd per node, started here; needs root, containerd, runc and the CNI plugins)', 'process')
     .option('--control-plane-endpoint <host:port>', 'where HAProxy serves every API server as one (default with --servers > 1 and HAProxy installed: 127.0.0.1:<port+1>)', hostPortArg)
     .option('--ready-timeout <seconds>', 'how long to wait for every node to be Ready', intArg, 120)
     .addOption(new Option('--cloud <name>', 'run the nodes in a local cloud (skiff cloud serve) with the cluster autoscaler, in place of --nodes').choices(['local']))
@@ -115,6 +116,22 @@ export function upCommand(): Command {
     if (o.servers > 254) {
       console.error('skiff up: at most 254 servers (one loopback address each)');
       process.exit(2);
+    }
+    if (!['process', 'simulated', 'containerd'].includes(o.runtime)) {
+      console.error(`skiff up: --runtime must be process, simulated or containerd (got ${o.runtime})`);
+      process.exit(2);
+    }
+    const withContainerd = o.runtime === 'containerd';
+    if (withContainerd) {
+      const missing = containerdPrerequisites();
+      if (missing.length > 0) {
+        console.error(`skiff up: --runtime containerd needs ${missing.join(', ')}`);
+        process.exit(2);
+      }
+      if (o.cloud) {
+        console.error('skiff up: --runtime containerd does not combine with --cloud local yet (its instances are agents on the simulated or process runtime)');
+        process.exit(2);
+      }
     }
     if (o.cloud && o.nodeGroup.length === 0) {
       console.error('skiff up: --cloud local needs at least one --node-group MIN:MAX:GROUP');
@@ -162,6 +179,13 @@ export function upCommand(): Command {
     let haproxy: ManagedProcess | undefined;
     let cloudProc: ManagedProcess | undefined;
     let stopping = false;
+    /** With --runtime containerd: each node's own containerd (its own socket, root and pod bridge). */
+    const runtimes = new Map<string, ContainerdDaemon>();
+    /** The flags that point a node's agent at its containerd. */
+    const runtimeFlags = (node: string): string[] => {
+      const d = runtimes.get(node);
+      return d ? ['--container-runtime-endpoint', d.endpoint] : [];
+    };
     const stopAll = async (code: number) => {
       if (stopping) return;
       stopping = true;
@@ -175,6 +199,8 @@ export function upCommand(): Command {
       await Promise.all(servers.map((s) => s.proc?.stop(15_000)));
       await haproxy?.stop(5_000);
       await etcd?.stop();
+      // Their agents stopped their pods; nothing of the cluster runs in them any more.
+      await Promise.all([...runtimes.values()].map((d) => d.stop()));
       console.log('cluster stopped');
       process.exit(code);
     };
@@ -222,6 +248,22 @@ export function upCommand(): Command {
       etcdArgs.push('--etcd-endpoints', etcd.endpoints.join(','));
     }
 
+    if (withContainerd) {
+      const nodes = [...servers.map((s) => s.nodeName), ...Array.from({ length: o.nodes }, (_, i) => `node-${i + 1}`)];
+      console.log(`starting ${nodes.length} containerd${nodes.length > 1 ? 's' : ''}, one per node (data: ${join(dataDir, 'containerd')})`);
+      for (const [i, node] of nodes.entries()) {
+        // The pod CIDR comes from the control plane (--allocate-node-cidrs), through the node's agent.
+        const d = new ContainerdDaemon({ dir: join(dataDir, 'containerd', node), bridge: `skiff${i}`, network: `skiff-${node}` });
+        try {
+          await d.start();
+        } catch (e) {
+          console.error(`skiff up: containerd for ${node} did not start: ${errorText(e)}`);
+          return stopAll(1);
+        }
+        runtimes.set(node, d);
+      }
+    }
+
     const startServer = (s: (typeof servers)[number]) => {
       const log = join(logDir, `${s.name}.log`);
       const proc = startProcess({
@@ -231,7 +273,8 @@ export function upCommand(): Command {
           SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${port}`, '--storage', o.storage, ...etcdArgs,
           ...(endpoint ? ['--control-plane-endpoint', `${endpoint.host}:${endpoint.port}`] : []),
           // Every member is a control-plane node too (labelled and tainted as kubeadm's are).
-          '--with-agent', '--node-name', s.nodeName, '--node-ip', s.host, '--runtime', o.runtime, '--kubelet-port', '0',
+          '--with-agent', '--node-name', s.nodeName, '--node-ip', s.host, '--runtime', o.runtime, '--kubelet-port', '0', ...runtimeFlags(s.nodeName),
+          ...(withContainerd ? ['--allocate-node-cidrs', 'true'] : []),
           ...(cloudUrl ? ['--cloud-provider', 'local', '--cloud-endpoint', cloudUrl, ...o.nodeGroup.flatMap((g) => ['--nodes', `${g.min}:${g.max}:${g.name}`])] : []),
           ...pass.server,
         ],
@@ -355,6 +398,7 @@ export function upCommand(): Command {
           '--node-name', name,
           '--runtime', o.runtime,
           '--kubelet-port', '0',
+          ...runtimeFlags(name),
           ...pass.agent,
         ],
         env: { ...process.env, SKIFF_TOKEN: token },
@@ -403,7 +447,10 @@ export function upCommand(): Command {
           : '';
     const workers = names.length + cloudNodes + fleet;
     const counted = `${servers.length} control-plane node${servers.length === 1 ? '' : 's'}${workers > 0 ? ` and ${workers} node${workers === 1 ? '' : 's'}` : ''}${cloudUrl ? ` (local cloud ${cloudUrl}, autoscaled: ${o.nodeGroup.map((g) => `${g.name} ${g.min}..${g.max}`).join(', ')}; skiff cloud instances --cloud-endpoint ${cloudUrl})` : ''}`;
-    console.log(`cluster ready: ${counted} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}`);
+    const images = withContainerd
+      ? `\n  each node runs its own containerd; an image without a registry: skiff image import FILE.tar --container-runtime-endpoint EP, for each node's EP: ${[...runtimes].map(([n, d]) => `${n} ${d.endpoint}`).join(', ')}`
+      : '';
+    console.log(`cluster ready: ${counted} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}${images}`);
   });
   return cmd;
 }

@@ -21,11 +21,12 @@ import { GarbageCollectorController } from './garbage-collector.js';
 import { SchedulerController } from '../scheduler/scheduler.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import { CloudNodeController } from './cloud-node.js';
+import { NodeIpamController, type NodeIpamOptions } from './node-ipam.js';
 import { CloudNodeLifecycleController } from './cloud-node-lifecycle.js';
 import { ClusterAutoscaler, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 
-/** `cloud`: the controllers that reconcile Nodes with their cloud's instances run too; `autoscaler`: and the cluster autoscaler. */
-export function allControllers(cloud?: CloudProvider, autoscaler?: AutoscalerOptions): Controller[] {
+/** `cloud`: the controllers that reconcile Nodes with their cloud's instances run too; `autoscaler`: and the cluster autoscaler; `ipam`: nodes get pod CIDRs. */
+export function allControllers(cloud?: CloudProvider, autoscaler?: AutoscalerOptions, ipam?: NodeIpamOptions): Controller[] {
   return [
     new NamespaceController(),
     new ReplicaSetController(),
@@ -47,6 +48,7 @@ export function allControllers(cloud?: CloudProvider, autoscaler?: AutoscalerOpt
     new PodGCController(),
     new GarbageCollectorController(),
     new SchedulerController(),
+    ...(ipam ? [new NodeIpamController(ipam)] : []),
     ...(cloud ? [new CloudNodeController(cloud), new CloudNodeLifecycleController(cloud)] : []),
     ...(cloud && autoscaler && autoscaler.groups.length > 0 ? [new ClusterAutoscaler(cloud, autoscaler)] : []),
   ];

@@ -169,6 +169,11 @@ export class CriClient {
     return this.call('RuntimeService', 'ExecSync', { containerId: id, cmd, timeout: timeoutSeconds }, budget);
   }
 
+  /** Tells the runtime the node's pod CIDR (its CNI configuration is made from it). */
+  async updatePodCidr(podCidr: string): Promise<void> {
+    await this.call('RuntimeService', 'UpdateRuntimeConfig', { runtimeConfig: { networkConfig: { podCidr } } });
+  }
+
   /** A URL on the runtime's streaming server that runs cmd in the container once a client connects. */
   async exec(id: string, cmd: string[], streams: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }): Promise<string> {
     return (await this.call<{ url: string }>('RuntimeService', 'Exec', { containerId: id, cmd, ...streams })).url;

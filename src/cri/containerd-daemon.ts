@@ -4,7 +4,7 @@
 // real machine: the CRI plugin serves a single namespace and a single pod network, so nodes that
 // shared one would see each other's sandboxes and hand out addresses from one range.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CriClient } from './client.js';
 import { findBinary } from '../util/find-binary.js';
@@ -18,8 +18,12 @@ export const PAUSE_IMAGE = 'skiff.local/pause:3.10';
 export interface ContainerdDaemonOptions {
   /** Everything of this containerd lives here: config, root, state, socket, CNI state, log. */
   dir: string;
-  /** The node's pod CIDR (e.g. 10.244.1.0/24): the bridge's range. */
-  podCIDR: string;
+  /**
+   * The node's pod CIDR (e.g. 10.244.1.0/24): the bridge's range. Without one, containerd makes its
+   * CNI configuration from a template once the node's agent hands it the CIDR the control plane
+   * allocated (until then it reports its network not ready).
+   */
+  podCIDR?: string;
   /** The bridge's name, at most 15 characters; distinct per node on one machine. */
   bridge: string;
   /** The CNI network's name, distinct per node (host-local keeps its leases by it). */
@@ -67,6 +71,8 @@ export class ContainerdDaemon {
     const cniConf = join(this.o.dir, 'cni', 'net.d');
     mkdirSync(cniConf, { recursive: true });
     const binDir = cniBinDir() ?? '/opt/cni/bin';
+    // A placeholder where the template goes: containerd fills in the node's ranges.
+    const RANGES = '"@RANGES@"';
     const net = {
       cniVersion: '1.0.0',
       name: this.o.network,
@@ -77,13 +83,18 @@ export class ContainerdDaemon {
           isGateway: true,
           ipMasq: true,
           hairpinMode: true,
-          ipam: { type: 'host-local', dataDir: join(this.o.dir, 'cni', 'ipam'), ranges: [[{ subnet: this.o.podCIDR }]], routes: [{ dst: '0.0.0.0/0' }] },
+          ipam: { type: 'host-local', dataDir: join(this.o.dir, 'cni', 'ipam'), ranges: this.o.podCIDR ? [[{ subnet: this.o.podCIDR }]] : '@RANGES@', routes: [{ dst: '0.0.0.0/0' }] },
         },
         { type: 'portmap', capabilities: { portMappings: true } },
         { type: 'loopback' },
       ],
     };
-    writeFileSync(join(cniConf, '10-skiff.conflist'), JSON.stringify(net, null, 2));
+    const template = join(this.o.dir, 'cni', 'net.template');
+    const conflist = join(cniConf, '10-skiff.conflist');
+    rmSync(conflist, { force: true });
+    rmSync(template, { force: true });
+    if (this.o.podCIDR) writeFileSync(conflist, JSON.stringify(net, null, 2));
+    else writeFileSync(template, JSON.stringify(net, null, 2).replace(RANGES, '[{{range $i, $r := .PodCIDRRanges}}{{if $i}},{{end}}[{"subnet":"{{$r}}"}]{{end}}]'));
     const config = [
       'version = 2',
       `root = ${JSON.stringify(join(this.o.dir, 'root'))}`,
@@ -104,6 +115,7 @@ export class ContainerdDaemon {
       '  [plugins."io.containerd.grpc.v1.cri".cni]',
       `    bin_dir = ${JSON.stringify(binDir)}`,
       `    conf_dir = ${JSON.stringify(cniConf)}`,
+      ...(this.o.podCIDR ? [] : [`    conf_template = ${JSON.stringify(template)}`]),
       '',
     ].join('\n');
     const path = join(this.o.dir, 'config.toml');

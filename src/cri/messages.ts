@@ -181,6 +181,10 @@ message PullImageResponse { string image_ref = 1; }
 message RemoveImageRequest { ImageSpec image = 1; }
 message RemoveImageResponse {}
 
+message NetworkConfig { string pod_cidr = 1; }
+message RuntimeConfig { NetworkConfig network_config = 1; }
+message UpdateRuntimeConfigRequest { RuntimeConfig runtime_config = 1; }
+message UpdateRuntimeConfigResponse {}
 message RuntimeCondition { string type = 1; bool status = 2; string reason = 3; string message = 4; }
 message RuntimeStatus { repeated RuntimeCondition conditions = 1; }
 message StatusRequest { bool verbose = 1; }

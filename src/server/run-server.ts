@@ -1,4 +1,5 @@
 // Runs one `skiff server`: store, certificates, API server, compaction, admin kubeconfig.
+import type { NodeIpamOptions } from '../controllers/node-ipam.js';
 import { userAgent } from '../version.js';
 import { StaticTokens } from '../auth/static-tokens.js';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -48,6 +49,8 @@ export interface ServerConfig {
   /** CSV of static bearer tokens (`--token-auth-file`), as kube-apiserver reads it. */
   tokenAuthFile?: string;
   controllers: ControllerOptions;
+  /** Pod CIDRs for nodes (--allocate-node-cidrs); none without. */
+  nodeIpam?: NodeIpamOptions;
   leaderElection: LeaderElectionTimings;
   /** Register this machine as a control-plane Node (`--with-agent`). */
   agent?: AgentNodeConfig;
@@ -139,7 +142,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     metrics: api.metrics.client,
   });
   const cloud = cfg.cloud ? new LocalCloudProvider(cfg.cloud.endpoint) : undefined;
-  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
+  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });

@@ -26,3 +26,8 @@ export function randomString(alphabet: string, length: number): string {
   }
   return s;
 }
+
+/** Upstream's generated-name suffix (generateName, kube-api-access volumes): five characters without vowels or look-alikes. */
+export function generatedNameSuffix(): string {
+  return randomString('bcdfghjklmnpqrstvwxz2456789', 5);
+}

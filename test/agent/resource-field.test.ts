@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { resourceFieldValue } from '../../src/agent/pod-sync.js';
+import { resourceFieldValue } from '../../src/agent/field-ref.js';
 
 describe('resourceFieldRef values', () => {
   const node = { cpu: '2', memory: '4Gi' };

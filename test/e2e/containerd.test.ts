@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,7 @@ function pythonClient(): boolean {
 }
 const IMAGE = 'skiff.local/busybox:1.36';
 const GREETER = 'skiff.local/greeter:1';
+const BRIDGE = 'skiff-e2e';
 
 function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -42,7 +43,8 @@ function run(cmd: string, args: string[]): Promise<{ code: number; stdout: strin
 describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${missing.join(', ')}` : false }, () => {
   const s = new TestServer('containerd-e2e');
   const work = mkdtempSync(join(tmpdir(), 'skiff-ctd-'));
-  const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), podCIDR: '10.244.7.0/24', bridge: 'skiff-e2e7', network: 'skiff-e2e7' });
+  // No pod CIDR of its own: the control plane allocates one and the agent hands it to containerd.
+  const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), bridge: BRIDGE, network: BRIDGE });
   let agent: TestAgent;
   const agentArgs = () => ['--runtime', 'containerd', '--container-runtime-endpoint', containerd.endpoint];
   /** What containerd runs for a pod: its containers by state, and its ready sandboxes. */
@@ -73,6 +75,8 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
   };
 
   before(async () => {
+    // A bridge an aborted run left keeps its old address, which the CNI plugin refuses to change.
+    await run('ip', ['link', 'del', BRIDGE]);
     await containerd.start();
     const archive = join(work, 'busybox.tar');
     // Like the Docker Hub busybox image: no entrypoint, sh as its cmd.
@@ -82,7 +86,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     writeBusyboxImage(GREETER, greeter, { Entrypoint: ['/bin/sh', '-c'], Cmd: ['echo default greeting'] });
     const imported = await run(process.execPath, [SKIFF_BIN, 'image', 'import', '--container-runtime-endpoint', containerd.endpoint, archive, greeter]);
     assert.equal(imported.code, 0, imported.stderr);
-    await s.start(['--token', TEST_JOIN_TOKEN]);
+    await s.start(['--token', TEST_JOIN_TOKEN, '--allocate-node-cidrs', 'true', '--cluster-cidr', '10.244.0.0/16']);
     client = s.client();
     agent = new TestAgent(s, 'ctd-1');
     await agent.start(agentArgs());
@@ -105,14 +109,18 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
       cri.close();
     }
     await containerd.stop();
-    await run('sh', ['-c', `grep ' ${work}' /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l`]);
+    // What the runtime mounted (container root filesystems) and the agent (tmpfs volumes of pods it stopped but kept).
+    for (const dir of [work, s.dataDir]) await run('sh', ['-c', `grep ' ${dir}' /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l`]);
     rmSync(work, { recursive: true, force: true });
+    await run('ip', ['link', 'del', BRIDGE]);
     s.cleanup();
   });
 
-  it("reports containerd's version on the Node", async () => {
+  it("reports containerd's version on the Node, which has a pod CIDR from the control plane", async () => {
     const node = await client.get<Node>('/api/v1/nodes/ctd-1');
     assert.match(node.status?.nodeInfo?.containerRuntimeVersion ?? '', /^containerd:\/\/\d/);
+    assert.equal(node.spec?.podCIDR, '10.244.0.0/24');
+    assert.deepEqual(node.spec?.podCIDRs, ['10.244.0.0/24']);
   });
 
   it("kubectl run with an image and only args runs the image's entrypoint with them; logs are read back exactly", async () => {
@@ -123,7 +131,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     assert.equal(term?.exitCode, 3);
     assert.equal(term?.reason, 'Error');
     assert.match(p.status?.containerStatuses?.[0]?.containerID ?? '', /^containerd:\/\/[0-9a-f]{64}$/);
-    assert.match(p.status?.podIP ?? '', /^10\.244\.7\.\d+$/, 'an IP from the node pod range');
+    assert.match(p.status?.podIP ?? '', /^10\.244\.0\.\d+$/, "an IP from the node's pod CIDR");
     // Both streams land in one file; the runtime copies them concurrently, so only each one's order is kept.
     const logs = await s.k(['logs', 'echoer']);
     assert.deepEqual(logs.split('\n').sort(), ['', 'hello from echoer', 'to-stderr']);
@@ -165,6 +173,17 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
       const r = await run('script', ['-qec', cmd, '/dev/null']);
       assert.equal(r.code, 0, r.stderr + r.stdout);
       assert.match(r.stdout, /has-a-tty/);
+    });
+
+    // stdinOnce, as `kubectl run -i` sets it: the runtime closes the container's stdin when the
+    // attached client's ends and keeps its output attached; without it the client is detached at EOF.
+    it("kubectl attach -i joins a running container's own stdin and stdout", async () => {
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'reader' }, spec: { nodeName: 'ctd-1', restartPolicy: 'Never', containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', stdin: true, stdinOnce: true, command: ['sh', '-c', 'read line; echo "got $line"'] }] } };
+      await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+      await podWhere('reader', (p) => p.status?.phase === 'Running', 'reader Running');
+      const r = await s.kubectl(['attach', '-i', 'reader'], { input: 'hello\n' });
+      assert.match(r.stdout, /got hello/, r.stderr);
+      await podWhere('reader', (p) => p.status?.phase === 'Succeeded', 'reader done once it read its line');
     });
 
     it('kubectl cp copies into the container and out of it', async () => {
@@ -229,7 +248,18 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
       assert.equal(p.metadata.uid, before.metadata.uid, 'the same pod');
       assert.equal(p.status?.phase, 'Running');
       assert.deepEqual(await inRuntime(before.metadata.uid!), was, 'its container untouched');
+      assert.equal((await client.get<Node>('/api/v1/nodes/ctd-1')).spec?.podCIDR, '10.244.0.0/24', 'the Node came back with the range its pods are from');
       assert.equal((await s.kubectl(['exec', 'web', '--', 'true'])).code, 0);
+    });
+
+    it('a container over its memory limit ends OOMKilled', async () => {
+      // tail keeps the last lines of what it reads; /dev/zero has no line ends, so it keeps all of it.
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hog' }, spec: { nodeName: 'ctd-1', restartPolicy: 'Never', containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', command: ['tail', '/dev/zero'], resources: { limits: { memory: '24Mi' } } }] } };
+      await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+      const p = await podWhere('hog', (x) => x.status?.phase === 'Failed', 'hog Failed');
+      const term = p.status?.containerStatuses?.[0]?.state?.terminated;
+      assert.equal(term?.reason, 'OOMKilled');
+      assert.equal(term?.exitCode, 137);
     });
 
     it('exec into a pod that has ended is refused with the reason', async () => {
@@ -238,6 +268,103 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
       assert.match(r.stderr, /cannot exec into a container in a completed pod; current phase is Failed/);
     });
   });
+
+  describe('volumes', () => {
+    const hostDir = join(work, 'host-dir');
+    before(async () => {
+      await s.k(['create', 'configmap', 'app-config', '--from-literal=greeting=hello']);
+      await s.k(['create', 'secret', 'generic', 'app-secret', '--from-literal=password=s3cret']);
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'vols', labels: { app: 'vols' } },
+        spec: {
+          nodeName: 'ctd-1',
+          containers: [
+            {
+              name: 'c',
+              image: IMAGE,
+              imagePullPolicy: 'Never',
+              command: ['sh', '-c', 'echo from-the-pod > /host/written; exec sleep 3600'],
+              volumeMounts: [
+                { name: 'cfg', mountPath: '/etc/cfg' },
+                { name: 'sec', mountPath: '/etc/sec' },
+                { name: 'scratch', mountPath: '/scratch' },
+                { name: 'shared', mountPath: '/shared' },
+                { name: 'down', mountPath: '/etc/pod' },
+                { name: 'host', mountPath: '/host' },
+              ],
+            },
+          ],
+          volumes: [
+            { name: 'cfg', configMap: { name: 'app-config' } },
+            { name: 'sec', secret: { secretName: 'app-secret', defaultMode: 0o400 } },
+            { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: '8Mi' } },
+            { name: 'shared', emptyDir: {} },
+            { name: 'down', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }, { path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+            { name: 'host', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
+          ],
+        },
+      };
+      await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+      await podWhere('vols', (p) => p.status?.phase === 'Running', 'vols Running');
+    });
+    const inPod = (script: string) => s.k(['exec', 'vols', '--', 'sh', '-c', script]);
+
+    it('mounts configMap, secret (with its mode), downwardAPI, emptyDir (tmpfs for medium: Memory) and hostPath volumes', async () => {
+      assert.equal(await inPod('cat /etc/cfg/greeting'), 'hello');
+      assert.equal(await inPod('cat /etc/sec/password'), 's3cret');
+      assert.equal(await inPod('stat -L -c %a /etc/sec/password'), '400\n');
+      assert.equal(await inPod('cat /etc/pod/labels; echo; cat /etc/pod/name'), 'app="vols"\nvols');
+      assert.match(await inPod('grep " /scratch " /proc/mounts'), /^tmpfs \/scratch tmpfs /);
+      assert.doesNotMatch(await inPod('grep " /shared " /proc/mounts || true'), /tmpfs/);
+      await eventually(() => existsSync(join(hostDir, 'written')), 10_000, 'the pod writing into its hostPath');
+      assert.equal(readFileSync(join(hostDir, 'written'), 'utf8'), 'from-the-pod\n');
+      const r = await s.kubectl(['exec', 'vols', '--', 'sh', '-c', 'echo x > /etc/cfg/new']);
+      assert.notEqual(r.code, 0, 'configMap volumes are read-only');
+      assert.match(r.stderr, /Read-only file system/);
+    });
+
+    it('every container gets its service-account token, the cluster CA and its namespace', async () => {
+      const pod = await getPod('vols');
+      assert.ok(pod.spec!.volumes!.some((v) => v.name.startsWith('kube-api-access-')), 'ServiceAccount admission added the volume');
+      assert.equal(await inPod('cat /var/run/secrets/kubernetes.io/serviceaccount/namespace'), 'default');
+      assert.match(await inPod('cat /var/run/secrets/kubernetes.io/serviceaccount/ca.crt'), /^-----BEGIN CERTIFICATE-----/);
+      const token = await inPod('cat /var/run/secrets/kubernetes.io/serviceaccount/token');
+      const review = await client.create<{ status?: { authenticated?: boolean; user?: { username?: string } } }>('/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+      assert.equal(review.status?.user?.username, 'system:serviceaccount:default:default');
+    });
+
+    it('an in-cluster client (the Python client, from the host through hostPath) uses its projected token', { skip: pythonClient() ? false : 'needs python3-kubernetes (Debian)' }, async () => {
+      await s.k(['create', 'rolebinding', 'default-view', '--clusterrole=view', '--serviceaccount=default:default']);
+      // The test's API server listens on loopback: the pod shares the node's network to reach it.
+      const script = ['from kubernetes import client, config', 'config.load_incluster_config()', "pods = client.CoreV1Api().list_namespaced_pod('default')", "print('sees', sorted(p.metadata.name for p in pods.items if p.metadata.name == 'in-cluster'))"].join('; ');
+      const ro = (name: string, path: string) => ({ name, hostPath: { path, type: 'Directory' } });
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'in-cluster' },
+        spec: {
+          nodeName: 'ctd-1',
+          hostNetwork: true,
+          restartPolicy: 'Never',
+          containers: [{ name: 'py', image: IMAGE, imagePullPolicy: 'Never', command: ['/usr/bin/python3', '-c', script], volumeMounts: ['usr', 'lib', 'lib64'].map((n) => ({ name: n, mountPath: `/${n}`, readOnly: true })) }],
+          volumes: [ro('usr', '/usr'), ro('lib', '/lib'), ro('lib64', '/lib64')],
+        },
+      };
+      await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+      await podWhere('in-cluster', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed', 'the in-cluster client done');
+      assert.equal(await s.k(['logs', 'in-cluster']), "sees ['in-cluster']\n");
+    });
+
+    it('configMap and secret changes reach the running container in place', async () => {
+      await s.k(['create', 'configmap', 'app-config', '--from-literal=greeting=updated', '--dry-run=client', '-o', 'yaml'], {}).then((y) => s.k(['apply', '-f', '-'], { input: y }));
+      await eventually(async () => (await inPod('cat /etc/cfg/greeting')) === 'updated', 40_000, 'the new greeting in the volume');
+      const p = await getPod('vols');
+      assert.equal(p.status?.containerStatuses?.[0]?.restartCount, 0, 'without a restart');
+    });
+  });
+
 });
 
 function httpGet(url: string): Promise<string> {

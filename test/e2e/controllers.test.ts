@@ -241,7 +241,8 @@ describe('controllers and scheduler with real agents', () => {
     await s.k(['apply', '-f', '-'], { input: JSON.stringify(db) });
     await s.k(['rollout', 'status', 'sts/db', '--timeout=60s']);
     const pod1 = JSON.parse(await s.k(['get', 'pod', 'db-1', '-o', 'json'])) as { spec: { hostname?: string; subdomain?: string; volumes?: unknown[] }; metadata: { labels: Record<string, string> } };
-    assert.deepEqual(pod1.spec.volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-1' } }]);
+    // Beside ServiceAccount admission's token volume (kube-api-access-…).
+    assert.deepEqual(pod1.spec.volumes?.filter((v) => !(v as { name: string }).name.startsWith('kube-api-access-')), [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-1' } }]);
     assert.deepEqual([pod1.spec.hostname, pod1.spec.subdomain, pod1.metadata.labels['apps.kubernetes.io/pod-index'], pod1.metadata.labels['statefulset.kubernetes.io/pod-name']], ['db-1', 'db', '1', 'db-1']);
     assert.match(await s.k(['get', 'sts', 'db']), /^db\s+3\/3\s+\S+$/m);
 

@@ -35,7 +35,7 @@ describe('the Python kubernetes client against skiff', () => {
       });
     });
     assert.equal(r.code, 0, r.out);
-    for (const step of ['watch=True streams events', 'orphanDependents=True orphans the pods', 'follow=True follows the log', 'exec answers with its limitation', 'done']) {
+    for (const step of ['watch=True streams events', 'orphanDependents=True orphans the pods', 'follow=True follows the log', 'exec on the process runtime answers with its limitation', 'done']) {
       assert.match(r.out, new RegExp(`ok: ${step.replace(/[=()]/g, '.')}`), r.out);
     }
   });

@@ -65,6 +65,7 @@ export class ContainerdRuntime implements Runtime {
   readonly name = 'containerd' as const;
   readonly idScheme = 'containerd';
   readonly logFormat = 'cri' as const;
+  readonly images = true;
   readonly cri: CriClient;
   private readonly sandboxes = new Map<string, Promise<Sandbox>>();
   private readonly ips = new Map<string, string>();
@@ -145,6 +146,10 @@ export class ContainerdRuntime implements Runtime {
     }
   }
 
+  async prepare(pod: Pod): Promise<void> {
+    if (pod.metadata.uid) await this.sandbox(pod);
+  }
+
   async start(l: ContainerLaunch): Promise<RunningContainer> {
     if (!l.pod?.metadata.uid || !l.container) throw new CreateContainerError('CreateContainerConfigError', 'the containerd runtime needs the pod and container spec');
     const sandbox = await this.sandbox(l.pod);
@@ -160,7 +165,7 @@ export class ContainerdRuntime implements Runtime {
       args: l.args,
       env: l.env,
       logPath: relative(sandbox.config.logDirectory!, l.logPath),
-      mounts: [],
+      mounts: (l.mounts ?? []).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readonly })),
     });
     let id: string;
     try {
@@ -257,6 +262,23 @@ export class ContainerdRuntime implements Runtime {
       if (e instanceof CriError && e.code === 4) return { ok: false, output: `command ${JSON.stringify(argv.join(' '))} timed out` };
       return { ok: false, output: e instanceof CriError ? e.details : errorText(e) };
     }
+  }
+
+  async setPodCidr(cidr: string): Promise<void> {
+    await this.cri.updatePodCidr(cidr);
+  }
+
+  /** As the kubelet words it: "container runtime network not ready: NetworkReady=false reason:... message:...". */
+  async health(): Promise<string | undefined> {
+    const conditions = await this.cri.status();
+    for (const [type, what] of [
+      ['RuntimeReady', 'container runtime not ready'],
+      ['NetworkReady', 'container runtime network not ready'],
+    ] as const) {
+      const c = conditions.find((x) => x.type === type);
+      if (c && !c.status) return `${what}: ${type}=false reason:${c.reason} message:${c.message}`;
+    }
+    return undefined;
   }
 
   async streamUrl(req: StreamRequest): Promise<string> {

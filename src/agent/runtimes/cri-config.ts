@@ -162,6 +162,7 @@ export function containerConfig(i: ContainerInput): ContainerConfig {
     annotations: { 'io.kubernetes.container.restartCount': String(i.attempt) },
     logPath: i.logPath,
     stdin: c.stdin === true,
+    stdinOnce: c.stdinOnce === true,
     tty: c.tty === true,
     linux: { resources: linuxResources(c), securityContext: containerSecurity(i.pod, c) },
   };

@@ -36,6 +36,15 @@ export interface ContainerLaunch {
   /** The whole pod and container, for a runtime that builds a sandbox and a container from them. */
   pod?: Pod;
   container?: Container;
+  /** The container's volumes (runtimes whose containers have their own filesystem). */
+  mounts?: ContainerMount[];
+}
+
+/** A directory or file of the node the runtime makes visible in the container. */
+export interface ContainerMount {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
 }
 
 /** What an agent restarting finds accounted for in its pod records: anything else of its own is an orphan. */
@@ -92,8 +101,12 @@ export interface Runtime {
   readonly name: RuntimeName;
   /** containerID prefix in pod status, e.g. "skiff-process". */
   readonly idScheme: string;
+  /** Containers run from their images: their environment starts from the image's, their files are their own. */
+  readonly images?: boolean;
   /** Log files are in the CRI format (a timestamp, stream and tag per line), not raw output. */
   readonly logFormat?: 'cri';
+  /** Readies what the pod's containers share (a sandbox and its network) before the first starts; throws CreateContainerError. */
+  prepare?(pod: Pod): Promise<void>;
   /** Starts an instance. Throws CreateContainerError when the spec cannot run here. */
   start(launch: ContainerLaunch): Promise<RunningContainer>;
   /** SIGTERM (or equivalent), then SIGKILL after graceMs; resolves when the instance has ended. */
@@ -106,6 +119,10 @@ export interface Runtime {
   podIP?(podUid: string): string | undefined;
   /** Runs a probe's command inside a running instance (runtimes with their own filesystem view). */
   exec?(instanceId: string, argv: string[], timeoutMs: number): Promise<{ ok: boolean; output?: string }>;
+  /** The node's pod CIDR (spec.podCIDR), for a runtime whose pod network is made from it. */
+  setPodCidr?(cidr: string): Promise<void>;
+  /** Why the runtime cannot run pods now (down, network not ready); undefined when it can. */
+  health?(): Promise<string | undefined>;
   /** Where the runtime serves an exec, attach or port-forward (a one-time URL the agent relays the client's upgrade to). */
   streamUrl?(req: StreamRequest): Promise<string>;
   /** Every container of the pod has stopped for good: release what the pod holds (its sandbox, its IP). */

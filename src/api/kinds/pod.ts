@@ -57,6 +57,11 @@ export interface ResourceRequirements {
   requests?: Record<string, string>;
 }
 
+/** Where every container finds its service-account token, the cluster CA and its namespace. */
+export const SERVICE_ACCOUNT_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** The prefix of the volume ServiceAccount admission adds (its name ends in a random suffix). */
+export const API_ACCESS_VOLUME_PREFIX = 'kube-api-access-';
+
 export interface VolumeMount {
   name: string;
   mountPath: string;
@@ -104,6 +109,7 @@ export interface Container {
   imagePullPolicy?: PullPolicy;
   securityContext?: Record<string, unknown>;
   stdin?: boolean;
+  stdinOnce?: boolean;
   tty?: boolean;
 }
 

@@ -1,0 +1,307 @@
+// A pod's volumes on the node, for runtimes whose containers have their own filesystem: each
+// volume is a directory under the pod's directory (or a host path), bind-mounted by the runtime
+// where the container's volumeMounts say. emptyDir (a tmpfs with medium: Memory), hostPath with
+// its type checks, and the volumes whose files come from the API — configMap, secret, downwardAPI,
+// projected (with a service-account token bound to the pod) — written atomically and rewritten
+// while the pod runs, so a container sees changes in place, as with the kubelet.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Container, Pod, Volume } from '../../api/kinds/pod.js';
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../../util/log.js';
+import { errorText } from '../../util/error-text.js';
+import type { AgentApi } from '../api.js';
+import { kindWord, readConfigData, type ConfigKind } from '../config-data.js';
+import { fieldRefValue, resourceFieldValue, type FieldRefContext } from '../field-ref.js';
+import { CreateContainerError, type ContainerMount } from '../runtimes/runtime.js';
+import { validItemPath, writeAtomicDir, type AtomicFile } from './atomic-dir.js';
+
+export interface VolumeManagerOptions {
+  api: AgentApi;
+  clock: Clock;
+  log: Logger;
+  /** The pod's directory on this node; its volumes go under it. */
+  podDir(uid: string): string;
+  fieldRefs(pod: Pod): FieldRefContext;
+  allocatable(): Record<string, string>;
+}
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(obj) : []);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const mode = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0o777 ? v : fallback);
+
+/** A token the agent holds for a projected volume: renewed once 80 % of its life has passed, as the kubelet does. */
+interface HeldToken {
+  token: string;
+  renewAt: number;
+}
+
+interface PodVolumes {
+  /** Volume name → its directory (or host path). */
+  paths: Map<string, string>;
+  tokens: Map<string, HeldToken>;
+}
+
+/** Kinds whose content comes from the API and is kept up to date while the pod runs. */
+const FROM_API = ['configMap', 'secret', 'downwardAPI', 'projected'] as const;
+
+export class VolumeManager {
+  private readonly pods = new Map<string, PodVolumes>();
+  private seq = 0;
+
+  constructor(private readonly o: VolumeManagerOptions) {}
+
+  private dirOf(uid: string, plugin: string, name: string): string {
+    return join(this.o.podDir(uid), 'volumes', plugin, name);
+  }
+
+  /** Sets up every volume of the pod (once; again for any that failed). Throws CreateContainerError saying which and why. */
+  async setUp(pod: Pod): Promise<void> {
+    const uid = pod.metadata.uid!;
+    let state = this.pods.get(uid);
+    if (!state) {
+      state = { paths: new Map(), tokens: new Map() };
+      this.pods.set(uid, state);
+    }
+    for (const v of pod.spec?.volumes ?? []) {
+      if (!v?.name || state.paths.has(v.name)) continue;
+      try {
+        state.paths.set(v.name, await this.setUpOne(pod, v, state));
+      } catch (e) {
+        if (e instanceof CreateContainerError) throw e;
+        throw new CreateContainerError('CreateContainerConfigError', `MountVolume.SetUp failed for volume "${v.name}": ${errorText(e)}`);
+      }
+    }
+  }
+
+  /** Where each of the container's volumeMounts comes from on this node. */
+  mounts(pod: Pod, c: Container): ContainerMount[] {
+    const state = this.pods.get(pod.metadata.uid!);
+    const out: ContainerMount[] = [];
+    for (const m of c.volumeMounts ?? []) {
+      const base = state?.paths.get(m.name);
+      if (!base) throw new CreateContainerError('CreateContainerConfigError', `volume "${m.name}" is not set up`);
+      let hostPath = base;
+      if (m.subPath) {
+        if (!validItemPath(m.subPath)) throw new CreateContainerError('CreateContainerConfigError', `subPath "${m.subPath}" must be a relative path without ".."`);
+        hostPath = join(base, m.subPath);
+        // As the kubelet: a missing subPath is made as a directory.
+        if (!existsSync(hostPath)) mkdirSync(hostPath, { recursive: true });
+      }
+      out.push({ containerPath: m.mountPath, hostPath, readonly: m.readOnly === true || this.alwaysReadOnly(pod, m.name) });
+    }
+    return out;
+  }
+
+  /** Secret, configMap, downwardAPI and projected volumes are read-only in the container, whatever the mount says. */
+  private alwaysReadOnly(pod: Pod, name: string): boolean {
+    const v = (pod.spec?.volumes ?? []).find((x) => x?.name === name);
+    return v !== undefined && FROM_API.some((k) => v[k] !== undefined && v[k] !== null);
+  }
+
+  /** Rewrites the API-backed volumes of a running pod; a failure keeps the old content and is retried next time. */
+  async refresh(pod: Pod): Promise<void> {
+    const state = this.pods.get(pod.metadata.uid!);
+    if (!state) {
+      // Adopted from an earlier agent: learn (and rewrite) its volumes.
+      await this.setUp(pod).catch((e: unknown) => this.o.log.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: errorText(e) }, 'could not set up the volumes of an adopted pod'));
+      return;
+    }
+    for (const v of pod.spec?.volumes ?? []) {
+      if (!v?.name || !state.paths.has(v.name) || !FROM_API.some((k) => v[k] !== undefined && v[k] !== null)) continue;
+      try {
+        if (await this.writeFromApi(pod, v, state)) this.o.log.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: v.name }, 'volume content updated');
+      } catch (e) {
+        this.o.log.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: v.name, err: errorText(e) }, 'could not refresh a volume');
+      }
+    }
+  }
+
+  /** The pod is gone: unmount what was mounted for it and remove its volume directories (never a hostPath). */
+  tearDown(uid: string): void {
+    this.pods.delete(uid);
+    const root = join(this.o.podDir(uid), 'volumes');
+    if (!existsSync(root)) return;
+    for (const m of mountsUnder(root).sort().reverse()) {
+      try {
+        execFileSync('umount', [m], { stdio: 'ignore' });
+      } catch (e) {
+        this.o.log.warn({ path: m, err: errorText(e) }, 'could not unmount a pod volume');
+      }
+    }
+    rmSync(root, { recursive: true, force: true });
+  }
+
+  private async setUpOne(pod: Pod, v: Volume, state: PodVolumes): Promise<string> {
+    const uid = pod.metadata.uid!;
+    if (v.hostPath) return checkHostPath(v.hostPath.path, v.hostPath.type ?? '');
+    if (FROM_API.some((k) => v[k] !== undefined && v[k] !== null)) {
+      await this.writeFromApi(pod, v, state);
+      return this.dirOf(uid, pluginOf(v), v.name);
+    }
+    if (v.emptyDir || Object.keys(v).length === 1) {
+      const dir = this.dirOf(uid, 'kubernetes.io~empty-dir', v.name);
+      mkdirSync(dir, { recursive: true, mode: 0o777 });
+      if (v.emptyDir?.medium === 'Memory' && !mountsUnder(dir).includes(dir)) {
+        const size = v.emptyDir.sizeLimit ? `,size=${tmpfsSize(v.emptyDir.sizeLimit)}` : '';
+        execFileSync('mount', ['-t', 'tmpfs', '-o', `mode=0777${size}`, 'tmpfs', dir], { stdio: 'pipe' });
+      }
+      return dir;
+    }
+    const kind = Object.keys(v).find((k) => k !== 'name') ?? 'unknown';
+    throw new CreateContainerError('CreateContainerConfigError', `volume "${v.name}": ${kind} volumes are not supported by skiff`);
+  }
+
+  /** Writes a configMap, secret, downwardAPI or projected volume; answers whether its content changed. */
+  private async writeFromApi(pod: Pod, v: Volume, state: PodVolumes): Promise<boolean> {
+    const files = new Map<string, AtomicFile>();
+    const ns = pod.metadata.namespace ?? 'default';
+    const defaultMode = mode(obj(v[pluginKey(v)]).defaultMode, 0o644);
+    if (v.configMap) await this.addConfig(files, ns, 'configmaps', str(v.configMap.name), v.configMap as Obj, defaultMode, v.name);
+    else if (v.secret) await this.addConfig(files, ns, 'secrets', str(v.secret.secretName), v.secret as Obj, defaultMode, v.name);
+    else if (v.downwardAPI) this.addDownward(files, pod, obj(v.downwardAPI), defaultMode);
+    else {
+      for (const src of objs(obj(v.projected).sources)) {
+        if (src.configMap) await this.addConfig(files, ns, 'configmaps', str(obj(src.configMap).name), obj(src.configMap), defaultMode, v.name);
+        else if (src.secret) await this.addConfig(files, ns, 'secrets', str(obj(src.secret).name), obj(src.secret), defaultMode, v.name);
+        else if (src.downwardAPI) this.addDownward(files, pod, obj(src.downwardAPI), defaultMode);
+        else if (src.serviceAccountToken) {
+          const t = obj(src.serviceAccountToken);
+          const token = await this.token(pod, t, state, `${v.name}/${str(t.path)}`);
+          // Readable by the container's user whoever it is; the directory is the pod's alone.
+          if (validItemPath(str(t.path))) files.set(str(t.path), { data: Buffer.from(token), mode: defaultMode });
+        }
+      }
+    }
+    return writeAtomicDir(this.dirOf(pod.metadata.uid!, pluginOf(v), v.name), files, `${this.o.clock.now()}_${++this.seq}`);
+  }
+
+  private async addConfig(files: Map<string, AtomicFile>, ns: string, kind: ConfigKind, name: string, src: Obj, defaultMode: number, volume: string): Promise<void> {
+    const optional = src.optional === true;
+    const data = await readConfigData(this.o.api, ns, kind, name);
+    if (!data) {
+      if (optional) return;
+      throw new CreateContainerError('CreateContainerConfigError', `MountVolume.SetUp failed for volume "${volume}": ${kindWord(kind)} "${name}" not found`);
+    }
+    const items = objs(src.items);
+    if (items.length === 0) {
+      for (const [k, b] of data) files.set(k, { data: b, mode: defaultMode });
+      return;
+    }
+    for (const it of items) {
+      const key = str(it.key);
+      const b = data.get(key);
+      if (!b) {
+        if (optional) continue;
+        throw new CreateContainerError('CreateContainerConfigError', `MountVolume.SetUp failed for volume "${volume}": configured to use key ${key} of ${kindWord(kind)} ${ns}/${name}, which does not have it`);
+      }
+      if (validItemPath(str(it.path))) files.set(str(it.path), { data: b, mode: mode(it.mode, defaultMode) });
+    }
+  }
+
+  private addDownward(files: Map<string, AtomicFile>, pod: Pod, src: Obj, defaultMode: number): void {
+    const ctx = this.o.fieldRefs(pod);
+    for (const it of objs(src.items)) {
+      const path = str(it.path);
+      if (!validItemPath(path)) continue;
+      let value: string | undefined;
+      if (it.fieldRef) value = fieldRefValue(pod, str(obj(it.fieldRef).fieldPath), ctx);
+      else if (it.resourceFieldRef) {
+        const ref = obj(it.resourceFieldRef);
+        const c = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === str(ref.containerName));
+        value = resourceFieldValue(c?.resources, str(ref.resource), ref.divisor, this.o.allocatable());
+      }
+      if (value !== undefined) files.set(path, { data: Buffer.from(value), mode: mode(it.mode, defaultMode) });
+    }
+  }
+
+  /** A TokenRequest for the pod's service account, bound to the pod (it dies with the pod). */
+  private async token(pod: Pod, src: Obj, state: PodVolumes, key: string): Promise<string> {
+    const now = this.o.clock.now();
+    const held = state.tokens.get(key);
+    if (held && now < held.renewAt) return held.token;
+    const sa = pod.spec?.serviceAccountName || 'default';
+    const ns = pod.metadata.namespace ?? 'default';
+    const expirationSeconds = typeof src.expirationSeconds === 'number' ? src.expirationSeconds : 3600;
+    const audience = str(src.audience);
+    const r = await this.o.api.create<{ status?: { token?: string; expirationTimestamp?: string } }>(`/api/v1/namespaces/${encodeURIComponent(ns)}/serviceaccounts/${encodeURIComponent(sa)}/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { ...(audience ? { audiences: [audience] } : {}), expirationSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid } },
+    });
+    const token = r.status?.token;
+    if (!token) throw new Error(`the API server issued no token for service account ${ns}/${sa}`);
+    const expires = Date.parse(r.status?.expirationTimestamp ?? '') || now + expirationSeconds * 1000;
+    state.tokens.set(key, { token, renewAt: now + Math.min(0.8 * (expires - now), 24 * 3600 * 1000) });
+    return token;
+  }
+}
+
+function pluginKey(v: Volume): string {
+  return FROM_API.find((k) => v[k] !== undefined && v[k] !== null) ?? 'emptyDir';
+}
+
+/** The kubelet's directory names for its volume plugins (tools that look under a pod's directory find them there). */
+function pluginOf(v: Volume): string {
+  const names: Record<string, string> = { configMap: 'kubernetes.io~configmap', secret: 'kubernetes.io~secret', downwardAPI: 'kubernetes.io~downward-api', projected: 'kubernetes.io~projected' };
+  return names[pluginKey(v)] ?? 'kubernetes.io~empty-dir';
+}
+
+/** A Kubernetes quantity as tmpfs takes it (bytes). */
+function tmpfsSize(q: string): string {
+  const m = /^(\d+)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q.trim());
+  if (!m) return q;
+  const mult: Record<string, number> = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+  return String(Number(m[1]) * (m[2] ? mult[m[2]]! : 1));
+}
+
+/** Mount points at or below `dir`, from /proc/self/mounts. */
+function mountsUnder(dir: string): string[] {
+  try {
+    return readFileSync('/proc/self/mounts', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' ')[1]?.replace(/\\040/g, ' ') ?? '')
+      .filter((m) => m === dir || m.startsWith(`${dir}/`));
+  } catch {
+    return [];
+  }
+}
+
+/** hostPath's type checks, as upstream's: the OrCreate types make what is missing. */
+function checkHostPath(path: string, type: string): string {
+  const st = statSync(path, { throwIfNoEntry: false });
+  const fail = (what: string) => {
+    throw new CreateContainerError('CreateContainerConfigError', `hostPath type check failed: ${path} ${what}`);
+  };
+  switch (type) {
+    case 'DirectoryOrCreate':
+      if (!st) mkdirSync(path, { recursive: true, mode: 0o755 });
+      else if (!st.isDirectory()) fail('is not a directory');
+      break;
+    case 'Directory':
+      if (!st?.isDirectory()) fail('is not a directory');
+      break;
+    case 'FileOrCreate':
+      if (!st) writeFileSync(path, '', { mode: 0o644 });
+      else if (!st.isFile()) fail('is not a file');
+      break;
+    case 'File':
+      if (!st?.isFile()) fail('is not a file');
+      break;
+    case 'Socket':
+      if (!st?.isSocket()) fail('is not a socket file');
+      break;
+    case 'CharDevice':
+      if (!st?.isCharacterDevice()) fail('is not a character device');
+      break;
+    case 'BlockDevice':
+      if (!st?.isBlockDevice()) fail('is not a block device');
+      break;
+    default:
+      break;
+  }
+  return path;
+}
