@@ -1,6 +1,9 @@
 // `skiff agent`: one node. Wires the pieces — credentials, runtime, pod sync (recovering what an
 // earlier agent left), log server, registration, node keeper (self-heal), Lease renewer, status
 // reporter, informers — and owns the two ways of leaving: graceful exit (N6) and retirement (N5).
+import { ServiceProxy, serviceProxySupported } from './service-proxy/service-proxy.js';
+import type { Service } from '../api/kinds/service.js';
+import type { EndpointSlice } from '../api/kinds/endpointslice.js';
 import { userAgent } from '../version.js';
 import { hostname } from 'node:os';
 import type { Node } from '../api/kinds/node.js';
@@ -57,6 +60,8 @@ export interface AgentConfig {
   containerRuntimeEndpoint?: string;
   /** cgroupfs parent of this node's pods (containerd runtime; default /skiff/<node name>). */
   cgroupRoot?: string;
+  /** Route Service cluster IPs on this node (containerd runtime), as kube-proxy does; default true. */
+  serviceProxy?: boolean;
   labels: Record<string, string>;
   taints: Taint[];
   /** The machine's ID at its cloud (spec.providerID), when a cloud runs it. */
@@ -126,6 +131,7 @@ export class Agent {
   private status?: StatusReporter;
   private nodeLoops?: NodeLoops;
   private podInformer?: Informer<Pod>;
+  private serviceProxy?: ServiceProxy;
   private readiness: Readiness = READY;
   private leaving?: Promise<void>;
   private loops: Promise<unknown>[] = [];
@@ -416,6 +422,19 @@ export class Agent {
     });
     this.loops.push(pods.run(signal), this.podSync.run(signal));
     void pods.waitForSync().then(() => this.podSync?.markSynced());
+    // Pods with addresses of their own reach Services through the node's rules (kube-proxy's job).
+    if (runtime.images && cfg.serviceProxy !== false) {
+      if (!serviceProxySupported()) {
+        this.log.warn({}, 'iptables is missing or not usable here: Service cluster IPs are not routed on this node');
+      } else {
+        const services = new Informer<Service>(client, { path: '/api/v1/services', clock: this.clock, log: this.log });
+        const slices = new Informer<EndpointSlice>(client, { path: '/apis/discovery.k8s.io/v1/endpointslices', clock: this.clock, log: this.log });
+        const proxy = new ServiceProxy({ nodeName: this.nodeName, clock: this.clock, log: this.log, services, slices });
+        this.serviceProxy = proxy;
+        this.loops.push(services.run(signal), slices.run(signal));
+        void Promise.all([services.waitForSync(), slices.waitForSync()]).then(() => proxy.start()).catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'the service proxy did not start'));
+      }
+    }
 
     // The Lease first, then the first (fast) status report: a node shown Ready always has its Lease.
     await loops.register(signal);
@@ -477,6 +496,7 @@ export class Agent {
       }
       // Pods get their full grace periods; the API calls after that get the shutdown timeout again.
       await this.podSync?.terminateAll(SHUTDOWN_OVERRIDE, this.clock.now() + this.cfg.shutdownTimeoutMs + 60_000);
+      await this.serviceProxy?.remove();
       if (started) this.logRemoved(await this.nodeLoops!.remove(this.clock.now() + this.cfg.shutdownTimeoutMs));
       await this.stopLoops();
       this.log.info({ node: this.nodeName }, 'agent stopped');

@@ -61,7 +61,11 @@ export function mountServiceAccountToken(pod: KubeObject, account: KubeObject | 
   const spec = (pod.spec ??= {}) as MountingSpec;
   const accountSays = (account as { automountServiceAccountToken?: boolean } | undefined)?.automountServiceAccountToken;
   if (spec.automountServiceAccountToken === false || (spec.automountServiceAccountToken === undefined && accountSays === false)) return;
+  // Admission runs before validation: a spec of the wrong shape is left for validation to refuse.
+  const shaped = (v: unknown) => v === undefined || Array.isArray(v);
+  if (!shaped(spec.containers) || !shaped(spec.initContainers) || !shaped(spec.volumes)) return;
   const containers = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
+  if (containers.some((c) => c === null || typeof c !== 'object' || !shaped(c.volumeMounts))) return;
   if (containers.some((c) => (c.volumeMounts ?? []).some((m) => m?.mountPath === SERVICE_ACCOUNT_MOUNT_PATH))) return;
   const name = `${API_ACCESS_VOLUME_PREFIX}${suffix}`;
   spec.volumes = [

@@ -12,7 +12,8 @@ export function nodeNameOf(user: UserInfo): string | undefined {
   return user.groups.includes(NODES_GROUP) && user.name.startsWith(NODE_USER_PREFIX) ? user.name.slice(NODE_USER_PREFIX.length) : undefined;
 }
 
-const READABLE = new Set(['pods', 'nodes', 'services', 'endpoints', 'namespaces', 'poddisruptionbudgets', 'leases']);
+// endpointslices: the agent keeps its node's Service rules, as kube-proxy does.
+const READABLE = new Set(['pods', 'nodes', 'services', 'endpoints', 'endpointslices', 'namespaces', 'poddisruptionbudgets', 'leases']);
 const READ_VERBS = new Set(['get', 'list', 'watch']);
 
 /** The Secrets or ConfigMaps a pod uses: env, envFrom, volumes (projected too) and image pull secrets. */

@@ -47,6 +47,8 @@ export function containerdPrerequisites(): string[] {
   if (!findBinary('runc', 'SKIFF_RUNC_BIN', ['/usr/sbin/runc', '/usr/bin/runc'])) missing.push('runc (Debian: runc)');
   if (!findBinary('ctr', 'SKIFF_CTR_BIN', ['/usr/bin/ctr'])) missing.push('ctr (Debian: containerd)');
   if (!cniBinDir()) missing.push('CNI plugins (Debian: containernetworking-plugins)');
+  // The bridge plugin masquerades pod traffic, and the agent routes Service cluster IPs, with iptables.
+  if (!findBinary('iptables-restore', 'SKIFF_IPTABLES_RESTORE_BIN', ['/usr/sbin/iptables-restore', '/sbin/iptables-restore'])) missing.push('iptables (Debian: iptables)');
   if (!haveStaticBusybox()) missing.push('a static busybox for the pause image (Debian: busybox-static)');
   if (process.getuid?.() !== 0) missing.push('root (containers need namespaces, cgroups and mounts)');
   return missing;

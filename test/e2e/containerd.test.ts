@@ -17,6 +17,7 @@ import type { Pod } from '../../src/api/kinds/pod.js';
 import { ContainerdDaemon, containerdPrerequisites } from '../../src/cri/containerd-daemon.js';
 import { CriClient } from '../../src/cri/client.js';
 import { writeBusyboxImage } from '../../src/cri/oci-archive.js';
+import { removeServiceRules } from '../../src/agent/service-proxy/service-proxy.js';
 
 const missing = containerdPrerequisites();
 // Debian's interpreter, where python3-kubernetes is installed.
@@ -113,6 +114,8 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     for (const dir of [work, s.dataDir]) await run('sh', ['-c', `grep ' ${dir}' /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l`]);
     rmSync(work, { recursive: true, force: true });
     await run('ip', ['link', 'del', BRIDGE]);
+    // The agent's Service rules, had it no time to remove them itself.
+    await removeServiceRules('ctd-1').catch(() => undefined);
     s.cleanup();
   });
 
@@ -269,6 +272,41 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     });
   });
 
+  it("three replicas of a fixed-port server run on one node with their own IPs, reached through their Service's cluster IP", async () => {
+    // The image is tagged (IfNotPresent) and present: nothing is pulled. ctd-1 is the only node.
+    await s.k(['create', 'deployment', 'hello', `--image=${IMAGE}`, '--replicas=3', '--port=8080', '--', 'sh', '-c', 'mkdir -p /www && echo "$(hostname)" > /www/index.html && exec httpd -f -p 8080 -h /www']);
+    await s.k(['expose', 'deployment', 'hello', '--port=80', '--target-port=8080']);
+    const pods = await eventually(async () => {
+      const list = await client.get<{ items: Pod[] }>('/api/v1/namespaces/default/pods', { query: { labelSelector: 'app=hello' } });
+      const running = list.items.filter((p) => p.status?.phase === 'Running' && p.status.podIP && p.spec?.nodeName === 'ctd-1' && !p.metadata.deletionTimestamp);
+      return running.length === 3 && list.items.length === 3 ? running : undefined;
+    }, 60_000, 'three hello pods Running');
+    assert.equal(new Set(pods.map((p) => p.status!.podIP)).size, 3, 'distinct pod IPs');
+    const clusterIP = JSON.parse(await s.k(['get', 'service', 'hello', '-o', 'json'])).spec.clusterIP as string;
+    const names = new Set(pods.map((p) => p.metadata.name!));
+    // Each connection goes to one of the three at random: all three answer within a few dozen.
+    const seen = new Set<string>();
+    let last = '';
+    await eventually(async () => {
+      const body = await httpGet(`http://${clusterIP}/`, { fresh: true }).catch((e: Error) => `(${e.message})`);
+      last = body;
+      if (names.has(body.trim())) seen.add(body.trim());
+      return seen.size === 3;
+    }, 60_000, `all three pods answering on ${clusterIP}:80`, 50).catch(async (e: Error) => {
+      const dbg = await run('sh', ['-c', `curl -sv --max-time 3 http://${clusterIP}/ 2>&1; iptables -t nat -S | grep SKIFF; ip route; ip addr`]);
+      throw new Error(`${e.message}; seen ${[...seen].join(', ')}; last answer ${last}\n${dbg.stdout}`);
+    });
+    // And from a pod: the Service's address from inside the pod network (busybox's nc; its static
+    // wget can crash resolving even an address).
+    const fromPod = await eventually(async () => {
+      const r = await s.kubectl(['exec', pods[0]!.metadata.name!, '--', 'sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${clusterIP} 80 | tail -n 1`]);
+      return r.code === 0 && names.has(r.stdout.trim()) ? r.stdout.trim() : undefined;
+    }, 30_000, 'a pod reaching the cluster IP');
+    assert.ok(names.has(fromPod));
+    await s.k(['delete', 'service', 'hello']);
+    await s.k(['delete', 'deployment', 'hello']);
+  });
+
   describe('volumes', () => {
     const hostDir = join(work, 'host-dir');
     before(async () => {
@@ -367,13 +405,15 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
 
 });
 
-function httpGet(url: string): Promise<string> {
+/** The body of a GET; `fresh`: on a connection of its own (a Service picks an endpoint per connection). */
+function httpGet(url: string, o: { fresh?: boolean } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { timeout: 10_000 }, (res) => {
+    const req = http.get(url, { timeout: 10_000, ...(o.fresh ? { agent: false } : {}) }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve(body));
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`${res.statusCode} ${body.slice(0, 200)}`))));
+      res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out`)));
     req.on('error', reject);

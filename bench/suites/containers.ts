@@ -1,0 +1,174 @@
+// Suite `containers`: real containers on one node through containerd. Pods are created 10 at a
+// time, bound to the node (the scheduler is measured in `scheduler`), and timed from the create
+// call to the first watch event that shows them Running: the agent's sandbox (network namespace,
+// CNI address), image check, container create and start, and the status write. Beside it, the
+// floor: `ctr run -d` of the same image against the same containerd, one container at a time
+// (no sandbox, no network, nothing written to an API). The agent's RSS is read with 50 and with
+// 100 containers running. Upstream's SLO for stateless pods: p99 ≤ 5 s from create to Running.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { eventually } from '../../test/support/eventually.js';
+import { ContainerdDaemon, containerdPrerequisites } from '../../src/cri/containerd-daemon.js';
+import { CriClient } from '../../src/cri/client.js';
+import { writeBusyboxImage } from '../../src/cri/oci-archive.js';
+import { importImage } from '../../src/cri/image-import.js';
+import { Informer } from '../../src/client/informer.js';
+import { systemClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/util/log.js';
+import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
+import type { Node } from '../../src/api/kinds/node.js';
+import type { Pod } from '../../src/api/kinds/pod.js';
+import { startSkiffServer, type SkiffServer } from '../lib/servers.js';
+import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
+import { fmtMiB, makeTempDir, percentile, progress, removeTempDir, round, rssOf, skiffEntry, startChild, type ManagedChild, type Table } from '../lib/util.js';
+
+const TOKEN = 'bench0.containers000000';
+const NODE = 'bench-ctd';
+const IMAGE = 'skiff.local/busybox:1.36';
+const BRIDGE = 'skiff-bench';
+const BATCH = 10;
+
+function run(cmd: string, args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => execFile(cmd, args, (err, _o, stderr) => resolve({ code: err ? 1 : 0, stderr })));
+}
+
+/** `ctr run -d` of the image, one at a time: what containerd alone takes to create and start a container. */
+async function ctrFloor(socket: string, count: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    const r = await run('ctr', ['--address', socket, '--namespace', 'bench', 'run', '-d', IMAGE, `floor-${i}`, 'sleep', '3600']);
+    if (r.code !== 0) throw new Error(`ctr run: ${r.stderr}`);
+    out.push(performance.now() - t);
+  }
+  for (let i = 0; i < count; i++) {
+    await run('ctr', ['--address', socket, '--namespace', 'bench', 'task', 'kill', '-s', 'KILL', `floor-${i}`]);
+  }
+  for (let i = 0; i < count; i++) {
+    await eventually(async () => (await run('ctr', ['--address', socket, '--namespace', 'bench', 'task', 'delete', `floor-${i}`])).code === 0, 10_000, `floor-${i} stopped`, 100).catch(() => undefined);
+    await run('ctr', ['--address', socket, '--namespace', 'bench', 'container', 'delete', `floor-${i}`]);
+  }
+  return out;
+}
+
+function stats(ms: number[]): { p50: number; p99: number; max: number } {
+  const s = [...ms].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? 0 };
+}
+
+export const containersSuite: Suite = {
+  name: 'containers',
+  description: 'pods create → Running on one containerd node, beside ctr run; agent RSS with 50 and 100 containers',
+  async run(ctx: SuiteContext): Promise<SuiteResult> {
+    const missing = containerdPrerequisites();
+    if (missing.length > 0) {
+      progress(`containers: skipped, needs ${missing.join(', ')}`);
+      return { tables: [{ title: 'containers: skipped', headers: ['needs'], rows: missing.map((m) => [m]) }], data: { skipped: missing } };
+    }
+    const pods = ctx.quick ? 40 : 100;
+    const work = makeTempDir('skiff-bench-ctd-');
+    const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), bridge: BRIDGE, network: BRIDGE });
+    let server: SkiffServer | undefined;
+    let agent: ManagedChild | undefined;
+    const agentDir = join(work, 'agent');
+    await run('ip', ['link', 'del', BRIDGE]);
+    try {
+      await containerd.start();
+      const archive = join(work, 'busybox.tar');
+      writeBusyboxImage(IMAGE, archive, { Cmd: ['sh'] });
+      importImage(archive, containerd.endpoint);
+      await run('ctr', ['--address', containerd.socket, '--namespace', 'bench', 'images', 'import', archive]);
+
+      progress(`containers: ctr run -d, ${pods} containers one at a time (the floor)`);
+      const floor = await ctrFloor(containerd.socket, pods);
+
+      server = await startSkiffServer({ serverArgs: ['--token', TOKEN, '--allocate-node-cidrs', 'true', '--cluster-cidr', '10.250.0.0/16'] });
+      const client = server.client(30_000);
+      const serverUrl = parseKubeconfig(readFileSync(server.kubeconfig, 'utf8'), () => '').server;
+      agent = startChild(
+        'skiff agent',
+        process.execPath,
+        [skiffEntry(), 'agent', '--server', serverUrl, '--token', TOKEN, '--ca-file', join(server.dataDir, 'tls', 'ca.crt'), '--data-dir', agentDir, '--node-name', NODE, '--kubelet-port', '0', '--runtime', 'containerd', '--container-runtime-endpoint', containerd.endpoint],
+        join(work, 'agent.log'),
+      );
+      await eventually(async () => (await client.get<Node>(`/api/v1/nodes/${NODE}`)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), 60_000, 'agent Ready', 100);
+      const rssIdle = rssOf(agent.pid);
+
+      const created = new Map<string, number>();
+      const running = new Map<string, number>();
+      const informer = new Informer<Pod>(client, { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${NODE}`, clock: systemClock, log: silentLogger() });
+      const seen = (p: Pod) => {
+        const name = p.metadata.name!;
+        if (p.status?.phase === 'Running' && !running.has(name)) running.set(name, performance.now());
+      };
+      informer.addHandlers({ add: seen, update: (_o, p) => seen(p) });
+      const stop = new AbortController();
+      void informer.run(stop.signal);
+      await informer.waitForSync();
+
+      const createBatch = async (from: number, to: number) => {
+        for (let i = from; i < to; i += BATCH) {
+          await Promise.all(
+            Array.from({ length: Math.min(BATCH, to - i) }, async (_, k) => {
+              const name = `bench-${i + k}`;
+              created.set(name, performance.now());
+              await client.create('/api/v1/namespaces/default/pods', {
+                apiVersion: 'v1',
+                kind: 'Pod',
+                metadata: { name },
+                spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, automountServiceAccountToken: false, containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] },
+              });
+            }),
+          );
+        }
+        await eventually(() => [...created.keys()].every((n) => running.has(n)), 300_000, `${to} pods Running`, 100);
+      };
+      progress(`containers: creating ${pods / 2} pods`);
+      await createBatch(0, pods / 2);
+      const rssHalf = rssOf(agent.pid);
+      progress(`containers: creating ${pods / 2} more`);
+      await createBatch(pods / 2, pods);
+      const rssAll = rssOf(agent.pid);
+      stop.abort();
+      const podMs = [...created].map(([n, t]) => running.get(n)! - t);
+      const ours = stats(podMs);
+      const peer = stats(floor);
+
+      progress('containers: deleting the pods');
+      await client.delete('/api/v1/namespaces/default/pods', undefined, { query: { fieldSelector: `spec.nodeName=${NODE}` } }).catch(() => undefined);
+      await eventually(async () => (await client.get<{ items: unknown[] }>('/api/v1/namespaces/default/pods')).items.length === 0, 120_000, 'pods gone', 200).catch(() => undefined);
+      client.close();
+
+      const table: Table = {
+        title: `containers: ${pods} pods on one node (containerd ${(await new CriClient({ endpoint: containerd.endpoint }).version().then((v) => v.runtimeVersion).catch(() => '?'))}), created ${BATCH} at a time`,
+        headers: ['', 'p50', 'p99', 'max', 'agent RSS'],
+        rows: [
+          [`skiff: pod create → Running (sandbox, CNI, container, status)`, `${round(ours.p50, 0)} ms`, `${round(ours.p99, 0)} ms`, `${round(ours.max, 0)} ms`, `${fmtMiB(rssHalf)} at ${pods / 2}, ${fmtMiB(rssAll)} at ${pods} (idle ${fmtMiB(rssIdle)})`],
+          [`peer floor: ctr run -d, one at a time (no sandbox, no network)`, `${round(peer.p50, 0)} ms`, `${round(peer.p99, 0)} ms`, `${round(peer.max, 0)} ms`, '-'],
+        ],
+        notes: ['upstream SLO: p99 ≤ 5 s from create to Running for stateless pods (image present)'],
+      };
+      return { tables: [table], data: { pods, podMs: ours, ctrMs: peer, agentRssBytes: { idle: rssIdle, half: rssHalf, all: rssAll } } };
+    } finally {
+      await agent?.stop(60_000);
+      await server?.stop();
+      const cri = new CriClient({ endpoint: containerd.endpoint, timeoutMs: 20_000 });
+      try {
+        for (const sb of await cri.listPodSandbox()) {
+          await cri.stopPodSandbox(sb.id).catch(() => undefined);
+          await cri.removePodSandbox(sb.id).catch(() => undefined);
+        }
+      } catch {
+        /* containerd never started */
+      } finally {
+        cri.close();
+      }
+      await containerd.stop();
+      await run('sh', ['-c', `grep ' ${work}' /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l`]);
+      await run('ip', ['link', 'del', BRIDGE]);
+      removeTempDir(work);
+    }
+  },
+};
