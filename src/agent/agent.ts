@@ -1,6 +1,9 @@
 // `skiff agent`: one node. Wires the pieces — credentials, runtime, pod sync (recovering what an
 // earlier agent left), log server, registration, node keeper (self-heal), Lease renewer, status
 // reporter, informers — and owns the two ways of leaving: graceful exit (N6) and retirement (N5).
+import { credentialFor, dockerConfigEntries } from './registry-auth.js';
+import { readConfigData } from './config-data.js';
+import type { AuthConfig } from '../cri/messages.js';
 import { ServiceProxy, serviceProxySupported } from './service-proxy/service-proxy.js';
 import type { Service } from '../api/kinds/service.js';
 import type { EndpointSlice } from '../api/kinds/endpointslice.js';
@@ -299,6 +302,7 @@ export class Agent {
         endpoint,
         cgroupRoot: cfg.cgroupRoot ?? `/skiff/${this.nodeName}`,
         podLogDir: (uid) => join(this.state.podDir(uid), 'logs'),
+        pullAuth: (pod, image) => this.pullCredential(client, pod, image),
       });
       this.runtime = containerd;
       try {
@@ -473,6 +477,21 @@ export class Agent {
     this.logRotation?.stop();
     this.runtime?.close();
     this.client?.close();
+  }
+
+  /** The registry credential for an image among the pod's imagePullSecrets (one that cannot be read is passed over, as the kubelet does). */
+  private async pullCredential(api: AgentApi, pod: Pod, image: string): Promise<AuthConfig | undefined> {
+    const ns = pod.metadata.namespace ?? 'default';
+    const secrets: ReturnType<typeof dockerConfigEntries>[] = [];
+    for (const ref of pod.spec?.imagePullSecrets ?? []) {
+      if (!ref?.name) continue;
+      const data = await readConfigData(api, ns, 'secrets', ref.name).catch((e: unknown) => {
+        this.log.warn({ pod: `${ns}/${pod.metadata.name}`, secret: ref.name, err: errorText(e) }, 'could not read an image pull secret');
+        return undefined;
+      });
+      if (data) secrets.push(dockerConfigEntries(data));
+    }
+    return credentialFor(image, secrets);
   }
 
   /** N6: cordon, stop pods within their grace periods, delete Lease and Node. */

@@ -14,6 +14,7 @@ export interface ContainerView {
   started: boolean;
   restartCount: number;
   containerID?: string;
+  imageID?: string;
 }
 
 /** Upstream getPhase (init containers folded in by the caller through `initPending` / `initFailed`). */
@@ -123,7 +124,7 @@ function containerStatus(c: ContainerView): ContainerStatus {
     ready: c.ready,
     restartCount: c.restartCount,
     image: c.image,
-    imageID: '',
+    imageID: c.imageID ?? '',
     started: c.started,
   };
   if (c.containerID) s.containerID = c.containerID;
@@ -158,7 +159,7 @@ function normaliseState(st: ContainerState | undefined): unknown {
 }
 
 function normaliseContainer(c: ContainerStatus): unknown {
-  return [c.name, normaliseState(c.state), normaliseState(c.lastState), c.ready === true, c.restartCount ?? 0, c.image ?? '', c.containerID ?? '', c.started === true];
+  return [c.name, normaliseState(c.state), normaliseState(c.lastState), c.ready === true, c.restartCount ?? 0, c.image ?? '', c.containerID ?? '', c.imageID ?? '', c.started === true];
 }
 
 /** A merge patch that turns `current` into `next` for the fields the agent owns (null removes). */

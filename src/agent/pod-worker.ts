@@ -41,6 +41,7 @@ export interface PodWorkerDeps {
 interface ExitRecord extends ExitInfo {
   startedAt: number;
   id: string;
+  imageRef?: string;
   /** Killed for failing a liveness or startup probe (recorded as exit 137 at least: never a success). */
   probeKilled?: boolean;
 }
@@ -393,7 +394,7 @@ export class PodWorker {
     r.probes = undefined;
     r.current = undefined;
     r.prevExit = r.lastExit;
-    r.lastExit = { ...info, startedAt: rc.record.startedAt, id: rc.record.id };
+    r.lastExit = { ...info, startedAt: rc.record.startedAt, id: rc.record.id, ...(rc.record.imageRef ? { imageRef: rc.record.imageRef } : {}) };
     if (r.probeKill === rc) {
       r.probeKill = undefined;
       // Whatever the process answered to SIGTERM, the agent killed it: never a success.
@@ -453,6 +454,7 @@ export class PodWorker {
     if (r.current) {
       v.state = { running: { startedAt: rfc3339(r.current.record.startedAt) } };
       v.containerID = `${this.d.runtime.idScheme}://${r.current.record.id}`;
+      if (r.current.record.imageRef) v.imageID = r.current.record.imageRef;
       v.started = r.probes ? r.probes.started : true;
       v.ready = !init && !stopping && (r.probes ? r.probes.ready : true);
       return v;
@@ -467,6 +469,7 @@ export class PodWorker {
     }
     const last = r.lastExit!;
     v.containerID = `${this.d.runtime.idScheme}://${last.id}`;
+    if (last.imageRef) v.imageID = last.imageRef;
     const restarting = !stopping && shouldRestart(this.policy, last.exitCode) && !(init && last.exitCode === 0);
     if (restarting) {
       const backoff = this.d.backoff.current(this.backoffKey(r));

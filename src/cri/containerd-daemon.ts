@@ -28,6 +28,8 @@ export interface ContainerdDaemonOptions {
   bridge: string;
   /** The CNI network's name, distinct per node (host-local keeps its leases by it). */
   network: string;
+  /** Registries (host:port) spoken to over plain HTTP, as a local registry without TLS is. */
+  plainHttpRegistries?: string[];
 }
 
 export function containerdBinary(): string | undefined {
@@ -118,6 +120,7 @@ export class ContainerdDaemon {
       `    bin_dir = ${JSON.stringify(binDir)}`,
       `    conf_dir = ${JSON.stringify(cniConf)}`,
       ...(this.o.podCIDR ? [] : [`    conf_template = ${JSON.stringify(template)}`]),
+      ...(this.o.plainHttpRegistries ?? []).flatMap((r) => [`  [plugins."io.containerd.grpc.v1.cri".registry.mirrors.${JSON.stringify(r)}]`, `    endpoint = [${JSON.stringify(`http://${r}`)}]`]),
       '',
     ].join('\n');
     const path = join(this.o.dir, 'config.toml');

@@ -4,9 +4,9 @@
 // Skipped, saying why, where containerd, runc, the CNI plugins or root are missing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,11 +18,16 @@ import { ContainerdDaemon, containerdPrerequisites } from '../../src/cri/contain
 import { CriClient } from '../../src/cri/client.js';
 import { writeBusyboxImage } from '../../src/cri/oci-archive.js';
 import { removeServiceRules } from '../../src/agent/service-proxy/service-proxy.js';
+import { freePorts } from '../../src/util/ports.js';
 
 const missing = containerdPrerequisites();
 // Debian's interpreter, where python3-kubernetes is installed.
 const PYTHON = '/usr/bin/python3';
 const PYTHON_DIR = fileURLToPath(new URL('../../../test/e2e/python', import.meta.url));
+/** Debian's docker-registry (the CNCF distribution registry), for a registry of the test's own. */
+function registryBinary(): string | undefined {
+  return existsSync('/usr/bin/docker-registry') ? '/usr/bin/docker-registry' : undefined;
+}
 function pythonClient(): boolean {
   try {
     execFileSync(PYTHON, ['-c', 'import kubernetes']);
@@ -45,7 +50,11 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
   const s = new TestServer('containerd-e2e');
   const work = mkdtempSync(join(tmpdir(), 'skiff-ctd-'));
   // No pod CIDR of its own: the control plane allocates one and the agent hands it to containerd.
-  const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), bridge: BRIDGE, network: BRIDGE });
+  // A registry of the test's own, over plain HTTP, with a password (its address is known once a port is).
+  const plainHttp: string[] = [];
+  let registry: ChildProcess | undefined;
+  let registryAddress = '';
+  const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), bridge: BRIDGE, network: BRIDGE, plainHttpRegistries: plainHttp });
   let agent: TestAgent;
   const agentArgs = () => ['--runtime', 'containerd', '--container-runtime-endpoint', containerd.endpoint];
   /** What containerd runs for a pod: its containers by state, and its ready sandboxes. */
@@ -78,6 +87,10 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
   before(async () => {
     // A bridge an aborted run left keeps its old address, which the CNI plugin refuses to change.
     await run('ip', ['link', 'del', BRIDGE]);
+    if (registryBinary()) {
+      registryAddress = `127.0.0.1:${(await freePorts(1))[0]!}`;
+      plainHttp.push(registryAddress);
+    }
     await containerd.start();
     const archive = join(work, 'busybox.tar');
     // Like the Docker Hub busybox image: no entrypoint, sh as its cmd.
@@ -94,6 +107,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
   });
 
   after(async () => {
+    registry?.kill();
     await agent?.stop();
     client?.close();
     await s.stop();
@@ -305,6 +319,32 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     assert.ok(names.has(fromPod));
     await s.k(['delete', 'service', 'hello']);
     await s.k(['delete', 'deployment', 'hello']);
+  });
+
+  it('pulls from a registry that wants a password with the pod\'s imagePullSecrets, and says ErrImagePull without them', { skip: registryBinary() ? false : 'needs docker-registry (Debian)' }, async () => {
+    const dir = join(work, 'registry');
+    mkdirSync(dir, { recursive: true });
+    const hash = execFileSync(PYTHON, ['-W', 'ignore', '-c', "import crypt; print(crypt.crypt('s3cret', crypt.mksalt(crypt.METHOD_BLOWFISH)))"]).toString().trim();
+    writeFileSync(join(dir, 'htpasswd'), `puller:${hash}\n`);
+    writeFileSync(join(dir, 'config.yml'), ['version: 0.1', 'log:', '  level: warn', 'storage:', '  filesystem:', `    rootdirectory: ${join(dir, 'data')}`, 'http:', `  addr: ${registryAddress}`, 'auth:', '  htpasswd:', '    realm: skiff-test', `    path: ${join(dir, 'htpasswd')}`, ''].join('\n'));
+    registry = spawn(registryBinary()!, ['serve', join(dir, 'config.yml')], { stdio: 'ignore' });
+    await eventually(async () => (await httpGet(`http://${registryAddress}/v2/`).catch((e: Error) => e.message)).startsWith('401'), 20_000, 'the registry asking for a password');
+    // The image goes up with ctr, from a namespace of its own (not the node's).
+    const ctr = (...args: string[]) => run('ctr', ['--address', containerd.socket, '--namespace', 'push', ...args]);
+    const pushed = `${registryAddress}/team/busybox:1`;
+    for (const step of [['images', 'import', join(work, 'busybox.tar')], ['images', 'tag', IMAGE, pushed], ['images', 'push', '--plain-http', '--user', 'puller:s3cret', pushed]]) {
+      const r = await ctr(...step);
+      assert.equal(r.code, 0, `ctr ${step.join(' ')}: ${r.stderr}`);
+    }
+    const pod = (name: string, secrets: { name: string }[]) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: 'ctd-1', imagePullSecrets: secrets, containers: [{ name: 'c', image: pushed, imagePullPolicy: 'Always', command: ['sleep', '3600'] }] } });
+    await s.k(['apply', '-f', '-'], { input: pod('no-cred', []) });
+    const refused = await podWhere('no-cred', (p) => ['ErrImagePull', 'ImagePullBackOff'].includes(p.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? ''), 'no-cred refused by the registry');
+    assert.match(refused.status!.containerStatuses![0]!.state!.waiting!.message ?? '', /401|unauthorized|authorization/i);
+    await s.k(['create', 'secret', 'docker-registry', 'regcred', `--docker-server=${registryAddress}`, '--docker-username=puller', '--docker-password=s3cret']);
+    await s.k(['apply', '-f', '-'], { input: pod('with-cred', [{ name: 'regcred' }]) });
+    const p = await podWhere('with-cred', (x) => x.status?.phase === 'Running', 'with-cred Running');
+    assert.match(p.status?.containerStatuses?.[0]?.imageID ?? '', /sha256:/);
+    await s.k(['delete', 'pod', 'no-cred', 'with-cred', '--wait=false']);
   });
 
   describe('volumes', () => {

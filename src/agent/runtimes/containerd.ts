@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 import type { Pod } from '../../api/kinds/pod.js';
 import { CriClient, CriError } from '../../cri/client.js';
-import type { AuthConfig, ContainerStatus, PodSandboxConfig } from '../../cri/messages.js';
+import type { AuthConfig, ContainerStatus, Image, PodSandboxConfig } from '../../cri/messages.js';
 import type { Clock, Timer } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
 import { errorText } from '../../util/error-text.js';
@@ -44,6 +44,11 @@ interface Sandbox {
 interface Tracked {
   resolve(info: ExitInfo): void;
   done: boolean;
+}
+
+/** How status names an image, as the kubelet does: its repo digest when it has one, else its id. */
+function imageRefOf(i: Image): string {
+  return i.repoDigests[0] ?? i.id;
 }
 
 /** ns since the epoch (int64 as a decimal string) → ms; 0 when unset. */
@@ -157,13 +162,14 @@ export class ContainerdRuntime implements Runtime {
     return { id, config, ...(ip ? { ip } : {}) };
   }
 
-  private async ensureImage(l: ContainerLaunch): Promise<void> {
+  /** The image on the node, pulled as its policy says; answers how status names it (a repo digest, else its id). */
+  private async ensureImage(l: ContainerLaunch): Promise<string | undefined> {
     const c = l.container!;
     const image = c.image ?? '';
     if (!image.trim()) throw new CreateContainerError('InvalidImageName', `Failed to apply default image tag "${image}": couldn't parse image name`);
     const policy = pullPolicy(c);
     const present = policy === 'Always' ? undefined : await this.cri.imageStatus(image);
-    if (present) return;
+    if (present) return imageRefOf(present);
     if (policy === 'Never') {
       throw new CreateContainerError('ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`);
     }
@@ -172,9 +178,12 @@ export class ContainerdRuntime implements Runtime {
       await this.cri.pullImage(image, auth);
     } catch (e) {
       // With Always, an image already on the node still runs when the registry cannot be reached.
-      if (policy === 'Always' && (await this.cri.imageStatus(image).catch(() => undefined))) return;
+      const stale = policy === 'Always' ? await this.cri.imageStatus(image).catch(() => undefined) : undefined;
+      if (stale) return imageRefOf(stale);
       throw new CreateContainerError('ErrImagePull', `failed to pull image "${image}": ${e instanceof CriError ? e.details : errorText(e)}`);
     }
+    const pulled = await this.cri.imageStatus(image).catch(() => undefined);
+    return pulled ? imageRefOf(pulled) : undefined;
   }
 
   async prepare(pod: Pod): Promise<void> {
@@ -184,7 +193,7 @@ export class ContainerdRuntime implements Runtime {
   async start(l: ContainerLaunch): Promise<RunningContainer> {
     if (!l.pod?.metadata.uid || !l.container) throw new CreateContainerError('CreateContainerConfigError', 'the containerd runtime needs the pod and container spec');
     const sandbox = await this.sandbox(l.pod);
-    await this.ensureImage(l);
+    const imageRef = await this.ensureImage(l);
     await this.removeDeadInstances(l.podUid, l.containerName);
     mkdirSync(dirname(l.logPath), { recursive: true });
     const config = containerConfig({
@@ -205,7 +214,7 @@ export class ContainerdRuntime implements Runtime {
       throw new CreateContainerError('CreateContainerError', e instanceof CriError ? e.details : errorText(e));
     }
     const startedAt = this.o.clock.now();
-    const record: InstanceRecord = { id, startedAt, logPath: l.logPath };
+    const record: InstanceRecord = { id, startedAt, logPath: l.logPath, ...(imageRef ? { imageRef } : {}) };
     const exited = this.track(id);
     try {
       await this.gate.run(() => this.cri.startContainer(id), true);

@@ -65,6 +65,8 @@ export interface InstanceRecord {
   startTicks?: number;
   startedAt: number;
   logPath: string;
+  /** The image it runs as the runtime names it (a digest): status.containerStatuses[].imageID. */
+  imageRef?: string;
 }
 
 export interface RunningContainer {

@@ -145,6 +145,7 @@ export interface PodSpec {
   hostPID?: boolean;
   hostIPC?: boolean;
   shareProcessNamespace?: boolean;
+  imagePullSecrets?: { name?: string }[];
   securityContext?: Record<string, unknown>;
   hostname?: string;
   subdomain?: string;
