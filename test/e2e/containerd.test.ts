@@ -347,6 +347,36 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     await s.k(['delete', 'pod', 'no-cred', 'with-cred', '--wait=false']);
   });
 
+  it('probes run in and against the container: HTTP readiness to the pod IP, an exec liveness probe inside that restarts it', async () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'probed' },
+      spec: {
+        nodeName: 'ctd-1',
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'c',
+            image: IMAGE,
+            imagePullPolicy: 'Never',
+            command: ['sh', '-c', 'touch /tmp/alive; mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 8080 -h /www'],
+            readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+            livenessProbe: { exec: { command: ['test', '-f', '/tmp/alive'] }, periodSeconds: 1, failureThreshold: 1 },
+          },
+        ],
+      },
+    };
+    await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+    await podWhere('probed', (p) => p.status?.containerStatuses?.[0]?.ready === true, 'probed Ready through its HTTP probe');
+    // The file is in the container's own filesystem: only an exec inside it sees it gone.
+    await s.k(['exec', 'probed', '--', 'rm', '/tmp/alive']);
+    const p = await podWhere('probed', (x) => (x.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1, 'probed restarted by its liveness probe');
+    // Stopped as any container is: SIGTERM, SIGKILL after the grace period.
+    assert.ok([137, 143].includes(p.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode ?? 0), JSON.stringify(p.status?.containerStatuses?.[0]?.lastState));
+    await s.k(['delete', 'pod', 'probed', '--wait=false']);
+  });
+
   describe('volumes', () => {
     const hostDir = join(work, 'host-dir');
     before(async () => {
