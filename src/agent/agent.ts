@@ -39,6 +39,7 @@ import { ProcessRuntime } from './runtimes/process.js';
 import type { Runtime, RuntimeName, StreamRequest } from './runtimes/runtime.js';
 import { RuntimeHealth } from './runtime-health.js';
 import { PodCidrHandoff } from './pod-cidr.js';
+import { ImageGc } from './image-gc.js';
 import { ContainerdRuntime, DEFAULT_CRI_ENDPOINT } from './runtimes/containerd.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
 import type { Stages } from './runtimes/sim-stages.js';
@@ -458,6 +459,7 @@ export class Agent {
     });
     this.loops.push(nodes.run(signal), ...loops.run(signal));
     if (this.runtimeHealth) this.loops.push(this.runtimeHealth.run(signal));
+    if (runtime.imageStore) this.loops.push(new ImageGc({ clock: this.clock, log: this.log, ...runtime.imageStore }).run(signal));
     this.log.info(
       { node: this.nodeName, runtime: cfg.runtime, kubeletPort, servers: client.serverList, reregister: cfg.reregister, machineId },
       'agent started',

@@ -209,6 +209,22 @@ export class CriClient {
     return (await this.call<{ images: Image[] }>('ImageService', 'ListImages', {})).images;
   }
 
+  /** Where the runtime keeps images, and how many bytes they take there. */
+  async imageFsInfo(): Promise<{ mountpoint: string; usedBytes: number }[]> {
+    const r = await this.call<{ imageFilesystems: { fsId?: { mountpoint: string }; usedBytes?: { value: string } }[] }>('ImageService', 'ImageFsInfo', {});
+    return r.imageFilesystems.map((f) => ({ mountpoint: f.fsId?.mountpoint ?? '', usedBytes: Number(f.usedBytes?.value ?? 0) }));
+  }
+
+  /** The sandbox (pause) image the runtime is configured with, from its verbose status; undefined when it does not say. */
+  async sandboxImage(): Promise<string | undefined> {
+    const r = await this.call<{ info: Record<string, string> }>('RuntimeService', 'Status', { verbose: true }, 10_000);
+    try {
+      return (JSON.parse(r.info.config ?? '{}') as { sandboxImage?: string }).sandboxImage;
+    } catch {
+      return undefined;
+    }
+  }
+
   async removeImage(image: string): Promise<void> {
     await this.call('ImageService', 'RemoveImage', { image: { image } });
   }

@@ -185,6 +185,11 @@ message NetworkConfig { string pod_cidr = 1; }
 message RuntimeConfig { NetworkConfig network_config = 1; }
 message UpdateRuntimeConfigRequest { RuntimeConfig runtime_config = 1; }
 message UpdateRuntimeConfigResponse {}
+message ImageFsInfoRequest {}
+message UInt64Value { uint64 value = 1; }
+message FilesystemIdentifier { string mountpoint = 1; }
+message FilesystemUsage { int64 timestamp = 1; FilesystemIdentifier fs_id = 2; UInt64Value used_bytes = 3; UInt64Value inodes_used = 4; }
+message ImageFsInfoResponse { repeated FilesystemUsage image_filesystems = 1; repeated FilesystemUsage container_filesystems = 2; }
 message RuntimeCondition { string type = 1; bool status = 2; string reason = 3; string message = 4; }
 message RuntimeStatus { repeated RuntimeCondition conditions = 1; }
 message StatusRequest { bool verbose = 1; }

@@ -6,7 +6,7 @@
 //
 // Exits are found by relisting (as the kubelet's PLEG does): one ListContainers per interval while
 // anything runs, then ContainerStatus for each container that has ended.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 import type { Pod } from '../../api/kinds/pod.js';
 import { CriClient, CriError } from '../../cri/client.js';
@@ -17,6 +17,7 @@ import { errorText } from '../../util/error-text.js';
 import { CONTAINER_NAME_LABEL, NODE_LABEL, POD_UID_LABEL, containerConfig, pullPolicy, sandboxConfig } from './cri-config.js';
 import { CreateContainerError, type ContainerLaunch, type ExitInfo, type InstanceRecord, type KnownInstances, type Runtime, type RunningContainer, type StreamRequest } from './runtime.js';
 import { status as grpcStatus } from '@grpc/grpc-js';
+import type { ImageStore } from '../image-gc.js';
 
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
 
@@ -303,6 +304,25 @@ export class ContainerdRuntime implements Runtime {
       return { ok: false, output: e instanceof CriError ? e.details : errorText(e) };
     }
   }
+
+  readonly imageStore: ImageStore = {
+    usage: async () => {
+      const fs = (await this.cri.imageFsInfo())[0];
+      if (!fs?.mountpoint) return undefined;
+      // As the kubelet reads it: the whole filesystem's use, not only the images' share of it.
+      const st = statfsSync(fs.mountpoint);
+      const capacityBytes = st.blocks * st.bsize;
+      return { usedBytes: capacityBytes - st.bavail * st.bsize, capacityBytes };
+    },
+    images: async () => (await this.cri.listImages()).map((i) => ({ id: i.id, tags: i.repoTags, size: Number(i.size) })),
+    // Every container of the runtime, whoever made it: an image another node's pod uses stays.
+    inUse: async () => new Set((await this.cri.listContainers()).map((c) => c.imageRef)),
+    pinned: async () => {
+      const pause = await this.cri.sandboxImage();
+      return pause ? [pause] : [];
+    },
+    remove: (id) => this.cri.removeImage(id),
+  };
 
   async setPodCidr(cidr: string): Promise<void> {
     await this.cri.updatePodCidr(cidr);

@@ -1,5 +1,6 @@
 import type { ObjectMeta } from '../../api/types.js';
 import type { Container, Pod } from '../../api/kinds/pod.js';
+import type { ImageStore } from '../image-gc.js';
 
 // What pod sync needs from a container runtime: start one container instance, stop it within a
 // grace period, and — after an agent restart — adopt instances a previous agent started. Pod-level
@@ -123,6 +124,8 @@ export interface Runtime {
   exec?(instanceId: string, argv: string[], timeoutMs: number): Promise<{ ok: boolean; output?: string }>;
   /** The node's pod CIDR (spec.podCIDR), for a runtime whose pod network is made from it. */
   setPodCidr?(cidr: string): Promise<void>;
+  /** The runtime's images, for image garbage collection (runtimes that keep images). */
+  readonly imageStore?: ImageStore;
   /** Why the runtime cannot run pods now (down, network not ready); undefined when it can. */
   health?(): Promise<string | undefined>;
   /** Where the runtime serves an exec, attach or port-forward (a one-time URL the agent relays the client's upgrade to). */
