@@ -3,7 +3,7 @@
 // skiff builds, and a CNI bridge network on the node's pod CIDR. One containerd per node, as on a
 // real machine: the CRI plugin serves a single namespace and a single pod network, so nodes that
 // shared one would see each other's sandboxes and hand out addresses from one range.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CriClient } from './client.js';
@@ -174,7 +174,11 @@ export class ContainerdDaemon {
     importImage(archive, this.endpoint);
   }
 
-  /** Stops containerd (SIGTERM; its containers' shims keep running, as on a real machine). */
+  /**
+   * Stops containerd (SIGTERM; its containers' shims keep running, as on a real machine) and
+   * removes its pod bridge: the next start may be handed another pod CIDR, and the CNI plugin
+   * refuses a bridge that still holds the old address.
+   */
   async stop(): Promise<void> {
     const c = this.child;
     if (!c || c.exitCode !== null || c.signalCode !== null) return;
@@ -183,5 +187,6 @@ export class ContainerdDaemon {
     const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
     await gone;
     clearTimeout(t);
+    await new Promise<void>((r) => execFile('ip', ['link', 'del', this.o.bridge], () => r()));
   }
 }

@@ -39,6 +39,7 @@ function pythonClient(): boolean {
 const IMAGE = 'skiff.local/busybox:1.36';
 const GREETER = 'skiff.local/greeter:1';
 const BRIDGE = 'skiff-e2e';
+const BRIDGE2 = 'skiff-e2e2';
 
 function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -55,6 +56,9 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
   let registry: ChildProcess | undefined;
   let registryAddress = '';
   const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), bridge: BRIDGE, network: BRIDGE, plainHttpRegistries: plainHttp });
+  // A second node on the same machine, started by the test that needs it.
+  const containerd2 = new ContainerdDaemon({ dir: join(work, 'containerd-2'), bridge: BRIDGE2, network: BRIDGE2 });
+  let agent2: TestAgent | undefined;
   let agent: TestAgent;
   const agentArgs = () => ['--runtime', 'containerd', '--container-runtime-endpoint', containerd.endpoint];
   /** What containerd runs for a pod: its containers by state, and its ready sandboxes. */
@@ -86,7 +90,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
 
   before(async () => {
     // A bridge an aborted run left keeps its old address, which the CNI plugin refuses to change.
-    await run('ip', ['link', 'del', BRIDGE]);
+    for (const b of [BRIDGE, BRIDGE2]) await run('ip', ['link', 'del', b]);
     if (registryBinary()) {
       registryAddress = `127.0.0.1:${(await freePorts(1))[0]!}`;
       plainHttp.push(registryAddress);
@@ -108,28 +112,30 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
 
   after(async () => {
     registry?.kill();
-    await agent?.stop();
+    await Promise.all([agent?.stop(), agent2?.stop()]);
     client?.close();
     await s.stop();
     // Sandboxes go first, so no container (and no shim) outlives the test's containerd.
-    const cri = new CriClient({ endpoint: containerd.endpoint, timeoutMs: 20_000 });
-    try {
-      for (const sb of await cri.listPodSandbox()) {
-        await cri.stopPodSandbox(sb.id).catch(() => undefined);
-        await cri.removePodSandbox(sb.id).catch(() => undefined);
+    for (const d of [containerd, containerd2]) {
+      const cri = new CriClient({ endpoint: d.endpoint, timeoutMs: 20_000 });
+      try {
+        for (const sb of await cri.listPodSandbox()) {
+          await cri.stopPodSandbox(sb.id).catch(() => undefined);
+          await cri.removePodSandbox(sb.id).catch(() => undefined);
+        }
+      } catch {
+        /* that containerd never started */
+      } finally {
+        cri.close();
       }
-    } catch {
-      /* containerd never started */
-    } finally {
-      cri.close();
+      await d.stop();
     }
-    await containerd.stop();
     // What the runtime mounted (container root filesystems) and the agent (tmpfs volumes of pods it stopped but kept).
     for (const dir of [work, s.dataDir]) await run('sh', ['-c', `grep ' ${dir}' /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l`]);
     rmSync(work, { recursive: true, force: true });
-    await run('ip', ['link', 'del', BRIDGE]);
-    // The agent's Service rules, had it no time to remove them itself.
-    await removeServiceRules('ctd-1').catch(() => undefined);
+    for (const b of [BRIDGE, BRIDGE2]) await run('ip', ['link', 'del', b]);
+    // The agents' Service rules, had they no time to remove them themselves.
+    for (const n of ['ctd-1', 'ctd-2']) await removeServiceRules(n).catch(() => undefined);
     s.cleanup();
   });
 
@@ -375,6 +381,30 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     // Stopped as any container is: SIGTERM, SIGKILL after the grace period.
     assert.ok([137, 143].includes(p.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode ?? 0), JSON.stringify(p.status?.containerStatuses?.[0]?.lastState));
     await s.k(['delete', 'pod', 'probed', '--wait=false']);
+  });
+
+  it('pods on two nodes of one machine reach each other, directly and through a Service', async () => {
+    await containerd2.start();
+    const imported = await run(process.execPath, [SKIFF_BIN, 'image', 'import', '--container-runtime-endpoint', containerd2.endpoint, join(work, 'busybox.tar')]);
+    assert.equal(imported.code, 0, imported.stderr);
+    agent2 = new TestAgent(s, 'ctd-2');
+    await agent2.start(['--runtime', 'containerd', '--container-runtime-endpoint', containerd2.endpoint]);
+    const node2 = await client.get<Node>('/api/v1/nodes/ctd-2');
+    assert.equal(node2.spec?.podCIDR, '10.244.1.0/24', 'the next range for the second node');
+    for (const n of [1, 2]) {
+      await s.k(['run', `peer${n}`, `--image=${IMAGE}`, '--overrides', JSON.stringify({ spec: { nodeName: `ctd-${n}` } }), '--', 'sh', '-c', `mkdir -p /w && echo peer${n} > /w/index.html && exec httpd -f -p 8080 -h /w`]);
+    }
+    const ip = async (n: number) => (await podWhere(`peer${n}`, (p) => p.status?.phase === 'Running' && p.status.podIP !== undefined, `peer${n} Running`)).status!.podIP!;
+    const [ip1, ip2] = [await ip(1), await ip(2)];
+    assert.match(ip2, /^10\.244\.1\.\d+$/);
+    const get = (from: string, to: string, port: number) => s.kubectl(['exec', from, '--', 'sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${to} ${port} | tail -n 1`]);
+    await eventually(async () => (await get('peer1', ip2, 8080)).stdout.trim() === 'peer2', 20_000, 'peer1 on ctd-1 reaching peer2 on ctd-2');
+    await eventually(async () => (await get('peer2', ip1, 8080)).stdout.trim() === 'peer1', 20_000, 'and back');
+    await s.k(['expose', 'pod', 'peer2', '--port=80', '--target-port=8080']);
+    const clusterIP = JSON.parse(await s.k(['get', 'service', 'peer2', '-o', 'json'])).spec.clusterIP as string;
+    await eventually(async () => (await get('peer1', clusterIP, 80)).stdout.trim() === 'peer2', 20_000, "peer1 reaching peer2 through its Service's cluster IP");
+    await s.k(['delete', 'service', 'peer2']);
+    await s.k(['delete', 'pod', 'peer1', 'peer2', '--wait=false']);
   });
 
   describe('volumes', () => {
