@@ -149,8 +149,11 @@ export const containersSuite: Suite = {
       await eventually(async () => (await client.get<{ items: unknown[] }>('/api/v1/namespaces/default/pods')).items.length === 0, 120_000, 'pods gone', 200).catch(() => undefined);
       client.close();
 
+      const cri = new CriClient({ endpoint: containerd.endpoint });
+      const version = await cri.version().then((v) => v.runtimeVersion, () => '?');
+      cri.close();
       const table: Table = {
-        title: `containers: ${pods} pods on one node (containerd ${(await new CriClient({ endpoint: containerd.endpoint }).version().then((v) => v.runtimeVersion).catch(() => '?'))}), created ${BATCH} at a time`,
+        title: `containers: ${pods} pods on one node (containerd ${version})`,
         headers: ['', 'p50', 'p99', 'max', 'agent RSS after'],
         rows: [
           [`skiff: pod create → Running, ${half} pods one every ${PACE_MS} ms`, `${round(paced.p50, 0)} ms`, `${round(paced.p99, 0)} ms`, `${round(paced.max, 0)} ms`, `${fmtMiB(rssHalf)} with ${half} (idle ${fmtMiB(rssIdle)})`],
@@ -163,17 +166,7 @@ export const containersSuite: Suite = {
     } finally {
       await agent?.stop(60_000);
       await server?.stop();
-      const cri = new CriClient({ endpoint: containerd.endpoint, timeoutMs: 20_000 });
-      try {
-        for (const sb of await cri.listPodSandbox()) {
-          await cri.stopPodSandbox(sb.id).catch(() => undefined);
-          await cri.removePodSandbox(sb.id).catch(() => undefined);
-        }
-      } catch {
-        /* containerd never started */
-      } finally {
-        cri.close();
-      }
+      await containerd.removeSandboxes().catch(() => undefined);
       await containerd.stop();
       await run('sh', ['-c', `grep ' ${work}' /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l`]);
       await run('ip', ['link', 'del', BRIDGE]);

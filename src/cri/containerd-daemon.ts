@@ -174,6 +174,20 @@ export class ContainerdDaemon {
     importImage(archive, this.endpoint);
   }
 
+  /** Stops and removes every pod sandbox (and so every container): nothing of it outlives containerd. */
+  async removeSandboxes(): Promise<void> {
+    if (!this.child || this.child.exitCode !== null) return;
+    const cri = new CriClient({ endpoint: this.endpoint, timeoutMs: 20_000 });
+    try {
+      for (const sb of await cri.listPodSandbox()) {
+        await cri.stopPodSandbox(sb.id).catch(() => undefined);
+        await cri.removePodSandbox(sb.id).catch(() => undefined);
+      }
+    } finally {
+      cri.close();
+    }
+  }
+
   /**
    * Stops containerd (SIGTERM; its containers' shims keep running, as on a real machine) and
    * removes its pod bridge: the next start may be handed another pod CIDR, and the CNI plugin

@@ -117,17 +117,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     await s.stop();
     // Sandboxes go first, so no container (and no shim) outlives the test's containerd.
     for (const d of [containerd, containerd2]) {
-      const cri = new CriClient({ endpoint: d.endpoint, timeoutMs: 20_000 });
-      try {
-        for (const sb of await cri.listPodSandbox()) {
-          await cri.stopPodSandbox(sb.id).catch(() => undefined);
-          await cri.removePodSandbox(sb.id).catch(() => undefined);
-        }
-      } catch {
-        /* that containerd never started */
-      } finally {
-        cri.close();
-      }
+      await d.removeSandboxes().catch(() => undefined);
       await d.stop();
     }
     // What the runtime mounted (container root filesystems) and the agent (tmpfs volumes of pods it stopped but kept).
