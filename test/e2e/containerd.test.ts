@@ -487,7 +487,9 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
 
     it('configMap and secret changes reach the running container in place', async () => {
       await s.k(['create', 'configmap', 'app-config', '--from-literal=greeting=updated', '--dry-run=client', '-o', 'yaml'], {}).then((y) => s.k(['apply', '-f', '-'], { input: y }));
+      await s.k(['create', 'secret', 'generic', 'app-secret', '--from-literal=password=rotated', '--dry-run=client', '-o', 'yaml']).then((y) => s.k(['apply', '-f', '-'], { input: y }));
       await eventually(async () => (await inPod('cat /etc/cfg/greeting')) === 'updated', 40_000, 'the new greeting in the volume');
+      await eventually(async () => (await inPod('cat /etc/sec/password')) === 'rotated', 40_000, 'the new password in the volume');
       const p = await getPod('vols');
       assert.equal(p.status?.containerStatuses?.[0]?.restartCount, 0, 'without a restart');
     });
