@@ -131,13 +131,9 @@ export class ScenarioCluster {
         output: s.logFile,
       });
     };
-    // The first member creates the cluster CA (sealed in etcd); the others load it.
-    this.o.say(`starting ${shape.servers === 1 ? 'the API server' : `${shape.servers} API servers`} (logs: ${this.logDir})`);
-    start(0);
-    await this.waitServer(0);
-    for (let i = 1; i < shape.servers; i++) start(i);
-    await Promise.all(this.servers.slice(1).map((_, i) => this.waitServer(i + 1)));
     if (this.endpointUrl) {
+      // HAProxy binds its port before the servers start, the moment after it was found free: a
+      // port held only by a number for the servers' start-up is one another process may take.
       const haproxyBin = findHaproxy();
       if (!haproxyBin) throw new Error('this scenario runs HAProxy as the control-plane endpoint, and HAProxy is not installed (Debian: apt-get install haproxy)');
       const cfg = join(this.o.dir, 'haproxy.cfg');
@@ -145,8 +141,14 @@ export class ScenarioCluster {
       writeFileSync(cfg, renderHaproxyConfig({ bindHost: '127.0.0.1', bindPort: endpointPort, members: this.servers.map((s) => ({ host: new URL(s.url).hostname, port })) }));
       this.haproxy = startProcess({ name: 'haproxy', command: haproxyBin, args: ['-db', '-f', cfg], output: join(this.logDir, 'haproxy.log') });
       this.o.say(`starting HAProxy on ${this.endpointUrl}`);
-      await waitForReady(this.kubeconfig, 30_000, undefined, this.endpointUrl);
     }
+    // The first member creates the cluster CA (sealed in etcd); the others load it.
+    this.o.say(`starting ${shape.servers === 1 ? 'the API server' : `${shape.servers} API servers`} (logs: ${this.logDir})`);
+    start(0);
+    await this.waitServer(0);
+    for (let i = 1; i < shape.servers; i++) start(i);
+    await Promise.all(this.servers.slice(1).map((_, i) => this.waitServer(i + 1)));
+    if (this.endpointUrl) await waitForReady(this.kubeconfig, 30_000, undefined, this.endpointUrl);
   }
 
   /** A port free on every member's loopback address (they share it, as members of one cluster do). */
