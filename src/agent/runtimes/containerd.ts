@@ -39,7 +39,6 @@ export interface ContainerdRuntimeOptions {
 interface Sandbox {
   id: string;
   config: PodSandboxConfig;
-  ip?: string;
 }
 
 interface Tracked {
@@ -157,10 +156,19 @@ export class ContainerdRuntime implements Runtime {
       }
       this.o.log.info({ pod: `${config.metadata.namespace}/${config.metadata.name}`, sandbox: id.slice(0, 12) }, 'pod sandbox started');
     }
-    const status = await this.cri.podSandboxStatus(id);
-    const ip = status.network?.ip;
-    if (ip) this.ips.set(uid, ip);
-    return { id, config, ...(ip ? { ip } : {}) };
+    await this.learnIp(uid, id);
+    return { id, config };
+  }
+
+  /** The pod's ready sandbox in the runtime, if it has one. */
+  private async readySandbox(podUid: string): Promise<string | undefined> {
+    return (await this.cri.listPodSandbox({ labels: this.nodeLabels({ [POD_UID_LABEL]: podUid }), state: 'SANDBOX_READY' }))[0]?.id;
+  }
+
+  /** Remembers the sandbox's IP as the pod's. */
+  private async learnIp(podUid: string, sandboxId: string): Promise<void> {
+    const ip = (await this.cri.podSandboxStatus(sandboxId)).network?.ip;
+    if (ip) this.ips.set(podUid, ip);
   }
 
   /** The image on the node, pulled as its policy says; answers how status names it (a repo digest, else its id). */
@@ -195,7 +203,8 @@ export class ContainerdRuntime implements Runtime {
     if (!l.pod?.metadata.uid || !l.container) throw new CreateContainerError('CreateContainerConfigError', 'the containerd runtime needs the pod and container spec');
     const sandbox = await this.sandbox(l.pod);
     const imageRef = await this.ensureImage(l);
-    await this.removeDeadInstances(l.podUid, l.containerName);
+    // A first instance has none before it (what an earlier agent left, reapOrphans removed).
+    if (l.instance > 0) await this.removeDeadInstances(l.podUid, l.containerName);
     mkdirSync(dirname(l.logPath), { recursive: true });
     const config = containerConfig({
       pod: l.pod,
@@ -206,7 +215,7 @@ export class ContainerdRuntime implements Runtime {
       args: l.args,
       env: l.env,
       logPath: relative(sandbox.config.logDirectory!, l.logPath),
-      mounts: (l.mounts ?? []).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readonly })),
+      mounts: l.mounts ?? [],
     });
     let id: string;
     try {
@@ -300,7 +309,7 @@ export class ContainerdRuntime implements Runtime {
       const output = Buffer.concat([r.stdout, r.stderr]).toString('utf8').trim().slice(0, 10 * 1024);
       return { ok: false, output: output || `command ${JSON.stringify(argv.join(' '))} exited with code ${r.exitCode}` };
     } catch (e) {
-      if (e instanceof CriError && e.code === 4) return { ok: false, output: `command ${JSON.stringify(argv.join(' '))} timed out` };
+      if (e instanceof CriError && e.code === grpcStatus.DEADLINE_EXCEEDED) return { ok: false, output: `command ${JSON.stringify(argv.join(' '))} timed out` };
       return { ok: false, output: e instanceof CriError ? e.details : errorText(e) };
     }
   }
@@ -344,9 +353,9 @@ export class ContainerdRuntime implements Runtime {
   async streamUrl(req: StreamRequest): Promise<string> {
     if (req.kind === 'exec') return this.cri.exec(req.instanceId, req.command, req.streams);
     if (req.kind === 'attach') return this.cri.attach(req.instanceId, req.streams);
-    const ready = await this.cri.listPodSandbox({ labels: this.nodeLabels({ [POD_UID_LABEL]: req.podUid }), state: 'SANDBOX_READY' });
-    if (!ready[0]) throw new CriError('PortForward', grpcStatus.NOT_FOUND, 'the pod has no running sandbox');
-    return this.cri.portForward(ready[0].id, req.ports);
+    const sandbox = await this.readySandbox(req.podUid);
+    if (!sandbox) throw new CriError('PortForward', grpcStatus.NOT_FOUND, 'the pod has no running sandbox');
+    return this.cri.portForward(sandbox, req.ports);
   }
 
   async stop(c: RunningContainer, graceMs: number): Promise<ExitInfo> {
@@ -371,20 +380,13 @@ export class ContainerdRuntime implements Runtime {
       throw e;
     }
     const podUid = s.labels[POD_UID_LABEL];
-    if (podUid && !this.ips.has(podUid)) await this.learnSandbox(podUid);
+    // After a restart: the pod's IP from its ready sandbox.
+    const sandbox = podUid && !this.ips.has(podUid) ? await this.readySandbox(podUid) : undefined;
+    if (podUid && sandbox) await this.learnIp(podUid, sandbox);
     const exited = this.track(record.id);
     if (s.state === 'CONTAINER_RUNNING' || s.state === 'CONTAINER_CREATED') this.scheduleRelist();
     else this.settle(record.id, exitFromStatus(s, this.o.clock.now()));
     return { record, exited };
-  }
-
-  /** After a restart: the pod's IP from its ready sandbox, if it has one. */
-  private async learnSandbox(podUid: string): Promise<void> {
-    const ready = await this.cri.listPodSandbox({ labels: this.nodeLabels({ [POD_UID_LABEL]: podUid }), state: 'SANDBOX_READY' });
-    const s = ready[0];
-    if (!s) return;
-    const status = await this.cri.podSandboxStatus(s.id);
-    if (status.network?.ip) this.ips.set(podUid, status.network.ip);
   }
 
   async reapOrphans(known: KnownInstances): Promise<number> {
