@@ -3,8 +3,9 @@
 // skiff builds, and a CNI bridge network on the node's pod CIDR. One containerd per node, as on a
 // real machine: the CRI plugin serves a single namespace and a single pod network, so nodes that
 // shared one would see each other's sandboxes and hand out addresses from one range.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { startProcess, type ManagedProcess } from '../util/processes.js';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CriClient } from './client.js';
 import { findBinary } from '../util/find-binary.js';
@@ -59,7 +60,7 @@ export function containerdPrerequisites(): string[] {
 export class ContainerdDaemon {
   readonly socket: string;
   readonly endpoint: string;
-  private child?: ChildProcess;
+  private proc?: ManagedProcess;
 
   constructor(readonly o: ContainerdDaemonOptions) {
     this.socket = join(o.dir, 'containerd.sock');
@@ -67,7 +68,12 @@ export class ContainerdDaemon {
   }
 
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.proc?.child.pid;
+  }
+
+  private get running(): boolean {
+    const c = this.proc?.child;
+    return c !== undefined && c.exitCode === null && c.signalCode === null;
   }
 
   /** Writes containerd's config and the CNI network; answers the config's path. */
@@ -134,20 +140,19 @@ export class ContainerdDaemon {
     if (!bin) throw new Error('containerd is not installed (Debian: containerd)');
     mkdirSync(this.o.dir, { recursive: true });
     const config = this.writeConfig();
-    const log = openSync(join(this.o.dir, 'containerd.log'), 'a');
+    // Packet forwarding between pod bridges and the host: pods of different nodes reach each other.
     try {
-      // Packet forwarding between pod bridges and the host: pods of different nodes reach each other.
-      try {
-        writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
-      } catch {
-        /* not ours to set (a container without CAP_NET_ADMIN): pods still reach their own node */
-      }
-      this.child = spawn(bin, ['--config', config], { stdio: ['ignore', log, log], detached: true });
-    } finally {
-      closeSync(log);
+      writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
+    } catch {
+      /* not ours to set (a container without CAP_NET_ADMIN): pods still reach their own node */
     }
-    const child = this.child;
-    const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`containerd exited with ${code}; see ${join(this.o.dir, 'containerd.log')}`))));
+    const logFile = join(this.o.dir, 'containerd.log');
+    // Its own process group, which shims leave (they set their own): stopping it leaves containers running.
+    const proc = startProcess({ name: 'containerd', command: bin, args: ['--config', config], output: logFile });
+    this.proc = proc;
+    const exited = proc.exited.then(({ code, signal }) => {
+      throw new Error(`containerd exited (code ${code}, signal ${signal}); see ${logFile}`);
+    });
     exited.catch(() => undefined);
     const cri = new CriClient({ endpoint: this.endpoint, timeoutMs: 2000 });
     try {
@@ -157,7 +162,7 @@ export class ContainerdDaemon {
           await Promise.race([cri.version(), exited]);
           break;
         } catch (e) {
-          if (child.exitCode !== null || Date.now() > deadline) throw new Error(`containerd did not answer on ${this.socket}: ${errorText(e)}`);
+          if (!this.running || Date.now() > deadline) throw new Error(`containerd did not answer on ${this.socket}: ${errorText(e)}`);
           await new Promise((r) => setTimeout(r, 100));
         }
       }
@@ -176,7 +181,7 @@ export class ContainerdDaemon {
 
   /** Stops and removes every pod sandbox (and so every container): nothing of it outlives containerd. */
   async removeSandboxes(): Promise<void> {
-    if (!this.child || this.child.exitCode !== null) return;
+    if (!this.running) return;
     const cri = new CriClient({ endpoint: this.endpoint, timeoutMs: 20_000 });
     try {
       for (const sb of await cri.listPodSandbox()) {
@@ -194,13 +199,8 @@ export class ContainerdDaemon {
    * refuses a bridge that still holds the old address.
    */
   async stop(): Promise<void> {
-    const c = this.child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    const gone = new Promise<void>((r) => c.once('exit', () => r()));
-    c.kill('SIGTERM');
-    const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
-    await gone;
-    clearTimeout(t);
+    if (!this.running) return;
+    await this.proc!.stop(10_000);
     await new Promise<void>((r) => execFile('ip', ['link', 'del', this.o.bridge], () => r()));
   }
 }

@@ -4,7 +4,8 @@
 // Skipped, saying why, where containerd, runc, the CNI plugins or root are missing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { fileURLToPath } from 'node:url';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -53,7 +54,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
   // No pod CIDR of its own: the control plane allocates one and the agent hands it to containerd.
   // A registry of the test's own, over plain HTTP, with a password (its address is known once a port is).
   const plainHttp: string[] = [];
-  let registry: ChildProcess | undefined;
+  let registry: ManagedProcess | undefined;
   let registryAddress = '';
   const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), bridge: BRIDGE, network: BRIDGE, plainHttpRegistries: plainHttp });
   // A second node on the same machine, started by the test that needs it.
@@ -111,7 +112,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
   });
 
   after(async () => {
-    registry?.kill();
+    await registry?.stop(5_000);
     await Promise.all([agent?.stop(), agent2?.stop()]);
     client?.close();
     await s.stop();
@@ -323,7 +324,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     const hash = execFileSync(PYTHON, ['-W', 'ignore', '-c', "import crypt; print(crypt.crypt('s3cret', crypt.mksalt(crypt.METHOD_BLOWFISH)))"]).toString().trim();
     writeFileSync(join(dir, 'htpasswd'), `puller:${hash}\n`);
     writeFileSync(join(dir, 'config.yml'), ['version: 0.1', 'log:', '  level: warn', 'storage:', '  filesystem:', `    rootdirectory: ${join(dir, 'data')}`, 'http:', `  addr: ${registryAddress}`, 'auth:', '  htpasswd:', '    realm: skiff-test', `    path: ${join(dir, 'htpasswd')}`, ''].join('\n'));
-    registry = spawn(registryBinary()!, ['serve', join(dir, 'config.yml')], { stdio: 'ignore' });
+    registry = startProcess({ name: 'registry', command: registryBinary()!, args: ['serve', join(dir, 'config.yml')], output: join(dir, 'registry.log') });
     await eventually(async () => (await httpGet(`http://${registryAddress}/v2/`).catch((e: Error) => e.message)).startsWith('401'), 20_000, 'the registry asking for a password');
     // The image goes up with ctr, from a namespace of its own (not the node's).
     const ctr = (...args: string[]) => run('ctr', ['--address', containerd.socket, '--namespace', 'push', ...args]);
