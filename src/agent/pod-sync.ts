@@ -114,7 +114,7 @@ export class PodSync {
     if (!volumes) return;
     while (!signal.aborted) {
       await this.o.clock.sleep(this.o.volumeRefreshMs ?? VOLUME_REFRESH_MS, signal).catch(() => undefined);
-      for (const w of this.workers.values()) if (!w.terminated && !w.isTerminating && w.hasRunning()) await volumes.refresh(w.pod);
+      await volumes.refresh([...this.workers.values()].filter((w) => !w.terminated && !w.isTerminating && w.hasRunning()).map((w) => w.pod));
     }
   }
 

@@ -48,6 +48,14 @@ interface PodVolumes {
 /** Kinds whose content comes from the API and is kept up to date while the pod runs. */
 const FROM_API = ['configMap', 'secret', 'downwardAPI', 'projected'] as const;
 
+/** Which of those a volume is; undefined for any other. */
+function apiSource(v: Volume): (typeof FROM_API)[number] | undefined {
+  return FROM_API.find((k) => v[k] !== undefined && v[k] !== null);
+}
+
+/** Reads a ConfigMap's or Secret's data; one pass of writes asks for each object once. */
+type Reads = (namespace: string, kind: ConfigKind, name: string) => Promise<Map<string, Buffer> | undefined>;
+
 export class VolumeManager {
   private readonly pods = new Map<string, PodVolumes>();
   private seq = 0;
@@ -59,7 +67,7 @@ export class VolumeManager {
   }
 
   /** Sets up every volume of the pod (once; again for any that failed). Throws CreateContainerError saying which and why. */
-  async setUp(pod: Pod): Promise<void> {
+  async setUp(pod: Pod, reads: Reads = this.reads()): Promise<void> {
     const uid = pod.metadata.uid!;
     let state = this.pods.get(uid);
     if (!state) {
@@ -69,7 +77,7 @@ export class VolumeManager {
     for (const v of pod.spec?.volumes ?? []) {
       if (!v?.name || state.paths.has(v.name)) continue;
       try {
-        state.paths.set(v.name, await this.setUpOne(pod, v, state));
+        state.paths.set(v.name, await this.setUpOne(pod, v, state, reads));
       } catch (e) {
         if (e instanceof CreateContainerError) throw e;
         throw new CreateContainerError('CreateContainerConfigError', `MountVolume.SetUp failed for volume "${v.name}": ${errorText(e)}`);
@@ -99,23 +107,41 @@ export class VolumeManager {
   /** Secret, configMap, downwardAPI and projected volumes are read-only in the container, whatever the mount says. */
   private alwaysReadOnly(pod: Pod, name: string): boolean {
     const v = (pod.spec?.volumes ?? []).find((x) => x?.name === name);
-    return v !== undefined && FROM_API.some((k) => v[k] !== undefined && v[k] !== null);
+    return v !== undefined && apiSource(v) !== undefined;
   }
 
-  /** Rewrites the API-backed volumes of a running pod; a failure keeps the old content and is retried next time. */
-  async refresh(pod: Pod): Promise<void> {
-    const state = this.pods.get(pod.metadata.uid!);
-    if (!state) {
-      // Adopted from an earlier agent: learn (and rewrite) its volumes.
-      await this.setUp(pod).catch((e: unknown) => this.o.log.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: errorText(e) }, 'could not set up the volumes of an adopted pod'));
-      return;
-    }
-    for (const v of pod.spec?.volumes ?? []) {
-      if (!v?.name || !state.paths.has(v.name) || !FROM_API.some((k) => v[k] !== undefined && v[k] !== null)) continue;
-      try {
-        if (await this.writeFromApi(pod, v, state)) this.o.log.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: v.name }, 'volume content updated');
-      } catch (e) {
-        this.o.log.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: v.name, err: errorText(e) }, 'could not refresh a volume');
+  /** A reader that asks the API for each object once, however many volumes of however many pods name it. */
+  private reads(): Reads {
+    const seen = new Map<string, Promise<Map<string, Buffer> | undefined>>();
+    return (ns, kind, name) => {
+      const key = `${kind}/${ns}/${name}`;
+      let p = seen.get(key);
+      if (!p) seen.set(key, (p = readConfigData(this.o.api, ns, kind, name)));
+      return p;
+    };
+  }
+
+  /**
+   * Rewrites the API-backed volumes of running pods; a failure keeps the old content and is tried
+   * again next time. Every pod has the cluster CA's ConfigMap in its token volume: it is read once
+   * per namespace, not once per pod.
+   */
+  async refresh(pods: Pod[]): Promise<void> {
+    const reads = this.reads();
+    for (const pod of pods) {
+      const state = this.pods.get(pod.metadata.uid!);
+      if (!state) {
+        // Adopted from an earlier agent: learn (and rewrite) its volumes.
+        await this.setUp(pod, reads).catch((e: unknown) => this.o.log.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: errorText(e) }, 'could not set up the volumes of an adopted pod'));
+        continue;
+      }
+      for (const v of pod.spec?.volumes ?? []) {
+        if (!v?.name || !state.paths.has(v.name) || !apiSource(v)) continue;
+        try {
+          if (await this.writeFromApi(pod, v, state, reads)) this.o.log.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: v.name }, 'volume content updated');
+        } catch (e) {
+          this.o.log.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: v.name, err: errorText(e) }, 'could not refresh a volume');
+        }
       }
     }
   }
@@ -135,12 +161,13 @@ export class VolumeManager {
     rmSync(root, { recursive: true, force: true });
   }
 
-  private async setUpOne(pod: Pod, v: Volume, state: PodVolumes): Promise<string> {
+  private async setUpOne(pod: Pod, v: Volume, state: PodVolumes, reads: Reads): Promise<string> {
     const uid = pod.metadata.uid!;
     if (v.hostPath) return checkHostPath(v.hostPath.path, v.hostPath.type ?? '');
-    if (FROM_API.some((k) => v[k] !== undefined && v[k] !== null)) {
-      await this.writeFromApi(pod, v, state);
-      return this.dirOf(uid, pluginOf(v), v.name);
+    const source = apiSource(v);
+    if (source) {
+      await this.writeFromApi(pod, v, state, reads);
+      return this.dirOf(uid, PLUGIN_DIRS[source], v.name);
     }
     if (v.emptyDir || Object.keys(v).length === 1) {
       const dir = this.dirOf(uid, 'kubernetes.io~empty-dir', v.name);
@@ -156,17 +183,19 @@ export class VolumeManager {
   }
 
   /** Writes a configMap, secret, downwardAPI or projected volume; answers whether its content changed. */
-  private async writeFromApi(pod: Pod, v: Volume, state: PodVolumes): Promise<boolean> {
+  private async writeFromApi(pod: Pod, v: Volume, state: PodVolumes, reads: Reads): Promise<boolean> {
+    const source = apiSource(v)!;
     const files = new Map<string, AtomicFile>();
     const ns = pod.metadata.namespace ?? 'default';
-    const defaultMode = mode(obj(v[pluginKey(v)]).defaultMode, 0o644);
-    if (v.configMap) await this.addConfig(files, ns, 'configmaps', str(v.configMap.name), v.configMap as Obj, defaultMode, v.name);
-    else if (v.secret) await this.addConfig(files, ns, 'secrets', str(v.secret.secretName), v.secret as Obj, defaultMode, v.name);
+    const defaultMode = mode(obj(v[source]).defaultMode, 0o644);
+    const add = (kind: ConfigKind, name: string, src: Obj) => this.addConfig(files, reads, ns, kind, name, src, defaultMode, v.name);
+    if (v.configMap) await add('configmaps', str(v.configMap.name), v.configMap as Obj);
+    else if (v.secret) await add('secrets', str(v.secret.secretName), v.secret as Obj);
     else if (v.downwardAPI) this.addDownward(files, pod, obj(v.downwardAPI), defaultMode);
     else {
       for (const src of objs(obj(v.projected).sources)) {
-        if (src.configMap) await this.addConfig(files, ns, 'configmaps', str(obj(src.configMap).name), obj(src.configMap), defaultMode, v.name);
-        else if (src.secret) await this.addConfig(files, ns, 'secrets', str(obj(src.secret).name), obj(src.secret), defaultMode, v.name);
+        if (src.configMap) await add('configmaps', str(obj(src.configMap).name), obj(src.configMap));
+        else if (src.secret) await add('secrets', str(obj(src.secret).name), obj(src.secret));
         else if (src.downwardAPI) this.addDownward(files, pod, obj(src.downwardAPI), defaultMode);
         else if (src.serviceAccountToken) {
           const t = obj(src.serviceAccountToken);
@@ -176,12 +205,12 @@ export class VolumeManager {
         }
       }
     }
-    return writeAtomicDir(this.dirOf(pod.metadata.uid!, pluginOf(v), v.name), files, `${this.o.clock.now()}_${++this.seq}`);
+    return writeAtomicDir(this.dirOf(pod.metadata.uid!, PLUGIN_DIRS[source], v.name), files, `${this.o.clock.now()}_${++this.seq}`);
   }
 
-  private async addConfig(files: Map<string, AtomicFile>, ns: string, kind: ConfigKind, name: string, src: Obj, defaultMode: number, volume: string): Promise<void> {
+  private async addConfig(files: Map<string, AtomicFile>, reads: Reads, ns: string, kind: ConfigKind, name: string, src: Obj, defaultMode: number, volume: string): Promise<void> {
     const optional = src.optional === true;
-    const data = await readConfigData(this.o.api, ns, kind, name);
+    const data = await reads(ns, kind, name);
     if (!data) {
       if (optional) return;
       throw new CreateContainerError('CreateContainerConfigError', `MountVolume.SetUp failed for volume "${volume}": ${kindWord(kind)} "${name}" not found`);
@@ -240,15 +269,13 @@ export class VolumeManager {
   }
 }
 
-function pluginKey(v: Volume): string {
-  return FROM_API.find((k) => v[k] !== undefined && v[k] !== null) ?? 'emptyDir';
-}
-
 /** The kubelet's directory names for its volume plugins (tools that look under a pod's directory find them there). */
-function pluginOf(v: Volume): string {
-  const names: Record<string, string> = { configMap: 'kubernetes.io~configmap', secret: 'kubernetes.io~secret', downwardAPI: 'kubernetes.io~downward-api', projected: 'kubernetes.io~projected' };
-  return names[pluginKey(v)] ?? 'kubernetes.io~empty-dir';
-}
+const PLUGIN_DIRS: Record<(typeof FROM_API)[number], string> = {
+  configMap: 'kubernetes.io~configmap',
+  secret: 'kubernetes.io~secret',
+  downwardAPI: 'kubernetes.io~downward-api',
+  projected: 'kubernetes.io~projected',
+};
 
 /** A Kubernetes quantity as tmpfs takes it (bytes). */
 function tmpfsSize(q: string): string {
