@@ -45,6 +45,14 @@ export class SubnetRange {
   }
 }
 
+function cidrsOf(n: Node): string[] {
+  return n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []);
+}
+
+function hasCidr(n: Node): boolean {
+  return cidrsOf(n).length > 0;
+}
+
 export interface NodeIpamOptions {
   clusterCIDR: string;
   nodeCidrMaskSize: number;
@@ -63,7 +71,11 @@ export class NodeIpamController implements Controller {
     nodes.addHandlers({
       add: (n) => loop.enqueue(n.metadata.name!),
       update: (_o, n) => loop.enqueue(n.metadata.name!),
-      delete: (n) => allocator.released(n),
+      delete: (n) => {
+        allocator.released(n);
+        // A range came free: nodes that found none get another look now, not at their next status write.
+        for (const waiting of nodes.list()) if (!hasCidr(waiting)) loop.enqueue(waiting.metadata.name!);
+      },
     });
     void nodes.waitForSync().then(() => loop.run(signal));
   }
@@ -83,16 +95,15 @@ class AllocatePodCidr implements Reconciler {
   ) {}
 
   released(n: Node): void {
-    for (const c of n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : [])) this.quarantined.set(c, this.ctx.clock.now() + RELEASE_QUARANTINE_MS);
+    for (const c of cidrsOf(n)) this.quarantined.set(c, this.ctx.clock.now() + RELEASE_QUARANTINE_MS);
     this.given.forEach((node, cidr) => node === n.metadata.name && this.given.delete(cidr));
   }
 
   async reconcile(name: string, signal: AbortSignal): Promise<void> {
     const node = this.nodes.get(name);
-    if (!node || node.spec?.podCIDR || (node.spec?.podCIDRs ?? []).length > 0 || node.metadata.deletionTimestamp) return;
+    if (!node || hasCidr(node) || node.metadata.deletionTimestamp) return;
     const now = this.ctx.clock.now();
-    const used = new Set<string>();
-    for (const n of this.nodes.list()) for (const c of n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : [])) used.add(c);
+    const used = new Set(this.nodes.list().flatMap(cidrsOf));
     for (const [c, until] of this.quarantined) if (until <= now) this.quarantined.delete(c);
     let cidr: string | undefined;
     // A quarantined CIDR is used only when nothing else is left.
