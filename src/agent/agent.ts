@@ -317,9 +317,9 @@ export class Agent {
           ? new SimulatedRuntime({ clock: this.clock, startDelayMs: cfg.simPodStartDelayMs, stopDelayMs: cfg.simPodStopDelayMs, ...(cfg.simStages ? { stages: cfg.simStages.pods } : {}) })
           : new ProcessRuntime({ clock: this.clock, log: this.log, tag: machineId });
     }
-    const runtimeForHealth = this.runtime;
-    if (runtimeForHealth.health) {
-      this.runtimeHealth = new RuntimeHealth({ clock: this.clock, log: this.log, check: () => runtimeForHealth.health!(), changed: () => this.status?.kick() });
+    const runtime = this.runtime;
+    if (runtime.health) {
+      this.runtimeHealth = new RuntimeHealth({ clock: this.clock, log: this.log, check: () => runtime.health!(), changed: () => this.status?.kick() });
       // Asked once before the Node is registered, so its first status already says.
       await this.runtimeHealth.probe();
     }
@@ -331,7 +331,7 @@ export class Agent {
       nodeName: this.nodeName,
       nodeIP: cfg.nodeIP,
       apiServer: () => client.server,
-      runtime: this.runtime,
+      runtime,
       state: this.state,
       events,
       backoffBaseMs: cfg.restartBackoffBaseMs,
@@ -344,7 +344,6 @@ export class Agent {
     await this.podSync.recover();
     void events.node('Starting', 'Starting skiff agent.');
 
-    const runtime = this.runtime!;
     const serving = await ensureServingCert(this.state.path('tls'), this.nodeName, dedupe([cfg.nodeIP, this.nodeName, 'localhost']));
     this.logServer = new LogServer({
       host: cfg.nodeIP,
@@ -445,18 +444,12 @@ export class Agent {
     await loops.register(signal);
 
     const nodes = new Informer<Node>(client, { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.nodeName}`, clock: this.clock, log: this.log });
-    const podCidr = this.runtime.setPodCidr ? new PodCidrHandoff({ clock: this.clock, log: this.log, set: (c) => runtime.setPodCidr!(c), signal }) : undefined;
-    nodes.addHandlers({
-      add: (n) => {
-        loops.observedNode(n);
-        podCidr?.observe(n);
-      },
-      update: (_o, n) => {
-        loops.observedNode(n);
-        podCidr?.observe(n);
-      },
-      delete: (n) => loops.deletedNode(n),
-    });
+    const podCidr = runtime.setPodCidr ? new PodCidrHandoff({ clock: this.clock, log: this.log, set: (c) => runtime.setPodCidr!(c), signal }) : undefined;
+    const seen = (n: Node) => {
+      loops.observedNode(n);
+      podCidr?.observe(n);
+    };
+    nodes.addHandlers({ add: seen, update: (_o, n) => seen(n), delete: (n) => loops.deletedNode(n) });
     this.loops.push(nodes.run(signal), ...loops.run(signal));
     if (this.runtimeHealth) this.loops.push(this.runtimeHealth.run(signal));
     if (runtime.imageStore) this.loops.push(new ImageGc({ clock: this.clock, log: this.log, ...runtime.imageStore }).run(signal));

@@ -103,7 +103,9 @@ export class ServiceProxy {
         const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
         if (!svc) continue;
         const key = `${s.metadata.namespace}/${svc}`;
-        byService.set(key, [...(byService.get(key) ?? []), s]);
+        const list = byService.get(key);
+        if (list) list.push(s);
+        else byService.set(key, [s]);
       }
       const { text, chains } = natRules(this.chains, this.o.services.list(), (svc) => byService.get(`${svc.metadata.namespace}/${svc.metadata.name}`) ?? [], this.current);
       if (text === this.lastText) return;
