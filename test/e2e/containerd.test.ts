@@ -89,6 +89,10 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     }
   };
 
+  /** Applies a pod of one container on ctd-1 (the busybox image, never pulled), with these container, pod spec and metadata fields. */
+  const applyPod = (name: string, container: Record<string, unknown>, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}) =>
+    s.k(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...meta }, spec: { nodeName: 'ctd-1', ...spec, containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', ...container }] } }) });
+
   before(async () => {
     // A bridge an aborted run left keeps its old address, which the CNI plugin refuses to change.
     for (const b of [BRIDGE, BRIDGE2]) await run('ip', ['link', 'del', b]);
@@ -192,8 +196,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     // stdinOnce, as `kubectl run -i` sets it: the runtime closes the container's stdin when the
     // attached client's ends and keeps its output attached; without it the client is detached at EOF.
     it("kubectl attach -i joins a running container's own stdin and stdout", async () => {
-      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'reader' }, spec: { nodeName: 'ctd-1', restartPolicy: 'Never', containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', stdin: true, stdinOnce: true, command: ['sh', '-c', 'read line; echo "got $line"'] }] } };
-      await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+      await applyPod('reader', { stdin: true, stdinOnce: true, command: ['sh', '-c', 'read line; echo "got $line"'] }, { restartPolicy: 'Never' });
       await podWhere('reader', (p) => p.status?.phase === 'Running', 'reader Running');
       const r = await s.kubectl(['attach', '-i', 'reader'], { input: 'hello\n' });
       assert.match(r.stdout, /got hello/, r.stderr);
@@ -268,8 +271,7 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
 
     it('a container over its memory limit ends OOMKilled', async () => {
       // tail keeps the last lines of what it reads; /dev/zero has no line ends, so it keeps all of it.
-      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hog' }, spec: { nodeName: 'ctd-1', restartPolicy: 'Never', containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', command: ['tail', '/dev/zero'], resources: { limits: { memory: '24Mi' } } }] } };
-      await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+      await applyPod('hog', { command: ['tail', '/dev/zero'], resources: { limits: { memory: '24Mi' } } }, { restartPolicy: 'Never' });
       const p = await podWhere('hog', (x) => x.status?.phase === 'Failed', 'hog Failed');
       const term = p.status?.containerStatuses?.[0]?.state?.terminated;
       assert.equal(term?.reason, 'OOMKilled');
@@ -333,38 +335,27 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
       const r = await ctr(...step);
       assert.equal(r.code, 0, `ctr ${step.join(' ')}: ${r.stderr}`);
     }
-    const pod = (name: string, secrets: { name: string }[]) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: 'ctd-1', imagePullSecrets: secrets, containers: [{ name: 'c', image: pushed, imagePullPolicy: 'Always', command: ['sleep', '3600'] }] } });
-    await s.k(['apply', '-f', '-'], { input: pod('no-cred', []) });
+    const pod = (name: string, secrets: { name: string }[]) => applyPod(name, { image: pushed, imagePullPolicy: 'Always', command: ['sleep', '3600'] }, { imagePullSecrets: secrets });
+    await pod('no-cred', []);
     const refused = await podWhere('no-cred', (p) => ['ErrImagePull', 'ImagePullBackOff'].includes(p.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? ''), 'no-cred refused by the registry');
     assert.match(refused.status!.containerStatuses![0]!.state!.waiting!.message ?? '', /401|unauthorized|authorization/i);
     await s.k(['create', 'secret', 'docker-registry', 'regcred', `--docker-server=${registryAddress}`, '--docker-username=puller', '--docker-password=s3cret']);
-    await s.k(['apply', '-f', '-'], { input: pod('with-cred', [{ name: 'regcred' }]) });
+    await pod('with-cred', [{ name: 'regcred' }]);
     const p = await podWhere('with-cred', (x) => x.status?.phase === 'Running', 'with-cred Running');
     assert.match(p.status?.containerStatuses?.[0]?.imageID ?? '', /sha256:/);
     await s.k(['delete', 'pod', 'no-cred', 'with-cred', '--wait=false']);
   });
 
   it('probes run in and against the container: HTTP readiness to the pod IP, an exec liveness probe inside that restarts it', async () => {
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'probed' },
-      spec: {
-        nodeName: 'ctd-1',
-        terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'c',
-            image: IMAGE,
-            imagePullPolicy: 'Never',
-            command: ['sh', '-c', 'touch /tmp/alive; mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 8080 -h /www'],
-            readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
-            livenessProbe: { exec: { command: ['test', '-f', '/tmp/alive'] }, periodSeconds: 1, failureThreshold: 1 },
-          },
-        ],
+    await applyPod(
+      'probed',
+      {
+        command: ['sh', '-c', 'touch /tmp/alive; mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 8080 -h /www'],
+        readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+        livenessProbe: { exec: { command: ['test', '-f', '/tmp/alive'] }, periodSeconds: 1, failureThreshold: 1 },
       },
-    };
-    await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+      { terminationGracePeriodSeconds: 1 },
+    );
     await podWhere('probed', (p) => p.status?.containerStatuses?.[0]?.ready === true, 'probed Ready through its HTTP probe');
     // The file is in the container's own filesystem: only an exec inside it sees it gone.
     await s.k(['exec', 'probed', '--', 'rm', '/tmp/alive']);
@@ -403,28 +394,20 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
     before(async () => {
       await s.k(['create', 'configmap', 'app-config', '--from-literal=greeting=hello']);
       await s.k(['create', 'secret', 'generic', 'app-secret', '--from-literal=password=s3cret']);
-      const pod = {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'vols', labels: { app: 'vols' } },
-        spec: {
-          nodeName: 'ctd-1',
-          containers: [
-            {
-              name: 'c',
-              image: IMAGE,
-              imagePullPolicy: 'Never',
-              command: ['sh', '-c', 'echo from-the-pod > /host/written; exec sleep 3600'],
-              volumeMounts: [
-                { name: 'cfg', mountPath: '/etc/cfg' },
-                { name: 'sec', mountPath: '/etc/sec' },
-                { name: 'scratch', mountPath: '/scratch' },
-                { name: 'shared', mountPath: '/shared' },
-                { name: 'down', mountPath: '/etc/pod' },
-                { name: 'host', mountPath: '/host' },
-              ],
-            },
+      await applyPod(
+        'vols',
+        {
+          command: ['sh', '-c', 'echo from-the-pod > /host/written; exec sleep 3600'],
+          volumeMounts: [
+            { name: 'cfg', mountPath: '/etc/cfg' },
+            { name: 'sec', mountPath: '/etc/sec' },
+            { name: 'scratch', mountPath: '/scratch' },
+            { name: 'shared', mountPath: '/shared' },
+            { name: 'down', mountPath: '/etc/pod' },
+            { name: 'host', mountPath: '/host' },
           ],
+        },
+        {
           volumes: [
             { name: 'cfg', configMap: { name: 'app-config' } },
             { name: 'sec', secret: { secretName: 'app-secret', defaultMode: 0o400 } },
@@ -434,8 +417,8 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
             { name: 'host', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
           ],
         },
-      };
-      await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+        { labels: { app: 'vols' } },
+      );
       await podWhere('vols', (p) => p.status?.phase === 'Running', 'vols Running');
     });
     const inPod = (script: string) => s.k(['exec', 'vols', '--', 'sh', '-c', script]);
@@ -469,19 +452,11 @@ describe('containerd runtime end to end', { skip: missing.length > 0 ? `needs ${
       // The test's API server listens on loopback: the pod shares the node's network to reach it.
       const script = ['from kubernetes import client, config', 'config.load_incluster_config()', "pods = client.CoreV1Api().list_namespaced_pod('default')", "print('sees', sorted(p.metadata.name for p in pods.items if p.metadata.name == 'in-cluster'))"].join('; ');
       const ro = (name: string, path: string) => ({ name, hostPath: { path, type: 'Directory' } });
-      const pod = {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'in-cluster' },
-        spec: {
-          nodeName: 'ctd-1',
-          hostNetwork: true,
-          restartPolicy: 'Never',
-          containers: [{ name: 'py', image: IMAGE, imagePullPolicy: 'Never', command: ['/usr/bin/python3', '-c', script], volumeMounts: ['usr', 'lib', 'lib64'].map((n) => ({ name: n, mountPath: `/${n}`, readOnly: true })) }],
-          volumes: [ro('usr', '/usr'), ro('lib', '/lib'), ro('lib64', '/lib64')],
-        },
-      };
-      await s.k(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+      await applyPod(
+        'in-cluster',
+        { command: ['/usr/bin/python3', '-c', script], volumeMounts: ['usr', 'lib', 'lib64'].map((n) => ({ name: n, mountPath: `/${n}`, readOnly: true })) },
+        { hostNetwork: true, restartPolicy: 'Never', volumes: [ro('usr', '/usr'), ro('lib', '/lib'), ro('lib64', '/lib64')] },
+      );
       await podWhere('in-cluster', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed', 'the in-cluster client done');
       assert.equal(await s.k(['logs', 'in-cluster']), "sees ['in-cluster']\n");
     });
