@@ -18,7 +18,7 @@ import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { findHaproxy, renderHaproxyConfig } from '../server/haproxy.js';
 import { freePorts, listenError } from '../util/ports.js';
-import { startProcess, type ManagedProcess } from '../util/processes.js';
+import { lastLines, startProcess, type ManagedProcess } from '../util/processes.js';
 import { FaultProxy } from './fault-proxy.js';
 import type { ClusterShape } from './spec.js';
 
@@ -96,7 +96,6 @@ export class ScenarioCluster {
   private async startControlPlane(): Promise<void> {
     const { shape } = this.o;
     mkdirSync(this.logDir, { recursive: true });
-    const port = await this.sharedPort(shape.servers);
     const storage: string[] = [];
     if (shape.servers > 1) {
       this.o.say('starting etcd (3 members)');
@@ -115,6 +114,9 @@ export class ScenarioCluster {
       this.endpointUrl = `https://127.0.0.1:${endpointPort!}`;
       endpointArgs = ['--control-plane-endpoint', `127.0.0.1:${endpointPort!}`];
     }
+    // Chosen last, once etcd listens and the other ports are picked: a port only probed free is
+    // one that etcd's own probe could have handed to a member a moment later.
+    const port = await this.sharedPort(shape.servers, [this.cloudUrl, this.endpointUrl]);
     for (let i = 0; i < shape.servers; i++) {
       const name = `server-${i + 1}`;
       const host = `127.0.0.${i + 1}`;
@@ -152,9 +154,11 @@ export class ScenarioCluster {
   }
 
   /** A port free on every member's loopback address (they share it, as members of one cluster do). */
-  private async sharedPort(members: number): Promise<number> {
+  private async sharedPort(members: number, picked: (string | undefined)[]): Promise<number> {
+    const pickedPorts = new Set(picked.filter((u) => u !== undefined).map((u) => Number(new URL(u).port)));
     for (let attempt = 0; attempt < 20; attempt++) {
       const [port] = await freePorts(1);
+      if (pickedPorts.has(port!)) continue;
       const taken = await Promise.all(Array.from({ length: members }, (_, i) => listenError(`127.0.0.${i + 1}`, port!)));
       if (taken.every((e) => e === undefined)) return port!;
     }
@@ -164,7 +168,8 @@ export class ScenarioCluster {
   private async waitServer(i: number): Promise<void> {
     const s = this.servers[i]!;
     const exited = s.proc!.exited.then(({ code, signal }) => {
-      throw new Error(`${s.name} exited early (code ${code}, signal ${signal}); see ${s.logFile}`);
+      const last = lastLines(s.logFile, 5);
+      throw new Error(`${s.name} exited early (code ${code}, signal ${signal}); see ${s.logFile}${last ? `; it ended with:\n${last}` : ''}`);
     });
     exited.catch(() => {});
     const kubeconfig = join(this.o.dir, s.name, 'kubeconfig');

@@ -1,6 +1,7 @@
 // Child processes in their own process groups, so stopping one stops everything it started.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
 
 export interface ManagedProcess {
   name: string;
@@ -33,8 +34,16 @@ export function startProcess(opts: StartOptions): ManagedProcess {
   }
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => {
-      out?.end();
-      resolve({ code, signal });
+      if (!out) return resolve({ code, signal });
+      // The log file holds the last words (why it exited) once `exited` settles: the pipes drain
+      // first, unless a child the process left behind keeps them open.
+      const drained = Promise.all([child.stdout, child.stderr].map((s) => (s && !s.readableEnded ? once(s, 'end').catch(() => {}) : undefined)));
+      const cap = new Promise((r) => setTimeout(r, 1_000).unref());
+      void Promise.race([drained, cap]).then(() => {
+        child.stdout?.unpipe(out);
+        child.stderr?.unpipe(out);
+        out!.end(() => resolve({ code, signal }));
+      });
     });
     child.on('error', () => resolve({ code: 127, signal: null }));
   });
@@ -61,4 +70,13 @@ export function startProcess(opts: StartOptions): ManagedProcess {
       clearTimeout(t);
     },
   };
+}
+
+/** The last `n` lines of a process's output file, for an error that says why it stopped. */
+export function lastLines(file: string, n: number): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-n).join('\n');
+  } catch {
+    return '';
+  }
 }
