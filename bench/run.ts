@@ -30,6 +30,7 @@ import { fuzzSuite } from './suites/fuzz.js';
 import { crashSuite } from './suites/crash.js';
 import { soakSuite } from './suites/soak.js';
 import { containersSuite } from './suites/containers.js';
+import { dashboardSuite } from './suites/dashboard.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -50,7 +51,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
+  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, dashboardSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
   return { suites, unavailable };
 }
 

@@ -41,7 +41,7 @@ async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
     return;
   }
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }, { imageCommand }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }, { imageCommand }, { dashboardCommand }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -55,6 +55,7 @@ async function run(argv: string[]): Promise<void> {
     import('./scenario.js'),
     import('./sim.js'),
     import('./image.js'),
+    import('./dashboard.js'),
   ]);
   program.addCommand(upCommand());
   program.addCommand(serverCommand());
@@ -67,6 +68,7 @@ async function run(argv: string[]): Promise<void> {
   program.addCommand(scenarioCommand());
   program.addCommand(simCommand());
   program.addCommand(imageCommand());
+  program.addCommand(dashboardCommand());
   for (const c of [...installCommands(), ...backupCommands()]) program.addCommand(c);
   await program.parseAsync(argv);
 }

@@ -8,7 +8,12 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { startProcess, type ManagedProcess } from '../util/processes.js';
-import { addConfigFile, hostPortArg, intArg, listenErrorMessage } from './options.js';
+import { addConfigFile, boolArg, hostPortArg, intArg, listenErrorMessage } from './options.js';
+import { Dashboard } from '../dashboard/server.js';
+import { DEFAULT_DASHBOARD_LISTEN } from './dashboard.js';
+import { systemClock } from '../util/clock.js';
+import { fileLogger } from '../util/log.js';
+import { userAgent } from '../version.js';
 import { errorText } from '../util/error-text.js';
 import { waitForReady } from '../client/wait.js';
 import { ApiClient } from '../client/rest.js';
@@ -95,10 +100,12 @@ export function upCommand(): Command {
     .addOption(new Option('--cloud <name>', 'run the nodes in a local cloud (skiff cloud serve) with the cluster autoscaler, in place of --nodes').choices(['local']))
     .option('--node-group <min:max:group>', 'with --cloud: a node group the autoscaler manages; its first MIN instances start with the cluster (repeatable)', (v: string, p: AutoscalerGroup[]) => [...p, nodeGroupArg(v)], [] as AutoscalerGroup[])
     .option('--instance-type <cpu=N,memory=Q,pods=N>', 'with --cloud: the machines of every node group (default: medium, 4 cpu, 16Gi, 110 pods)', instanceTypeArg)
+    .option('--dashboard <bool>', 'serve the dashboard (as `skiff dashboard`) while the cluster runs', boolArg, true)
+    .option('--dashboard-listen <host:port>', 'where the dashboard listens (another free port when this one is taken)', hostPortArg, DEFAULT_DASHBOARD_LISTEN)
     .addHelpText('after', '\nAny other flag of `skiff server` or `skiff agent` (e.g. timing flags such as --node-monitor-grace-period or\n--node-lease-duration-seconds) is passed through to the processes that know it.');
   const passthrough = addPassthroughOptions(cmd, serverCommand().options, agentCommand().options);
   addConfigFile(cmd);
-  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType }) => {
+  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType; dashboard: boolean; dashboardListen: { host: string; port: number } }) => {
     const dataDir = resolve(o.dataDir);
     const logDir = join(dataDir, 'logs');
     if (o.storage !== 'sqlite' && o.storage !== 'etcd') {
@@ -179,6 +186,7 @@ export function upCommand(): Command {
     let haproxy: ManagedProcess | undefined;
     let cloudProc: ManagedProcess | undefined;
     let stopping = false;
+    let dashboard: Dashboard | undefined;
     /** With --runtime containerd: each node's own containerd (its own socket, root and pod bridge). */
     const runtimes = new Map<string, ContainerdDaemon>();
     /** The flags that point a node's agent at its containerd. */
@@ -190,6 +198,7 @@ export function upCommand(): Command {
       if (stopping) return;
       stopping = true;
       console.log(agents.size > 0 ? 'stopping cluster: agents drain and remove their nodes...' : 'stopping cluster...');
+      await dashboard?.stop();
       // Agents first (they need the API servers to cordon and remove their Nodes), all at once;
       // then the servers (each removes itself from default/kubernetes), then etcd under them.
       await Promise.all([...agents.values()].map((p) => p.stop(60_000)));
@@ -451,8 +460,41 @@ export function upCommand(): Command {
       ? `\n  each node runs its own containerd; an image without a registry: skiff image import FILE.tar --container-runtime-endpoint EP, for each node's EP: ${[...runtimes].map(([n, d]) => `${n} ${d.endpoint}`).join(', ')}`
       : '';
     console.log(`cluster ready: ${counted} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}${images}`);
+    if (o.dashboard && !stopping) {
+      dashboard = await startUpDashboard(kubeconfig, o.dashboardListen, logDir);
+      if (dashboard) console.log(`dashboard: ${dashboard.url}`);
+    }
   });
   return cmd;
+}
+
+/**
+ * The dashboard, in this process, as the admin kubeconfig's user. A taken port is no reason to stop
+ * a cluster that is up: it moves to a free one and says so.
+ */
+async function startUpDashboard(kubeconfig: string, listen: { host: string; port: number }, logDir: string): Promise<Dashboard | undefined> {
+  const log = fileLogger('skiff-dashboard', join(logDir, 'dashboard.log'));
+  const start = async (port: number) => {
+    const d = new Dashboard({ client: ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 15_000, userAgent: userAgent('skiff-dashboard') }), clock: systemClock, log, host: listen.host, port });
+    try {
+      await d.start();
+      return d;
+    } catch (e) {
+      await d.stop();
+      throw e;
+    }
+  };
+  try {
+    return await start(listen.port);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || listen.port === 0) {
+      console.error(`dashboard not started: ${errorText(e)}`);
+      return undefined;
+    }
+    const d = await start(0);
+    console.log(`dashboard: ${listen.host}:${listen.port} is in use; serving on another port`);
+    return d;
+  }
 }
 
 /** Above this many simulated nodes, `up` runs them as one `skiff sim` fleet instead of an agent process each. */

@@ -32,7 +32,7 @@ export interface InformerHandlers<T extends KubeObject> {
   delete?(obj: T): void;
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Collection path, e.g. /api/v1/pods or /apis/apps/v1/namespaces/default/deployments. */
   path: string;
   labelSelector?: string;
@@ -43,6 +43,13 @@ export interface InformerOptions {
   watchTimeoutSeconds?: number;
   /** Handlers only read objects (never change them): a source may share them instead of copying. */
   readOnly?: boolean;
+  /**
+   * What is kept of each object, applied before it is cached or handed to handlers (client-go's
+   * SetTransform): a reader that needs a few fields of many objects keeps only those.
+   */
+  transform?: (obj: T) => T;
+  /** Told why a list or watch failed (a 403 the informer keeps retrying), and `undefined` once a list succeeds. */
+  onError?: (e: unknown) => void;
 }
 
 export function objectKeyOf(obj: KubeObject): string {
@@ -50,6 +57,7 @@ export function objectKeyOf(obj: KubeObject): string {
 }
 
 export class Informer<T extends KubeObject = KubeObject> {
+  private readonly opts: InformerOptions<T>;
   private readonly cache = new Map<string, T>();
   private readonly handlers: InformerHandlers<T>[] = [];
   private resourceVersion = '';
@@ -57,7 +65,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private syncWaiters: (() => void)[] = [];
   private readonly clock: Clock;
 
-  constructor(private readonly source: ListWatchSource, private readonly opts: InformerOptions) {
+  constructor(private readonly source: ListWatchSource, opts: InformerOptions<T>) {
+    this.opts = opts;
     this.clock = opts.clock ?? systemClock;
   }
 
@@ -105,6 +114,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         backoff = 200;
       } catch (e) {
         if (signal.aborted) return;
+        this.opts.onError?.(e);
         if (isStatusError(e) && (e.code === 410 || e.reason === 'Expired' || e.reason === 'Gone')) {
           // The window moved past us: read the newest state, never an older cache.
           needList = true;
@@ -131,7 +141,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (rv) query.resourceVersion = rv;
     const list = await this.source.list<T>(this.opts.path, query, signal, { readOnly: this.opts.readOnly ?? false });
     const fresh = new Map<string, T>();
-    for (const item of list.items) fresh.set(objectKeyOf(item), item);
+    const transform = this.opts.transform;
+    for (const item of list.items) fresh.set(objectKeyOf(item), transform ? transform(item) : item);
     for (const [key, old] of this.cache) {
       if (!fresh.has(key)) {
         this.cache.delete(key);
@@ -145,6 +156,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) for (const h of this.handlers) h.update?.(old, obj);
     }
     this.resourceVersion = list.metadata.resourceVersion ?? '';
+    this.opts.onError?.(undefined);
     if (!this.synced) {
       this.synced = true;
       for (const w of this.syncWaiters) w();
@@ -156,12 +168,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     const timeout = this.opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
     const query = { ...this.query(), resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeout) };
     for await (const ev of this.source.watch<T>(this.opts.path, query, signal, { readOnly: this.opts.readOnly ?? false })) {
-      const obj = ev.object;
-      const rv = obj.metadata?.resourceVersion;
+      const rv = ev.object.metadata?.resourceVersion;
       if (ev.type === 'BOOKMARK') {
         if (rv) this.resourceVersion = rv;
         continue;
       }
+      const obj = this.opts.transform ? this.opts.transform(ev.object) : ev.object;
       const key = objectKeyOf(obj);
       const old = this.cache.get(key);
       if (ev.type === 'DELETED') {

@@ -178,6 +178,15 @@ export class ApiClient {
     });
   }
 
+  /**
+   * A client with the same credentials for other servers (asking one member something, not
+   * failing over): no health checks of its own.
+   */
+  forServers(servers: string[], extra: Partial<ClientOptions> = {}): ApiClient {
+    const { healthCheck: _h, ...rest } = this.opts;
+    return new ApiClient({ ...rest, servers, ...extra });
+  }
+
   get server(): string {
     return this.servers[this.current]!;
   }
@@ -409,18 +418,12 @@ export class ApiClient {
    * request or as an ERROR event) surfaces as a StatusError with code 410 so callers relist.
    */
   async *watch<T = KubeObject>(path: string, query: RequestOptions['query'], signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
-    // The per-request timeout is for non-watch requests: a quiet watch is not a stalled one.
-    const res = await this.send429Aware('GET', buildPath(path, { ...query, watch: 'true' }), { signal, timeoutMs: 0 });
-    if (res.statusCode !== 200) {
-      const chunks: Buffer[] = [];
-      for await (const c of res.body) chunks.push(c as Buffer);
-      throw statusFrom(res.statusCode, Buffer.concat(chunks).toString('utf8'));
-    }
+    const body = await this.stream(path, { ...query, watch: 'true' }, signal);
     let buf = '';
     // A multi-byte character may be split across chunks: decode as a stream, not chunk by chunk.
-    res.body.setEncoding('utf8');
+    body.setEncoding('utf8');
     try {
-      for await (const chunk of res.body) {
+      for await (const chunk of body) {
         buf += chunk as string;
         let nl: number;
         while ((nl = buf.indexOf('\n')) >= 0) {
@@ -439,8 +442,23 @@ export class ApiClient {
       if (signal.aborted) return;
       throw e;
     } finally {
-      res.body.destroy();
+      body.destroy();
     }
+  }
+
+  /**
+   * A long-running GET (a watch, a followed log): its body as it arrives, for as long as the
+   * server sends it; a refusal surfaces as a StatusError.
+   */
+  async stream(path: string, query: RequestOptions['query'], signal: AbortSignal): Promise<Readable> {
+    // The per-request timeout is for short requests: a quiet stream is not a stalled one.
+    const res = await this.send429Aware('GET', buildPath(path, query), { signal, timeoutMs: 0 });
+    if (res.statusCode !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const c of res.body) chunks.push(c as Buffer);
+      throw statusFrom(res.statusCode, Buffer.concat(chunks).toString('utf8'));
+    }
+    return res.body;
   }
 }
 

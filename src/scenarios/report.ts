@@ -16,6 +16,8 @@ export interface TimelineSvgOptions {
    * Defaults to this run's busiest bucket.
    */
   logScaleMax?: number;
+  /** Draw the log-line strips (default). The dashboard reads no process logs and leaves them out. */
+  logs?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -467,13 +469,15 @@ export function renderTimelineSvg(run: ScenarioRun, opts: TimelineSvgOptions): s
   y += EVENTS_H + 2;
   rows.push(leadersRow(sorted, scale, y));
   y += EVENTS_H + NODE_GAP;
-  rows.push(
-    `<g class="log-header">${text(scale.left, y + 11, `log lines per ${bucketLabel(bucketMs)} (full height = ${scaleMax} lines; orange = warnings/errors)`, `font-size="10" fill="${COLOUR.muted}"`)}${rowLabel(y + 11, 'logs', 'log-heading', 11)}</g>`,
-  );
-  y += LOG_HEADER_H;
-  for (const strip of strips) {
-    rows.push(logStripRow(strip, scale, y, bucketMs, scaleMax));
-    y += LOG_H + LOG_GAP;
+  if (opts.logs !== false) {
+    rows.push(
+      `<g class="log-header">${text(scale.left, y + 11, `log lines per ${bucketLabel(bucketMs)} (full height = ${scaleMax} lines; orange = warnings/errors)`, `font-size="10" fill="${COLOUR.muted}"`)}${rowLabel(y + 11, 'logs', 'log-heading', 11)}</g>`,
+    );
+    y += LOG_HEADER_H;
+    for (const strip of strips) {
+      rows.push(logStripRow(strip, scale, y, bucketMs, scaleMax));
+      y += LOG_H + LOG_GAP;
+    }
   }
   const bottom = y;
   const height = bottom + 6;

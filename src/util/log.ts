@@ -26,6 +26,11 @@ export function createLogger(component: string, format: LogFormat = defaultLogFo
   );
 }
 
+/** JSON lines appended to a file: a part that runs inside another command (the dashboard under `skiff up`). */
+export function fileLogger(component: string, path: string, level: string = process.env.SKIFF_LOG_LEVEL ?? 'info'): Logger {
+  return pino({ name: component, level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: path, sync: true, append: true, mkdir: true }));
+}
+
 /** A logger that drops everything, for unit tests. */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });

@@ -34,10 +34,16 @@ describe('skiff up', () => {
     up = startProcess({
       name: 'up',
       command: process.execPath,
-      args: [SKIFF_BIN, 'up', '--data-dir', dataDir, '--nodes', '2', '--port', '0', '--node-lease-duration-seconds', '8', '--node-status-update-frequency=1s'],
+      args: [SKIFF_BIN, 'up', '--data-dir', dataDir, '--nodes', '2', '--port', '0', '--dashboard-listen', '127.0.0.1:0', '--node-lease-duration-seconds', '8', '--node-status-update-frequency=1s'],
       output: out,
     });
     await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 60_000, '"cluster ready"');
+    // The dashboard comes with the cluster: its address printed, its page served.
+    let dashboard = '';
+    await eventually(() => (dashboard = /^dashboard: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(readFileSync(out, 'utf8'))?.[1] ?? '') !== '', 10_000, 'the dashboard address');
+    const page = await fetch(dashboard);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<script type="module" src="app.js">/);
     const client = ApiClient.fromKubeconfig(join(dataDir, 'kubeconfig'), { timeoutMs: 5000 });
     try {
       const nodes = await client.get<KubeList<Node>>('/api/v1/nodes');

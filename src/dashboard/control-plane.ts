@@ -1,0 +1,111 @@
+// The control plane as the dashboard shows it: the members default/kubernetes lists and the ones
+// whose endpoint Leases say they were members, each asked for its /readyz (which carries the
+// storage check), who holds the leader-election Leases, and the autoscaler's status.
+import type { Lease } from '../api/kinds/lease.js';
+import type { KubeObject } from '../api/types.js';
+import { serversFromEndpoints } from '../client/endpoint-discovery.js';
+import { ApiClient } from '../client/rest.js';
+import { APISERVER_LEASE_LABEL, leaseMember } from '../server/endpoint-reconciler.js';
+import type { Clock } from '../util/clock.js';
+import { errorText } from '../util/error-text.js';
+import type { Logger } from '../util/log.js';
+import { timeMs } from './node-tile.js';
+import type { ControlPlaneView, LeaderLock, Member } from './view.js';
+
+export function isMemberLease(l: Lease): boolean {
+  return l.metadata.labels?.[APISERVER_LEASE_LABEL] !== undefined;
+}
+
+function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+export interface Readiness {
+  ready: string;
+  storage?: string;
+}
+
+export function controlPlaneView(endpoints: KubeObject[], systemLeases: Lease[], health: ReadonlyMap<string, Readiness>, autoscalerStatus: KubeObject | undefined): ControlPlaneView {
+  const listed = new Set((endpoints[0] ? serversFromEndpoints(endpoints[0]) : []).map((u) => u.replace(/^https:\/\//, '')));
+  const members = new Map<string, Member>();
+  for (const address of listed) members.set(address, { address, listed: true, ready: 'unknown' });
+  const leaders: LeaderLock[] = [];
+  for (const l of systemLeases) {
+    const renewedAt = timeMs(l.spec?.renewTime);
+    if (isMemberLease(l)) {
+      const m = leaseMember(l);
+      if (!m) continue;
+      const address = hostPort(m.host, m.port);
+      const member = members.get(address) ?? { address, listed: false, ready: 'unknown' };
+      members.set(address, { ...member, ...(renewedAt !== undefined ? { leaseRenewedAt: renewedAt } : {}) });
+    } else {
+      leaders.push({ name: l.metadata.name!, holder: l.spec?.holderIdentity ?? '', ...(renewedAt !== undefined ? { renewedAt } : {}) });
+    }
+  }
+  for (const [address, m] of members) {
+    const h = health.get(address);
+    if (h) members.set(address, { ...m, ready: h.ready, ...(h.storage !== undefined ? { storage: h.storage } : {}) });
+  }
+  const status = (autoscalerStatus?.data as Record<string, string> | undefined)?.status;
+  return {
+    members: [...members.values()].sort((a, b) => a.address.localeCompare(b.address)),
+    leaders: leaders.sort((a, b) => a.name.localeCompare(b.name)),
+    ...(status !== undefined ? { autoscalerStatus: status } : {}),
+  };
+}
+
+/** What a /readyz?verbose answer says: ready or why not, and its storage check. */
+export function parseReadyz(text: string): Readiness {
+  const storage = /^\[([+-])\]etcd(?: ok| failed: (.*))?$/m.exec(text);
+  const failed = [...text.matchAll(/^\[-\](\S+) failed: (.*)$/gm)].map((m) => `${m[1]}: ${m[2]}`);
+  return { ready: failed.length ? failed.join('; ') : 'ok', ...(storage ? { storage: storage[1] === '+' ? 'ok' : (storage[2] ?? 'failed') } : {}) };
+}
+
+export interface MemberHealthOptions {
+  /** The dashboard's client: each member is asked with the same credentials and CA. */
+  client: ApiClient;
+  clock: Clock;
+  log: Logger;
+  intervalMs: number;
+  changed(): void;
+}
+
+/** Asks every member for its /readyz, one member at a time each round, each with a client of its own. */
+export class MemberHealth {
+  readonly results = new Map<string, Readiness>();
+  private readonly clients = new Map<string, ApiClient>();
+
+  constructor(private readonly o: MemberHealthOptions) {}
+
+  async run(signal: AbortSignal, addresses: () => string[]): Promise<void> {
+    while (!signal.aborted) {
+      const current = new Set(addresses());
+      for (const address of current) await this.probe(address, signal);
+      for (const [address, c] of this.clients) {
+        if (current.has(address)) continue;
+        c.close();
+        this.clients.delete(address);
+        if (this.results.delete(address)) this.o.changed();
+      }
+      await this.o.clock.sleep(this.o.intervalMs, signal).catch(() => {});
+    }
+    for (const c of this.clients.values()) c.close();
+  }
+
+  private async probe(address: string, signal: AbortSignal): Promise<void> {
+    let client = this.clients.get(address);
+    if (!client) this.clients.set(address, (client = this.o.client.forServers([`https://${address}`], { timeoutMs: 2_000 })));
+    let r: Readiness;
+    try {
+      r = parseReadyz(await client.request<string>('GET', '/readyz', { query: { verbose: '1' }, accept: 'text/plain', signal }));
+    } catch (e) {
+      const text = errorText(e);
+      r = /\[[+-]\]/.test(text) ? parseReadyz(text) : { ready: text.split('\n')[0] ?? 'unreachable' };
+    }
+    const before = this.results.get(address);
+    if (before?.ready !== r.ready || before?.storage !== r.storage) {
+      this.results.set(address, r);
+      this.o.changed();
+    }
+  }
+}

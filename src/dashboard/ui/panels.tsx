@@ -1,0 +1,173 @@
+// The other panels: the live timeline (the scenario report's picture), the control plane, the
+// workloads and the recent warnings.
+import { useMemo, useState } from 'preact/hooks';
+import { renderTimelineSvg } from '../../scenarios/report.js';
+import type { TimelineEntry } from '../../scenarios/timeline.js';
+import { liveRun } from '../live-timeline.js';
+import { TIMELINE_WINDOW_MS, type ControlPlaneView, type WarningEvent, type WorkloadRow } from '../view.js';
+import { ago } from './format.js';
+import type { Act } from './node-panel.js';
+
+const TIMELINE_ROWS = 40;
+
+export function Timeline({ entries, nowT, tick }: { entries: TimelineEntry[]; nowT: number; tick: number }) {
+  // Redrawn every couple of seconds (tick), not on every patch: the picture moves with time anyway.
+  const { svg, hidden, rows } = useMemo(() => {
+    const { run, hidden } = liveRun(entries, nowT, TIMELINE_WINDOW_MS, TIMELINE_ROWS);
+    return { svg: renderTimelineSvg(run, { widthPx: 960, durationMs: run.durationMs, logs: false }), hidden, rows: run.nodes.length };
+  }, [tick]);
+  return (
+    <section class="panel timeline" aria-labelledby="timeline-h">
+      <div class="panel-head">
+        <h2 id="timeline-h">Timeline</h2>
+        <span class="sub">
+          the last {Math.round(TIMELINE_WINDOW_MS / 60_000)} minutes; {rows === 0 ? 'no node changed state' : `${rows} node${rows === 1 ? '' : 's'} that changed state or are not Ready`}
+          {hidden > 0 ? ` (${hidden} more not drawn)` : ''}
+        </span>
+      </div>
+      {/* The SVG is the report's own text: escaped there, drawn here as is. */}
+      <div class="timeline-svg" dangerouslySetInnerHTML={{ __html: svg }} />
+    </section>
+  );
+}
+
+export function ControlPlane({ cp, now, forbidden }: { cp: ControlPlaneView; now: number; forbidden: string[] }) {
+  return (
+    <section class="panel control-plane" aria-labelledby="cp-h">
+      <h2 id="cp-h">Control plane</h2>
+      {forbidden.length > 0 && <p class="forbidden">Not shown: {forbidden.join('; ')}</p>}
+      <table>
+        <caption>API server members</caption>
+        <thead>
+          <tr>
+            <th scope="col">member</th>
+            <th scope="col">listed</th>
+            <th scope="col">ready</th>
+            <th scope="col">storage</th>
+            <th scope="col">endpoint Lease</th>
+          </tr>
+        </thead>
+        <tbody>
+          {cp.members.map((m) => (
+            <tr key={m.address} data-member={m.address} data-ready={m.ready === 'ok' ? 'true' : 'false'}>
+              <td>{m.address}</td>
+              <td>{m.listed ? 'yes' : 'no (Lease expired)'}</td>
+              <td class={m.ready === 'ok' ? 'ok' : 'bad'}>{m.ready}</td>
+              <td class={m.storage === undefined || m.storage === 'ok' ? 'ok' : 'bad'}>{m.storage ?? '—'}</td>
+              <td>{m.leaseRenewedAt === undefined ? '—' : `renewed ${ago(now - m.leaseRenewedAt)} ago`}</td>
+            </tr>
+          ))}
+          {cp.members.length === 0 && (
+            <tr>
+              <td colSpan={5}>no member known yet</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      <table>
+        <caption>Leader election</caption>
+        <thead>
+          <tr>
+            <th scope="col">Lease</th>
+            <th scope="col">holder</th>
+            <th scope="col">renewed</th>
+          </tr>
+        </thead>
+        <tbody>
+          {cp.leaders.map((l) => (
+            <tr key={l.name} data-lease={l.name}>
+              <td>{l.name}</td>
+              <td>{l.holder || '—'}</td>
+              <td>{l.renewedAt === undefined ? '—' : `${ago(now - l.renewedAt)} ago`}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {cp.autoscalerStatus !== undefined && (
+        <details>
+          <summary>Cluster autoscaler status</summary>
+          <pre class="autoscaler-status">{cp.autoscalerStatus}</pre>
+        </details>
+      )}
+    </section>
+  );
+}
+
+function ScaleControl({ w, act }: { w: WorkloadRow; act: Act }) {
+  const [replicas, setReplicas] = useState(String(w.desired));
+  const id = `scale-${w.kind}-${w.namespace}-${w.name}`;
+  return (
+    <form
+      class="scale"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void act({ action: 'scale', kind: w.kind, namespace: w.namespace, name: w.name, replicas: Number(replicas) }, `Scale ${w.name} to ${replicas}`);
+      }}
+    >
+      <label for={id} class="visually-hidden">
+        replicas of {w.name}
+      </label>
+      <input id={id} type="number" min={0} step={1} value={replicas} onInput={(e) => setReplicas((e.currentTarget as HTMLInputElement).value)} />
+      <button type="submit">Scale</button>
+    </form>
+  );
+}
+
+export function Workloads({ rows, act, forbidden }: { rows: WorkloadRow[]; act: Act; forbidden: string[] }) {
+  return (
+    <section class="panel workloads" aria-labelledby="wl-h">
+      <h2 id="wl-h">Workloads</h2>
+      {forbidden.length > 0 && <p class="forbidden">Not shown: {forbidden.join('; ')}</p>}
+      {rows.length === 0 ? (
+        <p class="empty">No Deployments, StatefulSets, DaemonSets or Jobs.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">kind</th>
+              <th scope="col">namespace/name</th>
+              <th scope="col">ready</th>
+              <th scope="col">state</th>
+              <th scope="col">scale</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((w) => (
+              <tr key={`${w.kind}/${w.namespace}/${w.name}`} data-workload={`${w.kind}/${w.namespace}/${w.name}`}>
+                <td>{w.kind}</td>
+                <td>
+                  {w.namespace}/{w.name}
+                </td>
+                <td class={w.ready >= w.desired ? 'ok' : 'bad'}>
+                  {w.ready}/{w.desired}
+                </td>
+                <td>{w.state}</td>
+                <td>{w.scalable ? <ScaleControl w={w} act={act} /> : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+export function Warnings({ events, now }: { events: WarningEvent[]; now: number }) {
+  return (
+    <section class="panel warnings" aria-labelledby="warn-h">
+      <h2 id="warn-h">Recent warnings</h2>
+      {events.length === 0 ? (
+        <p class="empty">None.</p>
+      ) : (
+        <ul>
+          {events.map((e) => (
+            <li key={e.id}>
+              <span class="sub">{ago(now - e.at)} ago</span> <strong>{e.reason}</strong> {e.object}
+              {e.count > 1 ? ` (×${e.count})` : ''}: {e.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
