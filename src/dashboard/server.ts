@@ -56,6 +56,7 @@ export class Dashboard {
   private readonly streams = new Set<ServerResponse>();
   private server?: Server;
   private flushTimer?: ReturnType<typeof setTimeout>;
+  private lastFlush = 0;
   private user = 'unknown';
   private ready?: Promise<void>;
   private port = 0;
@@ -119,15 +120,21 @@ export class Dashboard {
 
   // ---- live view ----
 
+  /**
+   * A change after a quiet spell goes out at once (after the events already queued with it); in a
+   * busy spell, at most one patch per flushMs carries everything that changed.
+   */
   private scheduleFlush(): void {
     if (this.flushTimer) return;
+    const wait = Math.max(0, this.lastFlush + (this.o.flushMs ?? 200) - this.o.clock.now());
     this.flushTimer = setTimeout(() => {
       this.flushTimer = undefined;
       this.flush();
-    }, this.o.flushMs ?? 200);
+    }, wait);
   }
 
   private flush(): void {
+    this.lastFlush = this.o.clock.now();
     const patch = this.view.takePatch();
     if (patch) for (const s of this.streams) this.send(s, patch);
   }
