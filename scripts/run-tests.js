@@ -30,10 +30,10 @@ const env = { ...process.env, SKIFF_FREEZE_SHARED: '1' };
 
 // The scenario runs spend most of their wall time waiting out story time (observe windows of a
 // small cluster) and judge behaviour, not speed; they run beside the other suites, their output
-// kept in a file and printed when they finish, and so do the crash campaign and the rolling
-// upgrade (outcomes, not timings), which keeps the two lines about even. SKIFF_TEST_SERIAL=1 runs
+// kept in a file and printed when they finish, and so do the crash campaign, the rolling upgrade
+// and the simulated fleet (outcomes, not timings), which keeps the two lines about even. SKIFF_TEST_SERIAL=1 runs
 // everything in one line.
-const scenarios = e2e.filter((f) => /\/e2e\/(scenario[^/]*|crash|upgrade)\.test\.js$/.test(f));
+const scenarios = e2e.filter((f) => /\/e2e\/(scenario[^/]*|crash|upgrade|sim)\.test\.js$/.test(f));
 const rest = [...unit, ...e2e.filter((f) => !scenarios.includes(f))];
 if (process.env.SKIFF_TEST_SERIAL === '1' || scenarios.length === 0 || rest.length === 0) {
   const r = spawnSync(process.execPath, runnerArgs([...rest, ...scenarios]), { stdio: 'inherit', env });
@@ -42,7 +42,7 @@ if (process.env.SKIFF_TEST_SERIAL === '1' || scenarios.length === 0 || rest.leng
 mkdirSync('test-artifacts', { recursive: true });
 const logFile = join('test-artifacts', 'scenario-tests.log');
 const out = openSync(logFile, 'w');
-console.log(`scenario, crash and upgrade tests (${scenarios.length} files) run alongside; their output: ${logFile}`);
+console.log(`scenario, crash, upgrade and sim tests (${scenarios.length} files) run alongside; their output: ${logFile}`);
 const exited = (child) => new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 let sideDone = false;
 const side = exited(spawn(process.execPath, runnerArgs(scenarios), { stdio: ['ignore', out, out], env })).then((code) => {

@@ -3,13 +3,14 @@
 // against what the API and kubectl say. Screenshots land in test-artifacts/.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { SKIFF_BIN, TEST_JOIN_TOKEN, TestAgent, TestServer, eventually } from '../support/cluster.js';
-import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
+import { TEST_JOIN_TOKEN, TestAgent, TestServer, eventually } from '../support/cluster.js';
+import { startDashboard } from '../support/dashboard.js';
+import type { ManagedProcess } from '../../src/util/processes.js';
 import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import type { Node } from '../../src/api/kinds/node.js';
@@ -17,19 +18,6 @@ import type { Node } from '../../src/api/kinds/node.js';
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
 const CHROMIUM = process.env.SKIFF_CHROMIUM_BIN ?? '/usr/bin/chromium';
 const VIEWER_TOKEN = 'viewer-token-0123456789abcdef';
-
-/** Starts `skiff dashboard` on a free port; resolves with the process and the URL it printed. */
-async function startDashboard(kubeconfig: string, logFile: string): Promise<{ proc: ManagedProcess; url: string }> {
-  const proc = startProcess({ name: 'dashboard', command: process.execPath, args: [SKIFF_BIN, 'dashboard', '--kubeconfig', kubeconfig, '--listen', '127.0.0.1:0', '--log-format', 'json'], output: logFile });
-  let url = '';
-  await eventually(() => {
-    const m = existsSync(logFile) ? /dashboard: (http:\/\/\S+)/.exec(readFileSync(logFile, 'utf8')) : null;
-    if (m) url = m[1]!;
-    return Boolean(m) || proc.child.exitCode !== null;
-  }, 20_000, 'the dashboard printing its URL');
-  assert.ok(url, `the dashboard did not start:\n${readFileSync(logFile, 'utf8')}`);
-  return { proc, url };
-}
 
 function row(page: Page, node: string) {
   return page.locator(`.node-line[data-node="${node}"]`);
@@ -131,6 +119,27 @@ describe('skiff dashboard', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-cordoned.png'), fullPage: true });
     await page.getByRole('button', { name: 'Uncordon', exact: true }).click();
     await eventually(async () => !/SchedulingDisabled/.test(await s.k(['get', 'node', a.nodeName])), 10_000, 'kubectl get node without SchedulingDisabled');
+  });
+
+  it("follows a pod's log, deletes the pod and scales a Deployment from the page", async () => {
+    const a = agents[0]!;
+    await s.k(['run', 'logme', '--image', 'busybox', '--overrides', JSON.stringify({ spec: { nodeName: a.nodeName } })]);
+    await s.k(['create', 'deployment', 'web', '--image', 'nginx', '--replicas', '1']);
+    await row(page, a.nodeName).click();
+    const podRow = page.locator('tr[data-pod="default/logme"]');
+    await podRow.waitFor({ timeout: 10_000 });
+    await podRow.getByRole('button', { name: 'Logs of logme' }).click();
+    await eventually(async () => /simulated container logme/.test(await page.locator('.log-text').innerText()), 10_000, 'the log on the page');
+    await podRow.getByRole('button', { name: 'Delete pod logme' }).click();
+    await eventually(async () => (await s.kubectl(['get', 'pod', 'logme'])).code !== 0, 20_000, 'the pod gone');
+    const web = page.locator('tr[data-workload="Deployment/default/web"]');
+    await web.waitFor({ timeout: 10_000 });
+    await web.getByLabel('replicas of web').fill('3');
+    await web.getByRole('button', { name: 'Scale' }).click();
+    await eventually(async () => (await s.k(['get', 'deployment', 'web', '-o', 'jsonpath={.spec.replicas}'])) === '3', 10_000, 'kubectl seeing 3 replicas');
+    await eventually(async () => (await web.locator('td').nth(2).innerText()) === '3/3', 20_000, 'the page showing 3 of 3 ready');
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-workloads.png'), fullPage: true });
+    await s.k(['delete', 'deployment', 'web', '--wait=false']);
   });
 
   it('shows a view-only user the cluster, and refuses their cordon with the API message', async () => {

@@ -10,7 +10,8 @@ import { eventually } from '../support/cluster.js';
 import { freePorts } from '../support/etcd.js';
 import { renderHaproxyConfig } from '../../src/server/haproxy.js';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
-import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
+import { parseKubeconfig, renderKubeconfig } from '../../src/pki/kubeconfig.js';
+import { DashboardStream, startDashboard } from '../support/dashboard.js';
 import { isStatusError } from '../../src/api/errors.js';
 import { ApiClient } from '../../src/client/rest.js';
 import { preferenceOrder } from '../../src/client/server-preference.js';
@@ -81,6 +82,9 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
   let m1: HaMember, m2: HaMember, m3: HaMember;
   let d1: HaAgent, d2: HaAgent, classic: HaAgent, viaLb: HaAgent;
   let client: ApiClient;
+  /** A dashboard whose kubeconfig names member 3 alone: it must learn the others and move on. */
+  let dashboard: { proc: ManagedProcess; url: string } | undefined;
+  let view: DashboardStream | undefined;
 
   before(async () => {
     if (!existsSync(HAPROXY_BIN)) {
@@ -114,9 +118,17 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     // The discovery agents learned (and persisted) every member.
     await eventually(() => [d1, d2].every((a) => ha.members.every((m) => a.persistedServers().includes(m.url))), 15_000, 'discovered server lists');
     assert.deepEqual(classic.persistedServers(), [m3.url]);
+    const kc = parseKubeconfig(readFileSync(m3.kubeconfig, 'utf8'), (p) => readFileSync(p, 'utf8'));
+    const m3Only = join(ha.dir, 'dashboard.kubeconfig');
+    writeFileSync(m3Only, renderKubeconfig({ clusterName: 'skiff', server: m3.url, caPem: kc.caPem!, user: 'admin', clientCertPem: kc.clientCertPem!, clientKeyPem: kc.clientKeyPem! }));
+    dashboard = await startDashboard(m3Only, join(ha.dir, 'dashboard.log'));
+    view = new DashboardStream(dashboard.url);
+    await eventually(() => view!.nodes.get('classic')?.health === 'Ready' && view!.snapshot?.controlPlane.members.length === 3, 20_000, 'the dashboard seeing every node and member');
   });
 
   after(async () => {
+    view?.close();
+    await dashboard?.proc.stop(5_000);
     for (const a of [d1, d2, classic, viaLb]) a?.kill();
     await haproxy?.stop(3000);
     await ha?.destroy();
@@ -203,6 +215,11 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
       return ps.length === 4 && ps.every((p) => p.phase === 'Running' && p.node !== 'classic');
     }, 30_000, 'the Deployment created after the kill converges');
     // default/kubernetes drops the dead member once its lease expires (15 s TTL, 10 s reconcile).
+    // The dashboard, told of member 3 alone, moved to another and resumed: its stream shows the
+    // classic node going NotReady and member 3 no longer ready.
+    await eventually(() => view!.nodes.get('classic')?.health !== 'Ready', 30_000, 'the dashboard showing the classic node not Ready after the failover');
+    await eventually(() => view!.patches.some((p) => p.controlPlane?.members.some((m) => m.address === new URL(m3.url).host && m.ready !== 'ok')), 15_000, 'the dashboard showing member 3 down');
+    assert.equal(view!.nodes.get(d1.nodeName)?.health, 'Ready');
   });
 
   it('the same through HAProxy: SIGKILL member 1 and the agent behind the load balancer stays Ready', async () => {
