@@ -6,6 +6,7 @@ import { isStoreError, type KeyValue, type Store, type StoreEvent } from '../sto
 import type { Logger } from '../util/log.js';
 import { forgetStoredText, rememberStoredText } from './stored-json.js';
 import { SortedKeys } from '../util/sorted-keys.js';
+import { internManagedFields } from './patch/fields-intern.js';
 
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -320,6 +321,8 @@ export class WatchCache {
   private decode(kv: KeyValue, rv: number): KubeObject {
     const obj = JSON.parse(kv.value) as KubeObject;
     obj.metadata.resourceVersion = String(rv);
+    // Written by another member, or before a restart: its FieldsV1 trees shared as a write's are.
+    internManagedFields(obj.metadata.managedFields);
     // Served as stored: answered from its text, as the objects this server wrote are. (A custom
     // resource is reshaped for the version it is served as, so its text would not do.)
     if (this.onDecode) this.onDecode(obj);

@@ -9,6 +9,7 @@ import { STRIPPED_FIELDS, compare, createdFieldsV1, type Comparison } from './fi
 import { isObject, type JsonObject } from './json.js';
 import { rfc3339 } from '../../util/time.js';
 import { hasStatusSubresource, schemaFor } from '../../api/schema/merge-schema.js';
+import { internFieldsV1 } from './fields-intern.js';
 
 export interface Manager {
   manager: string;
@@ -88,7 +89,7 @@ function entryWith(m: Omit<Manager, 'set'>, fieldsV1: JsonObject): ManagedFields
   if (m.apiVersion) e.apiVersion = m.apiVersion;
   if (m.time) e.time = m.time;
   e.fieldsType = 'FieldsV1';
-  e.fieldsV1 = fieldsV1;
+  e.fieldsV1 = internFieldsV1(fieldsV1);
   if (m.subresource) e.subresource = m.subresource;
   return e;
 }

@@ -1,0 +1,67 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../../src/api/types.js';
+import { internFieldsV1, internManagedFields } from '../../src/apiserver/patch/fields-intern.js';
+import type { ApiClient } from '../../src/client/rest.js';
+import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
+
+const tree = () => ({ 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } });
+
+describe('interned FieldsV1 trees', () => {
+  it('gives equal trees one frozen copy, equal subtrees too, and leaves the content as it was', () => {
+    const a = internFieldsV1(tree());
+    const b = internFieldsV1(tree());
+    assert.equal(a, b);
+    assert.deepEqual(a, tree());
+    assert.ok(Object.isFrozen(a) && Object.isFrozen(a['f:metadata']));
+    const other = internFieldsV1({ 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:status': {} });
+    assert.notEqual(other, a);
+    assert.equal(other['f:metadata'], a['f:metadata'], 'the shared subtree is one object');
+    assert.equal(internFieldsV1(a), a, 'a canonical tree is its own copy');
+  });
+
+  it('leaves what is not a tree of objects alone', () => {
+    const odd = { 'f:x': 'not an object' } as unknown as Record<string, unknown>;
+    assert.equal(internFieldsV1(odd as never), odd);
+    const entries = [{ manager: 'm', fieldsV1: tree() }, { manager: 'n' }];
+    internManagedFields(entries);
+    assert.equal(entries[0]!.fieldsV1, internFieldsV1(tree()));
+    assert.equal(entries[1]!.fieldsV1, undefined);
+  });
+
+  describe('through the API', () => {
+    let srv: InProcessServer;
+    let client: ApiClient;
+    before(async () => {
+      srv = await startInProcessServer();
+      client = srv.client();
+    });
+    after(async () => {
+      client.close();
+      await srv.stop();
+    });
+
+    it('pods created alike share their managers’ trees in the cache, and read back as written', async () => {
+      const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+      await client.create('/api/v1/namespaces/default/pods', pod('p1'));
+      await client.create('/api/v1/namespaces/default/pods', pod('p2'));
+      // The cache's own objects, as the server's controllers read them.
+      const cached = async (name: string) => (await srv.api.localReads.list<KubeObject>('/api/v1/namespaces/default/pods', { fieldSelector: `metadata.name=${name}` }, undefined, { readOnly: true })).items[0]!;
+      const [p1, p2] = await Promise.all([cached('p1'), cached('p2')]);
+      type Tree = Record<string, Record<string, unknown>>;
+      const f1 = (p1.metadata.managedFields as { fieldsV1: Tree }[])[0]!.fieldsV1;
+      const f2 = (p2.metadata.managedFields as { fieldsV1: Tree }[])[0]!.fieldsV1;
+      // Each pod's token volume has a name of its own (kube-api-access-<random>), so the roots
+      // differ; everything else is one copy.
+      assert.notEqual(f1, f2);
+      assert.equal(f1['f:metadata'], f2['f:metadata']);
+      assert.equal(f1['f:spec']!['f:containers'], f2['f:spec']!['f:containers']);
+      const served = await client.get<KubeObject>('/api/v1/namespaces/default/pods/p2');
+      assert.deepEqual((served.metadata.managedFields as { fieldsV1: unknown }[])[0]!.fieldsV1, f2);
+      // A later write to one pod does not touch the other's (shared) tree.
+      await client.patch('/api/v1/namespaces/default/pods/p1', { metadata: { labels: { tier: 'front' } } }, 'merge');
+      const again = await cached('p2');
+      assert.deepEqual(Object.keys((again.metadata.managedFields as { fieldsV1: Record<string, Record<string, unknown>> }[])[0]!.fieldsV1['f:metadata']!['f:labels']!), ['.', 'f:app']);
+    });
+  });
+});
