@@ -47,6 +47,9 @@ const SECURITY_HEADERS = {
   'X-Frame-Options': 'DENY',
 };
 
+/** How long a page's first view waits for the watches to list. */
+const FIRST_VIEW_WAIT_MS = 5_000;
+
 /** A page's stream: dropped (it reconnects and gets a snapshot) if it stops reading. */
 const MAX_BUFFERED_BYTES = 16 * 2 ** 20;
 
@@ -150,7 +153,11 @@ export class Dashboard {
   }
 
   private async stream(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    await this.ready;
+    // An API server that does not answer yet holds the first page only so long: it starts with
+    // what there is, and the rest arrives as patches.
+    let waited: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.ready, new Promise((r) => (waited = setTimeout(r, FIRST_VIEW_WAIT_MS)))]);
+    clearTimeout(waited);
     res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-store', Connection: 'keep-alive' });
     // What is pending goes to the pages already open; this one starts from the result.
     this.flush();
