@@ -14,8 +14,9 @@ import type { TimelineEntry, NodeState } from '../scenarios/timeline.js';
 import type { Clock } from '../util/clock.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../util/log.js';
-import { MemberHealth, controlPlaneView, isMemberLease } from './control-plane.js';
-import { absentTile, nodeTile, podRow, slimLease, slimPod, timeMs } from './node-tile.js';
+import { MemberHealth, controlPlaneView, isMemberLease, memberAddresses } from './control-plane.js';
+import { absentTile, nodeTile, podRow, slimLease, slimPod } from './node-tile.js';
+import { timestampMs } from '../api/kinds/printing.js';
 import { pruneTimeline } from './live-timeline.js';
 import { TIMELINE_WINDOW_MS, type Forbidden, type NodeTile, type Patch, type PodRow, type Snapshot, type WarningEvent, type WorkloadKind, type WorkloadRow } from './view.js';
 import { WORKLOAD_PATHS, workloadRow } from './workload-rows.js';
@@ -44,6 +45,7 @@ interface SlimEvent extends KubeObject {
 }
 
 function slimEvent(e: SlimEvent): SlimEvent {
+  const last = e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp;
   return {
     apiVersion: 'v1',
     kind: 'Event',
@@ -53,7 +55,7 @@ function slimEvent(e: SlimEvent): SlimEvent {
     ...(e.message ? { message: e.message.slice(0, 500) } : {}),
     count: e.series?.count ?? e.count ?? 1,
     involvedObject: { kind: e.involvedObject?.kind, name: e.involvedObject?.name, namespace: e.involvedObject?.namespace },
-    ...(e.series?.lastObservedTime || e.lastTimestamp || e.eventTime || e.firstTimestamp ? { lastTimestamp: e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp } : {}),
+    ...(last ? { lastTimestamp: last } : {}),
   };
 }
 
@@ -282,7 +284,7 @@ export class ClusterView {
       this.dirtyNodes.add(node);
     }
     if (e.type === 'Warning') {
-      this.warnings.set(key, { id: key, at: timeMs(e.lastTimestamp) ?? this.o.clock.now(), reason: e.reason ?? '', object: about, message: e.message ?? '', count: e.count ?? 1 });
+      this.warnings.set(key, { id: key, at: timestampMs(e.lastTimestamp) ?? this.o.clock.now(), reason: e.reason ?? '', object: about, message: e.message ?? '', count: e.count ?? 1 });
       if (this.warnings.size > WARNINGS_KEPT * 2) this.trimWarnings();
       this.mark('warnings');
     }
@@ -320,7 +322,7 @@ export class ClusterView {
   }
 
   private memberAddresses(): string[] {
-    return controlPlaneView(this.endpoints.list(), this.systemLeases.list(), new Map(), undefined).members.map((m) => m.address);
+    return memberAddresses(this.endpoints.list(), this.systemLeases.list());
   }
 
   // ---- time passing ----

@@ -9,7 +9,7 @@ import { APISERVER_LEASE_LABEL, leaseMember } from '../server/endpoint-reconcile
 import type { Clock } from '../util/clock.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../util/log.js';
-import { timeMs } from './node-tile.js';
+import { timestampMs } from '../api/kinds/printing.js';
 import type { ControlPlaneView, LeaderLock, Member } from './view.js';
 
 export function isMemberLease(l: Lease): boolean {
@@ -25,30 +25,42 @@ export interface Readiness {
   storage?: string;
 }
 
-export function controlPlaneView(endpoints: KubeObject[], systemLeases: Lease[], health: ReadonlyMap<string, Readiness>, autoscalerStatus: KubeObject | undefined): ControlPlaneView {
-  const listed = new Set((endpoints[0] ? serversFromEndpoints(endpoints[0]) : []).map((u) => u.replace(/^https:\/\//, '')));
+/** Every member default/kubernetes lists, and every one an endpoint Lease (live or expired) names. */
+function membersOf(endpoints: KubeObject[], systemLeases: Lease[]): Map<string, Member> {
   const members = new Map<string, Member>();
-  for (const address of listed) members.set(address, { address, listed: true, ready: 'unknown' });
+  for (const u of endpoints[0] ? serversFromEndpoints(endpoints[0]) : []) {
+    const address = u.replace(/^https:\/\//, '');
+    members.set(address, { address, listed: true, ready: 'unknown' });
+  }
+  for (const l of systemLeases) {
+    const m = isMemberLease(l) ? leaseMember(l) : undefined;
+    if (!m) continue;
+    const address = hostPort(m.host, m.port);
+    const renewedAt = timestampMs(l.spec?.renewTime);
+    members.set(address, { ...(members.get(address) ?? { address, listed: false, ready: 'unknown' }), ...(renewedAt !== undefined ? { leaseRenewedAt: renewedAt } : {}) });
+  }
+  return members;
+}
+
+/** The addresses the member probes ask. */
+export function memberAddresses(endpoints: KubeObject[], systemLeases: Lease[]): string[] {
+  return [...membersOf(endpoints, systemLeases).keys()];
+}
+
+export function controlPlaneView(endpoints: KubeObject[], systemLeases: Lease[], health: ReadonlyMap<string, Readiness>, autoscalerStatus: KubeObject | undefined): ControlPlaneView {
+  const members = [...membersOf(endpoints, systemLeases).values()].map((m) => {
+    const h = health.get(m.address);
+    return h ? { ...m, ready: h.ready, ...(h.storage !== undefined ? { storage: h.storage } : {}) } : m;
+  });
   const leaders: LeaderLock[] = [];
   for (const l of systemLeases) {
-    const renewedAt = timeMs(l.spec?.renewTime);
-    if (isMemberLease(l)) {
-      const m = leaseMember(l);
-      if (!m) continue;
-      const address = hostPort(m.host, m.port);
-      const member = members.get(address) ?? { address, listed: false, ready: 'unknown' };
-      members.set(address, { ...member, ...(renewedAt !== undefined ? { leaseRenewedAt: renewedAt } : {}) });
-    } else {
-      leaders.push({ name: l.metadata.name!, holder: l.spec?.holderIdentity ?? '', ...(renewedAt !== undefined ? { renewedAt } : {}) });
-    }
-  }
-  for (const [address, m] of members) {
-    const h = health.get(address);
-    if (h) members.set(address, { ...m, ready: h.ready, ...(h.storage !== undefined ? { storage: h.storage } : {}) });
+    if (isMemberLease(l)) continue;
+    const renewedAt = timestampMs(l.spec?.renewTime);
+    leaders.push({ name: l.metadata.name!, holder: l.spec?.holderIdentity ?? '', ...(renewedAt !== undefined ? { renewedAt } : {}) });
   }
   const status = (autoscalerStatus?.data as Record<string, string> | undefined)?.status;
   return {
-    members: [...members.values()].sort((a, b) => a.address.localeCompare(b.address)),
+    members: members.sort((a, b) => a.address.localeCompare(b.address)),
     leaders: leaders.sort((a, b) => a.name.localeCompare(b.name)),
     ...(status !== undefined ? { autoscalerStatus: status } : {}),
   };

@@ -1,11 +1,12 @@
 // A node's row on the dashboard, computed from its Node, its Lease and the pods bound to it. Pure
 // functions, so what a tile says is tested without a cluster.
 import type { Lease } from '../api/kinds/lease.js';
-import { nodeRoles, type Node } from '../api/kinds/node.js';
+import { nodeReadyState, nodeRoles, type Node } from '../api/kinds/node.js';
+import { timestampMs } from '../api/kinds/printing.js';
 import type { Pod } from '../api/kinds/pod.js';
 import { RETIRE_ANNOTATION } from '../agent/api.js';
 import { nodeAllocatable, podRequests } from '../scheduler/resources.js';
-import type { NodeHealth, NodeTile, PodCounts, PodRow } from './view.js';
+import type { NodeTile, PodCounts, PodRow } from './view.js';
 
 /**
  * What the dashboard keeps of a pod: enough for its node's counts and requests and for the pod
@@ -65,17 +66,6 @@ export function countPod(counts: PodCounts, p: Pod): void {
   else counts.pending++;
 }
 
-export function timeMs(t: string | undefined): number | undefined {
-  if (!t) return undefined;
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
-export function nodeHealth(n: Node): Exclude<NodeHealth, 'absent'> {
-  const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
-  return ready?.status === 'True' ? 'Ready' : ready?.status === 'False' ? 'NotReady' : 'Unknown';
-}
-
 export function taintText(t: { key: string; value?: string; effect: string }): string {
   return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
 }
@@ -92,7 +82,7 @@ export interface TileInputs {
 export function nodeTile(i: TileInputs): NodeTile {
   const n = i.node;
   const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
-  const health = nodeHealth(n);
+  const health = nodeReadyState(n);
   const pods = emptyPodCounts();
   let cpu = 0;
   let memory = 0;
@@ -105,8 +95,8 @@ export function nodeTile(i: TileInputs): NodeTile {
     memory += r.memory;
   }
   const alloc = nodeAllocatable(n);
-  const since = timeMs(ready?.lastTransitionTime);
-  const renewed = timeMs(i.lease?.spec?.renewTime);
+  const since = timestampMs(ready?.lastTransitionTime);
+  const renewed = timestampMs(i.lease?.spec?.renewTime);
   return {
     name: n.metadata.name!,
     health,

@@ -4,7 +4,7 @@
 // happened: log lines by their own time, API changes when the watch delivers them.
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import type { KubeObject } from '../api/types.js';
-import type { Node } from '../api/kinds/node.js';
+import { nodeReadyState, type Node } from '../api/kinds/node.js';
 import type { Pod } from '../api/kinds/pod.js';
 import { RETIRE_ANNOTATION } from '../agent/api.js';
 import { Informer } from '../client/informer.js';
@@ -14,11 +14,6 @@ import { silentLogger } from '../util/log.js';
 import type { NodeState, TimelineEntry } from './timeline.js';
 
 const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
-
-function nodeState(n: Node): NodeState {
-  const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
-  return ready?.status === 'True' ? 'Ready' : ready?.status === 'False' ? 'NotReady' : 'Unknown';
-}
 
 function podNode(p: Pod): string | undefined {
   return p.spec?.nodeName || undefined;
@@ -185,7 +180,7 @@ export class Recorder {
 
   private nodeChanged(n: Node): void {
     const name = n.metadata.name!;
-    const state = nodeState(n);
+    const state: NodeState = nodeReadyState(n);
     const taints = (n.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`).sort();
     const unschedulable = n.spec?.unschedulable === true;
     const key = JSON.stringify([state, taints, unschedulable]);

@@ -157,6 +157,12 @@ function defaultNode(o: KubeObject): void {
   if (status.allocatable === undefined && isObject(status.capacity)) status.allocatable = { ...status.capacity };
 }
 
+/** A Node's Ready condition as a word: Ready, NotReady, or Unknown (also when it has none yet). */
+export function nodeReadyState(n: { status?: { conditions?: readonly { type: string; status: string }[] } }): 'Ready' | 'NotReady' | 'Unknown' {
+  const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+  return ready?.status === 'True' ? 'Ready' : ready?.status === 'False' ? 'NotReady' : 'Unknown';
+}
+
 /** Whether a Node's Ready condition is True. */
 export function isNodeReady(n: { status?: { conditions?: readonly { type: string; status: string }[] } }): boolean {
   return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;

@@ -44,12 +44,6 @@ function App() {
   const counts = nodeCounts(state.nodes);
   const tile = selected ? state.nodes.get(selected) : undefined;
   const forbidden = (names: string[]) => names.filter((n) => state.forbidden[n]).map((n) => `${n}: ${state.forbidden[n]}`);
-  let running = 0;
-  let pending = 0;
-  for (const n of state.nodes.values()) {
-    running += n.pods.running;
-    pending += n.pods.pending;
-  }
   const summary: [string, number, string][] = [
     ['Ready', counts.Ready, 'Ready'],
     ['NotReady', counts.NotReady, 'NotReady'],
@@ -57,8 +51,8 @@ function App() {
     ['absent', counts.absent, 'absent'],
     ['cordoned', counts.cordoned, 'cordoned'],
     ['retiring', counts.retiring, 'retiring'],
-    ['running', running, 'pods running'],
-    ['pending', pending, 'pending'],
+    ['running', counts.running, 'pods running'],
+    ['pending', counts.pending, 'pending'],
     ['unscheduled', state.unscheduled, 'unscheduled'],
   ];
   return (

@@ -1,13 +1,10 @@
 // Numbers as a person reads them on the page.
 
-/** "4s", "3m", "2h", "5d": how long ago, in the largest whole unit (kubectl's AGE style). */
+import { humanDuration } from '../../util/human-duration.js';
+
+/** How long ago, as kubectl's AGE column prints it ("45s", "5m30s", "3h9m"); never negative. */
 export function ago(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 120) return `${m}m`;
-  const h = Math.floor(m / 60);
-  return h < 48 ? `${h}h` : `${Math.floor(h / 24)}d`;
+  return humanDuration(Math.max(0, ms));
 }
 
 export function bytes(n: number): string {

@@ -13,8 +13,6 @@ export interface LiveState extends Omit<Snapshot, 'type' | 'now' | 'nodes'> {
   nodes: Map<string, NodeTile>;
   /** Bumped whenever `nodes` changes (the map itself is changed in place). */
   nodesVersion: number;
-  /** When the last message arrived (page clock). */
-  lastMessageAt: number;
 }
 
 export function emptyState(): LiveState {
@@ -32,7 +30,6 @@ export function emptyState(): LiveState {
     warnings: [],
     timeline: [],
     forbidden: {},
-    lastMessageAt: 0,
   };
 }
 
@@ -51,12 +48,11 @@ export function applySnapshot(s: LiveState, m: Snapshot): LiveState {
     warnings: m.warnings,
     timeline: m.timeline,
     forbidden: m.forbidden,
-    lastMessageAt: Date.now(),
   };
 }
 
 export function applyPatch(s: LiveState, m: Patch): LiveState {
-  const next: LiveState = { ...s, clockOffset: m.now - Date.now(), lastMessageAt: Date.now() };
+  const next: LiveState = { ...s, clockOffset: m.now - Date.now() };
   if (m.nodes || m.removed) {
     for (const n of m.nodes ?? []) s.nodes.set(n.name, n);
     for (const name of m.removed ?? []) s.nodes.delete(name);

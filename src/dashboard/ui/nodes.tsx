@@ -13,8 +13,6 @@ type Order = 'problems' | 'name';
 
 const HEALTH_RANK: Record<NodeHealth, number> = { absent: 0, Unknown: 1, NotReady: 2, Ready: 3 };
 
-export const HEALTH_TEXT: Record<NodeHealth, string> = { Ready: 'Ready', NotReady: 'NotReady', Unknown: 'Unknown', absent: 'absent' };
-
 function isProblem(n: NodeTile): boolean {
   return n.health !== 'Ready' || n.cordoned || n.retiring;
 }
@@ -33,7 +31,7 @@ const RETURN_SHOWN_MS = 60_000;
 export function StateBadge({ tile, now }: { tile: NodeTile; now?: number }) {
   return (
     <span class="badges">
-      <span class={`badge health-${tile.health}`}>{HEALTH_TEXT[tile.health]}</span>
+      <span class={`badge health-${tile.health}`}>{tile.health}</span>
       {tile.cordoned && <span class="badge cordoned">SchedulingDisabled</span>}
       {tile.retiring && <span class="badge retiring">retiring</span>}
       {now !== undefined && tile.returnedAt !== undefined && now - tile.returnedAt < RETURN_SHOWN_MS && (
@@ -60,7 +58,7 @@ function Meter({ label, used, total, text }: { label: string; used: number; tota
 function NodeRow({ tile, top, now, selected, onSelect }: { tile: NodeTile; top: number; now: number; selected: boolean; onSelect(name: string): void }) {
   const lease = tile.leaseRenewedAt === undefined ? 'no Lease' : `${ago(now - tile.leaseRenewedAt)} ago`;
   const p = tile.pods;
-  const describe = `${tile.name}: ${HEALTH_TEXT[tile.health]}${tile.cordoned ? ', cordoned' : ''}${tile.retiring ? ', retiring' : ''}; ${p.running} pods running`;
+  const describe = `${tile.name}: ${tile.health}${tile.cordoned ? ', cordoned' : ''}${tile.retiring ? ', retiring' : ''}; ${p.running} pods running`;
   return (
     <div class="node-item" role="listitem" style={{ top: `${top}px` }}>
       <button
@@ -177,13 +175,15 @@ export function NodeList({ nodes, version, now, selected, onSelect, forbidden }:
   );
 }
 
-/** Counts by state, for the header. */
-export function nodeCounts(nodes: Map<string, NodeTile>): Record<NodeHealth | 'cordoned' | 'retiring', number> {
-  const c = { Ready: 0, NotReady: 0, Unknown: 0, absent: 0, cordoned: 0, retiring: 0 };
+/** Counts by state and pods by phase, for the header. */
+export function nodeCounts(nodes: Map<string, NodeTile>): Record<NodeHealth | 'cordoned' | 'retiring' | 'running' | 'pending', number> {
+  const c = { Ready: 0, NotReady: 0, Unknown: 0, absent: 0, cordoned: 0, retiring: 0, running: 0, pending: 0 };
   for (const n of nodes.values()) {
     c[n.health]++;
     if (n.cordoned) c.cordoned++;
     if (n.retiring) c.retiring++;
+    c.running += n.pods.running;
+    c.pending += n.pods.pending;
   }
   return c;
 }
