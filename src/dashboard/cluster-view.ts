@@ -273,10 +273,13 @@ export class ClusterView {
 
   // ---- events ----
 
+  /** Only Warnings and Events about Nodes show: the rest (most of a busy cluster's) are let go unseen. */
   private eventSeen(old: SlimEvent | undefined, e: SlimEvent): void {
+    const aboutNode = e.involvedObject?.kind === 'Node';
+    if (e.type !== 'Warning' && !aboutNode) return;
     const key = objectKeyOf(e);
     const about = `${e.involvedObject?.kind ?? ''}/${e.involvedObject?.name ?? ''}`;
-    if (e.reason === REREGISTERED && e.involvedObject?.kind === 'Node' && e.involvedObject.name) {
+    if (e.reason === REREGISTERED && aboutNode && e.involvedObject?.name) {
       const node = e.involvedObject.name;
       let m = this.reregistered.get(node);
       if (!m) this.reregistered.set(node, (m = new Map()));
@@ -286,11 +289,11 @@ export class ClusterView {
     if (e.type === 'Warning') {
       this.warnings.set(key, { id: key, at: timestampMs(e.lastTimestamp) ?? this.o.clock.now(), reason: e.reason ?? '', object: about, message: e.message ?? '', count: e.count ?? 1 });
       if (this.warnings.size > WARNINGS_KEPT * 2) this.trimWarnings();
-      this.mark('warnings');
+      this.dirty.warnings = true;
     }
     // Markers on the timeline for what happens while the page watches (not the past it listed).
     const repeated = old !== undefined && (e.count ?? 1) > (old.count ?? 1);
-    if (this.synced && (old === undefined || repeated) && (e.type === 'Warning' || e.involvedObject?.kind === 'Node')) {
+    if (this.synced && (old === undefined || repeated)) {
       this.record({ t: this.t(), kind: 'event', type: e.type ?? 'Normal', reason: e.reason ?? '', object: about, message: e.message ?? '' });
     }
     this.o.changed();

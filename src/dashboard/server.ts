@@ -71,17 +71,18 @@ export class Dashboard {
   }
 
   get url(): string {
-    const host = this.o.host.includes(':') ? `[${this.o.host}]` : this.o.host;
-    return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${this.port}/`;
+    // Listening on every address: the URL names loopback, which is one of them.
+    const host = this.o.host === '0.0.0.0' ? '127.0.0.1' : this.o.host === '::' ? '::1' : this.o.host;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${this.port}/`;
   }
 
-  /** Listens, then starts watching; resolves with the URL once it listens. */
+  /** Starts watching and listens; resolves with the URL once it listens. */
   async start(): Promise<string> {
     const signal = this.abort.signal;
     const discovery = new EndpointDiscovery({ client: this.o.client, configured: [...this.o.client.serverList], clock: this.o.clock, log: this.o.log });
     void discovery.refresh(signal).then((ok) => discovery.run(signal, ok));
-    this.ready = this.view.start(signal);
-    void this.whoAmI();
+    // A page's first view says who the dashboard acts as: that answer is part of being ready.
+    this.ready = Promise.all([this.view.start(signal), this.whoAmI()]).then(() => {});
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
