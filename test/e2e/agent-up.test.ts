@@ -3,6 +3,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -31,16 +32,23 @@ describe('skiff up', () => {
 
   it('starts a server and 2 agents, prints "cluster ready", and stops everything gracefully', async () => {
     const out = join(dataDir, 'up.out');
+    // The dashboard's port is taken: the cluster starts anyway and its dashboard moves.
+    const squatter = createServer();
+    await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', r));
+    const taken = (squatter.address() as AddressInfo).port;
     up = startProcess({
       name: 'up',
       command: process.execPath,
-      args: [SKIFF_BIN, 'up', '--data-dir', dataDir, '--nodes', '2', '--port', '0', '--dashboard-listen', '127.0.0.1:0', '--node-lease-duration-seconds', '8', '--node-status-update-frequency=1s'],
+      args: [SKIFF_BIN, 'up', '--data-dir', dataDir, '--nodes', '2', '--port', '0', '--dashboard-listen', `127.0.0.1:${taken}`, '--node-lease-duration-seconds', '8', '--node-status-update-frequency=1s'],
       output: out,
     });
     await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 60_000, '"cluster ready"');
     // The dashboard comes with the cluster: its address printed, its page served.
     let dashboard = '';
     await eventually(() => (dashboard = /^dashboard: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(readFileSync(out, 'utf8'))?.[1] ?? '') !== '', 10_000, 'the dashboard address');
+    assert.match(readFileSync(out, 'utf8'), new RegExp(`dashboard: 127\\.0\\.0\\.1:${taken} is in use; serving on another port`));
+    assert.notEqual(new URL(dashboard).port, String(taken));
+    squatter.close();
     const page = await fetch(dashboard);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<script type="module" src="app.js">/);
@@ -93,12 +101,13 @@ describe('skiff up', () => {
     const dir = mkdtempSync(join(tmpdir(), 'skiff-npm-up-e2e-'));
     const out = join(dir, 'up.out');
     // Detached: npm leads its own process group, and only npm itself is signalled below.
-    const npm = startProcess({ name: 'npm-up', command: 'npm', args: ['run', '--silent', 'up', '--', '--data-dir', dir, '--nodes', '1', '--port', '0', '--runtime', 'simulated'], output: out, cwd: dirname(dirname(SKIFF_BIN)) });
+    const npm = startProcess({ name: 'npm-up', command: 'npm', args: ['run', '--silent', 'up', '--', '--data-dir', dir, '--nodes', '1', '--port', '0', '--runtime', 'simulated', '--dashboard=false'], output: out, cwd: dirname(dirname(SKIFF_BIN)) });
     try {
       await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 60_000, '"cluster ready"');
       process.kill(npm.child.pid!, 'SIGINT');
       await eventually(() => readFileSync(out, 'utf8').includes('cluster stopped'), 30_000, '"cluster stopped"');
       await eventually(() => processesMentioning(dir).length === 0, 15_000, 'no server or agent left');
+      assert.doesNotMatch(readFileSync(out, 'utf8'), /^dashboard/m, '--dashboard=false: no dashboard');
     } finally {
       npm.signal('SIGKILL');
       // The server and agents run in their own process groups: make sure a failure leaves none.

@@ -81,6 +81,8 @@ describe('skiff dashboard', () => {
     assert.equal(await row(page, 'dash-a').getAttribute('data-health'), 'Ready');
     assert.match(await page.locator('[data-count-of="Ready"]').innerText(), /^2\s+Ready/);
     assert.equal(await page.locator('[data-connection]').getAttribute('data-connection'), 'live');
+    // Each row says how long ago its Lease was renewed and how often in the last minute.
+    assert.match(await row(page, 'dash-a').locator('.c-lease').innerText(), /^\d+s ago\s+\d+\/min$/);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-nodes.png'), fullPage: true });
   });
 
@@ -110,10 +112,15 @@ describe('skiff dashboard', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-reregistered.png'), fullPage: true });
   });
 
-  it('cordons and uncordons a node from its panel, as the user', async () => {
+  it('cordons and uncordons a node from its panel, as the user, by keyboard too', async () => {
     const a = agents[0]!;
-    await row(page, a.nodeName).click();
-    await page.getByRole('button', { name: 'Cordon', exact: true }).click();
+    // Enter on a focused row opens its panel and moves the focus there; Enter on Cordon cordons,
+    // and the result is announced.
+    await row(page, a.nodeName).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#node-panel-h:focus').waitFor({ timeout: 5_000 });
+    await page.getByRole('button', { name: 'Cordon', exact: true }).press('Enter');
+    await page.getByRole('status').filter({ hasText: `node/${a.nodeName} cordoned` }).waitFor({ timeout: 5_000 });
     await eventually(async () => /SchedulingDisabled/.test(await s.k(['get', 'node', a.nodeName])), 10_000, 'kubectl get node showing SchedulingDisabled');
     await page.locator(`.node-line[data-node="${a.nodeName}"][data-cordoned="true"]`).waitFor({ timeout: 5_000 });
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-cordoned.png'), fullPage: true });
@@ -160,6 +167,34 @@ describe('skiff dashboard', () => {
     }
   });
 
+  it('folds into one column in a narrow window: the node panel goes under the list', async () => {
+    const p = await browser.newPage({ viewport: { width: 600, height: 900 } });
+    try {
+      await p.goto(admin.url);
+      await row(p, 'dash-a').click();
+      const list = await p.locator('section.nodes').boundingBox();
+      const panel = await p.locator('section.node-panel').boundingBox();
+      assert.ok(list && panel && panel.y >= list.y + list.height, `panel at y=${panel?.y}, list ends at ${list ? list.y + list.height : '?'}`);
+      assert.ok(panel.x + panel.width <= 600, 'nothing wider than the window');
+      await p.screenshot({ path: join(ARTIFACTS, 'dashboard-narrow.png'), fullPage: true });
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('reconnects by itself when the dashboard restarts, and starts again from a fresh view', async () => {
+    const port = new URL(admin.url).port;
+    await admin.proc.stop();
+    await page.locator('[data-connection="reconnecting"]').waitFor({ timeout: 10_000 });
+    // What changes while the page is cut off reaches it with the fresh view.
+    await s.k(['cordon', 'dash-b']);
+    admin = await startDashboard(s.kubeconfig, join(s.dataDir, 'dashboard-restarted.log'), `127.0.0.1:${port}`);
+    await page.locator('[data-connection="live"]').waitFor({ timeout: 15_000 });
+    await page.locator('.node-line[data-node="dash-b"][data-cordoned="true"]').waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('.node-line').count(), 2);
+    await s.k(['uncordon', 'dash-b']);
+  });
+
   it('answers only its own page: another Host, or a change without the page header, is refused', async () => {
     const u = new URL(admin.url);
     // A name rebound to loopback: the browser would send it as the Host.
@@ -172,6 +207,9 @@ describe('skiff dashboard', () => {
         .end();
     });
     assert.equal(rebound, 403);
+    // Its own page comes with a policy that runs no script and loads nothing from elsewhere.
+    const own = await fetch(admin.url);
+    assert.match(own.headers.get('content-security-policy') ?? '', /default-src 'self'.*frame-ancestors 'none'/);
     const forged = await fetch(`${admin.url}api/actions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'cordon', node: 'dash-a' }) });
     assert.equal(forged.status, 403);
     const bad = await fetch(`${admin.url}api/actions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-skiff-dashboard': '1' }, body: JSON.stringify({ action: 'reboot', node: 'dash-a' }) });

@@ -7,9 +7,9 @@ import type { NodeTile, Patch, Snapshot, ViewMessage } from '../../src/dashboard
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { SKIFF_BIN, eventually } from './cluster.js';
 
-/** Starts `skiff dashboard` on a free port; resolves with the process and the URL it printed. */
-export async function startDashboard(kubeconfig: string, logFile: string): Promise<{ proc: ManagedProcess; url: string }> {
-  const proc = startProcess({ name: 'dashboard', command: process.execPath, args: [SKIFF_BIN, 'dashboard', '--kubeconfig', kubeconfig, '--listen', '127.0.0.1:0', '--log-format', 'json'], output: logFile });
+/** Starts `skiff dashboard` (by default on a free port); resolves with the process and the URL it printed in `logFile`, a new file. */
+export async function startDashboard(kubeconfig: string, logFile: string, listen = '127.0.0.1:0'): Promise<{ proc: ManagedProcess; url: string }> {
+  const proc = startProcess({ name: 'dashboard', command: process.execPath, args: [SKIFF_BIN, 'dashboard', '--kubeconfig', kubeconfig, '--listen', listen, '--log-format', 'json'], output: logFile });
   let url = '';
   await eventually(() => {
     const m = existsSync(logFile) ? /dashboard: (http:\/\/\S+)/.exec(readFileSync(logFile, 'utf8')) : null;
