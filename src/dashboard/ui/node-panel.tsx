@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { DASHBOARD_HEADER, type ActionRequest, type ActionResult, type NodeTile, type PodRow } from '../view.js';
 import { ago, bytes, cores } from './format.js';
+import { TableHead } from './table-head.js';
 import { api } from './live.js';
 import { StateBadge } from './nodes.js';
 
@@ -178,17 +179,7 @@ export function NodePanel({ tile, now, act, onClose }: { tile: NodeTile; now: nu
         <p class="empty">No pods on this node.</p>
       ) : (
         <table class="pods">
-          <thead>
-            <tr>
-              <th scope="col">namespace/name</th>
-              <th scope="col">phase</th>
-              <th scope="col">ready</th>
-              <th scope="col">restarts</th>
-              <th scope="col">
-                <span class="visually-hidden">actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['namespace/name', 'phase', 'ready', 'restarts', { hidden: 'actions' }]} />
           <tbody>
             {pods.map((p) => (
               <tr key={`${p.namespace}/${p.name}`} data-pod={`${p.namespace}/${p.name}`}>

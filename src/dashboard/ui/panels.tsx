@@ -6,6 +6,7 @@ import type { TimelineEntry } from '../../scenarios/timeline.js';
 import { liveRun } from '../live-timeline.js';
 import { TIMELINE_WINDOW_MS, type ControlPlaneView, type WarningEvent, type WorkloadRow } from '../view.js';
 import { ago } from './format.js';
+import { TableHead } from './table-head.js';
 import type { Act } from './node-panel.js';
 
 const TIMELINE_ROWS = 40;
@@ -38,15 +39,7 @@ export function ControlPlane({ cp, now, forbidden }: { cp: ControlPlaneView; now
       {forbidden.length > 0 && <p class="forbidden">Not shown: {forbidden.join('; ')}</p>}
       <table>
         <caption>API server members</caption>
-        <thead>
-          <tr>
-            <th scope="col">member</th>
-            <th scope="col">listed</th>
-            <th scope="col">ready</th>
-            <th scope="col">storage</th>
-            <th scope="col">endpoint Lease</th>
-          </tr>
-        </thead>
+        <TableHead columns={['member', 'listed', 'ready', 'storage', 'endpoint Lease']} />
         <tbody>
           {cp.members.map((m) => (
             <tr key={m.address} data-member={m.address} data-ready={m.ready === 'ok' ? 'true' : 'false'}>
@@ -66,13 +59,7 @@ export function ControlPlane({ cp, now, forbidden }: { cp: ControlPlaneView; now
       </table>
       <table>
         <caption>Leader election</caption>
-        <thead>
-          <tr>
-            <th scope="col">Lease</th>
-            <th scope="col">holder</th>
-            <th scope="col">renewed</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Lease', 'holder', 'renewed']} />
         <tbody>
           {cp.leaders.map((l) => (
             <tr key={l.name} data-lease={l.name}>
@@ -122,15 +109,7 @@ export function Workloads({ rows, act, forbidden }: { rows: WorkloadRow[]; act: 
         <p class="empty">No Deployments, StatefulSets, DaemonSets or Jobs.</p>
       ) : (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">kind</th>
-              <th scope="col">namespace/name</th>
-              <th scope="col">ready</th>
-              <th scope="col">state</th>
-              <th scope="col">scale</th>
-            </tr>
-          </thead>
+          <TableHead columns={['kind', 'namespace/name', 'ready', 'state', 'scale']} />
           <tbody>
             {rows.map((w) => (
               <tr key={`${w.kind}/${w.namespace}/${w.name}`} data-workload={`${w.kind}/${w.namespace}/${w.name}`}>
