@@ -1,4 +1,6 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
+// The flag: a server's writes leave young garbage that V8's default semi-spaces promote (see
+// SERVER_NODE_FLAGS in src/util/skiff-bin.ts); harmless for short commands.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { ApiClient } from '../../src/client/rest.js';
 import { waitForReady } from '../../src/client/wait.js';
+import { SERVER_NODE_FLAGS } from '../../src/util/skiff-bin.js';
 import { freePort, makeTempDir, progress, projectRoot, removeTempDir, skiffEntry, sleep, startChild, type ManagedChild } from './util.js';
 
 export interface SkiffServer {
@@ -45,7 +46,8 @@ export async function startSkiffServer(opts: SkiffServerOptions = {}): Promise<S
   const child = startChild(
     'skiff server',
     process.execPath,
-    [...(opts.nodeArgs ?? []), bin, 'server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...(opts.serverArgs ?? [])],
+    // The server as `skiff up` and a systemd unit start it.
+    [...SERVER_NODE_FLAGS, ...(opts.nodeArgs ?? []), bin, 'server', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...(opts.serverArgs ?? [])],
     join(dataDir, 'server.log'),
   );
   const server: SkiffServer = {

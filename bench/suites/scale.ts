@@ -22,6 +22,7 @@ import { profileTable, profilesIn, summarizeNewProfiles } from '../lib/cpuprofil
 import { startSkiffServer } from '../lib/servers.js';
 import { startEtcd, type LocalEtcdCluster } from '../../src/etcd/local-cluster.js';
 import { tmpdir } from 'node:os';
+import { SERVER_NODE_FLAGS } from '../../src/util/skiff-bin.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { CpuMeter, fmtInt, groupCpuMeter, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, until, type Table } from '../lib/util.js';
 
@@ -57,7 +58,7 @@ export const scaleSuite: Suite = {
     const sim = startChild(
       'skiff sim',
       process.execPath,
-      [skiffEntry(), 'sim', '--kubeconfig', server.kubeconfig, '--nodes', String(nodes), '--data-dir', join(dir, 'sim'), '--stats-file', statsFile, '--cpu', '16', '--memory', '64Gi', '--max-pods', '110', '--log-format', 'json', ...(process.env.SKIFF_BENCH_SCALE_HTTP1 === '1' ? ['--no-http2'] : [])],
+      [...SERVER_NODE_FLAGS, skiffEntry(), 'sim', '--kubeconfig', server.kubeconfig, '--nodes', String(nodes), '--data-dir', join(dir, 'sim'), '--stats-file', statsFile, '--cpu', '16', '--memory', '64Gi', '--max-pods', '110', '--log-format', 'json', ...(process.env.SKIFF_BENCH_SCALE_HTTP1 === '1' ? ['--no-http2'] : [])],
       join(dir, 'sim.log'),
     );
     // A Ready condition that turns anything but True once every node was Ready: while pods start, and in the hold.

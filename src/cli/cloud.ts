@@ -2,7 +2,6 @@
 // a look at its instances beside the Nodes they run.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import type { Node } from '../api/kinds/node.js';
 import type { KubeList } from '../api/types.js';
@@ -14,9 +13,9 @@ import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
 import { PidLock } from '../util/pid-lock.js';
 import { addAdminFlags, adminClient } from './admin-client.js';
 import { durationOption, hostPortArg, listenErrorMessage, logFormatOption } from './options.js';
+import { SKIFF_BIN } from '../util/skiff-bin.js';
 
 const DEFAULT_ENDPOINT = 'http://127.0.0.1:8765';
-const SKIFF_BIN = resolve(fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url)));
 
 function serveCommand(): Command {
   return new Command('serve')

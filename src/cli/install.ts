@@ -13,16 +13,15 @@ import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { execFileSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, type Option } from 'commander';
 import { yaml } from '../util/lazy-yaml.js';
 import { agentCommand } from './agent.js';
 import { serverCommand } from './server.js';
 import { EXIT_CONFIG } from './exit-codes.js';
+import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
 
 export type Role = 'server' | 'agent';
 
-const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 
 
 export interface InstallPaths {
@@ -90,7 +89,7 @@ export function renderUnit(role: Role, paths: InstallPaths, root: string, node =
     '[Service]',
     'Type=simple',
     `EnvironmentFile=-${inRoot(paths.env)}`,
-    `ExecStart=${node} ${bin} ${role} --config ${inRoot(paths.config)}`,
+    `ExecStart=${[node, ...(role === 'server' ? SERVER_NODE_FLAGS : []), bin].join(' ')} ${role} --config ${inRoot(paths.config)}`,
     // Signals go to skiff alone, and its containers (in this unit's cgroup) are never killed by
     // systemd: on stop it ends them itself within their grace periods, and after a crash or a
     // restart in place the next agent adopts them (as k3s runs its agent).

@@ -5,7 +5,6 @@
 import { ContainerdDaemon, containerdPrerequisites } from '../cri/containerd-daemon.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { startProcess, type ManagedProcess } from '../util/processes.js';
 import { addConfigFile, boolArg, hostPortArg, intArg, listenErrorMessage } from './options.js';
@@ -35,8 +34,8 @@ import { SIM_LABEL } from '../sim/fleet.js';
 import { asAgentFlags, startNodeGroups, stopCloudInstances } from '../cloud/node-groups.js';
 import { InvalidArgumentError } from 'commander';
 import { generateToken } from '../auth/bootstrap-token.js';
+import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
 
-const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 /** Flags `skiff up` sets itself on the processes it starts; users cannot pass them through. */
 const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--node-ip', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification', '--with-agent', '--control-plane-endpoint', '--cloud-provider', '--cloud-endpoint', '--provider-id', '--container-runtime-endpoint']);
 
@@ -279,7 +278,7 @@ export function upCommand(): Command {
         name: s.name,
         command: process.execPath,
         args: [
-          SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${port}`, '--storage', o.storage, ...etcdArgs,
+          ...SERVER_NODE_FLAGS, SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${port}`, '--storage', o.storage, ...etcdArgs,
           ...(endpoint ? ['--control-plane-endpoint', `${endpoint.host}:${endpoint.port}`] : []),
           // Every member is a control-plane node too (labelled and tainted as kubeadm's are).
           '--with-agent', '--node-name', s.nodeName, '--node-ip', s.host, '--runtime', o.runtime, '--kubelet-port', '0', ...runtimeFlags(s.nodeName),
@@ -382,7 +381,7 @@ export function upCommand(): Command {
       const p = startProcess({
         name: 'sim',
         command: process.execPath,
-        args: [SKIFF_BIN, 'sim', '--kubeconfig', kubeconfig, '--nodes', String(fleet), '--name-prefix', 'node', '--data-dir', join(dataDir, 'sim'), ...pass.agent],
+        args: [...SERVER_NODE_FLAGS, SKIFF_BIN, 'sim', '--kubeconfig', kubeconfig, '--nodes', String(fleet), '--name-prefix', 'node', '--data-dir', join(dataDir, 'sim'), ...pass.agent],
         output: log,
       });
       agents.set('sim', p);

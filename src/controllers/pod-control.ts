@@ -453,6 +453,17 @@ export interface OwnedPodEvents<T extends PodOwner> {
   selector(owner: T): LabelSelector | undefined;
   /** Called when an owned pod changes (after the owner was enqueued), e.g. to look again later. */
   ownedPodUpdated?(owner: T, old: Pod, cur: Pod): void;
+  /**
+   * For owners whose sync reads little of a pod: whether a change of an owned pod (same owner,
+   * not deleted) can change what the sync decides or reports. Others wake nobody.
+   */
+  podUpdateMatters?(old: Pod, cur: Pod): boolean;
+  /**
+   * Where an owned pod's update (same owner, not deleted) wakes its owner, if not at once: a
+   * batch period, as upstream's Job controller waits one before syncing on pod events, so that
+   * a thousand pods turning Ready cost a few syncs of their owner, not a thousand.
+   */
+  enqueueAfterPodUpdate?(owner: T): void;
 }
 
 /**
@@ -508,7 +519,8 @@ export function watchOwnedPods<T extends PodOwner>(o: OwnedPodEvents<T>): void {
       }
       const owner = ownerOf(cur);
       if (owner) {
-        o.enqueue(owner);
+        if (refChanged || labelsChanged || !o.podUpdateMatters) o.enqueue(owner);
+        else if (o.podUpdateMatters(old, cur)) (o.enqueueAfterPodUpdate ?? o.enqueue)(owner);
         o.ownedPodUpdated?.(owner, old, cur);
       } else if (!curRef && (labelsChanged || refChanged)) {
         enqueueMatching(cur);

@@ -9,7 +9,7 @@ import { rfc3339 } from '../util/time.js';
 import { isStatusError } from '../api/errors.js';
 import { selectorFromSet, type LabelSelector } from '../api/labels.js';
 import { semanticEqual } from '../api/kinds/json.js';
-import { isPodReady, podReadySince, type Pod } from '../api/kinds/pod.js';
+import { isPodReady, podReadySince, readyCondition, type Pod } from '../api/kinds/pod.js';
 import { type ReplicaSet, type ReplicaSetStatus, workloadSelector } from '../api/kinds/replicaset.js';
 import type { ReplicationController } from '../api/kinds/replicationcontroller.js';
 import type { Informer } from '../client/informer.js';
@@ -39,6 +39,24 @@ import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../control
 import type { EventRecorder } from '../controller-kit/events.js';
 
 type Replicated = ReplicaSet | ReplicationController;
+
+/**
+ * How long a ReplicaSet waits, after one of its pods changed status, before it syncs: pods of a
+ * large ReplicaSet turn Ready hundreds a second, and each sync reads every pod it owns. Creations
+ * and deletions (what expectations wait for) wake it at once.
+ */
+export const POD_UPDATE_BATCH_MS = 500;
+
+/**
+ * Whether a pod's change (same owner, labels and deletion unchanged) can move what a sync decides
+ * or reports: whether it counts (active), is Ready, and since when.
+ */
+function replicaCountsMayChange(old: Pod, cur: Pod): boolean {
+  if (isPodActive(old) !== isPodActive(cur)) return true;
+  const was = readyCondition(old);
+  const is = readyCondition(cur);
+  return was?.status !== is?.status || was?.lastTransitionTime !== is?.lastTransitionTime;
+}
 
 /** A kind this controller keeps replicas of. */
 export interface ReplicatedKind {
@@ -119,6 +137,8 @@ export class ReplicaSetController implements Controller {
       expectations,
       enqueue,
       selector: (rs) => this.kind.selector(rs),
+      podUpdateMatters: replicaCountsMayChange,
+      enqueueAfterPodUpdate: (rs) => loop.queue.addAfter(objectKeyOf(rs), POD_UPDATE_BATCH_MS),
       // A pod that just became Ready turns available minReadySeconds later: look again then.
       ownedPodUpdated: (rs, old, cur) => {
         const mrs = rs.spec?.minReadySeconds ?? 0;

@@ -6,7 +6,6 @@
 // <dir>/logs/<name>.log (a cloud instance's agent to its instance directory), which the recorder reads.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { generateToken } from '../auth/bootstrap-token.js';
 import { ApiClient } from '../client/rest.js';
 import { waitForReady } from '../client/wait.js';
@@ -21,8 +20,8 @@ import { freePorts, listenError } from '../util/ports.js';
 import { lastLines, startProcess, type ManagedProcess } from '../util/processes.js';
 import { FaultProxy } from './fault-proxy.js';
 import type { ClusterShape } from './spec.js';
+import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
 
-const SKIFF_BIN = fileURLToPath(new URL('../../../bin/skiff.js', import.meta.url));
 
 export interface ClusterOptions {
   dir: string;
@@ -128,7 +127,7 @@ export class ScenarioCluster {
       s.proc = startProcess({
         name: s.name,
         command: process.execPath,
-        args: [SKIFF_BIN, 'server', '--data-dir', join(this.o.dir, s.name), '--listen', `${host}:${port}`, ...storage, ...endpointArgs, ...cloudArgs, '--log-format', 'json', ...this.o.serverFlags],
+        args: [...SERVER_NODE_FLAGS, SKIFF_BIN, 'server', '--data-dir', join(this.o.dir, s.name), '--listen', `${host}:${port}`, ...storage, ...endpointArgs, ...cloudArgs, '--log-format', 'json', ...this.o.serverFlags],
         env: { ...process.env, SKIFF_TOKEN: this.token },
         output: s.logFile,
       });

@@ -1,6 +1,7 @@
 // The agent's pod sync against an in-memory API whose watch lags behind its writes, as a busy
 // server's does: each status is written once, not again for every stale copy of the pod the
-// watch still brings; a status someone else changed afterwards is written back.
+// watch still brings (the echo of its own earlier write included); a status someone else changed
+// afterwards is written back.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/kinds/pod.js';
@@ -82,6 +83,64 @@ describe('pod sync status writes', () => {
       // Once more, but the watch never brought the agent's last write (a watch may coalesce): the
       // pod moved past the one that write was computed from, which is enough.
       await revertedByOthers('Running written a third time');
+    } finally {
+      abort.abort();
+      await running;
+    }
+  });
+
+  it('does not write a status again when the watch brings the echo of its own earlier write', async () => {
+    const clock = new FakeClock();
+    const api = new FakeApi();
+    const created = api.put(PATH, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] } });
+    // Every pod the agent's status writes produced, as the watch will bring them, late.
+    const written: Pod[] = [];
+    const patch = api.patch.bind(api);
+    api.patch = async <T>(path: string, body: unknown): Promise<T> => {
+      const out = await patch<T>(path, body);
+      written.push(structuredClone(out) as Pod);
+      return out;
+    };
+    let seen: Pod = created as Pod;
+    const sync = new PodSync({
+      api,
+      clock,
+      log: captureLogger().log,
+      nodeName: 'n1',
+      nodeIP: '127.0.0.1',
+      runtime: new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0 }),
+      state: new MemoryPodState('/nonexistent'),
+      concurrency: 1,
+    });
+    sync.setDesired(
+      () => seen,
+      () => ['default/web'],
+    );
+    const abort = new AbortController();
+    const running = sync.run(abort.signal);
+    try {
+      sync.markSynced();
+      await eventually(async () => {
+        await clock.advance(100);
+        await settle();
+        return statusWrites(api).some((s) => s.phase === 'Running');
+      }, 10_000, 'the pod written Running');
+      const writes = statusWrites(api).length;
+      assert.ok(written.length >= 2 && written[0]!.status?.phase === 'Pending', 'a starting pod is written waiting, then running');
+      // The watch catches up one write at a time: first the echo of the waiting status, which is
+      // already out of date, then the running one. Neither is a reason to write.
+      for (const echo of written.slice(0, -1)) {
+        seen = echo;
+        sync.podChanged(seen);
+        await settle();
+        await clock.advance(300);
+        await settle();
+      }
+      assert.equal(statusWrites(api).length, writes, 'the echo of an earlier write made the agent write its status again');
+      seen = written.at(-1)!;
+      sync.podChanged(seen);
+      await settle();
+      assert.equal(statusWrites(api).length, writes);
     } finally {
       abort.abort();
       await running;

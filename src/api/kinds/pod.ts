@@ -244,8 +244,8 @@ const VOLUME_SOURCES = [
   'csi', 'ephemeral', 'image',
 ];
 
-/** The tag an image reference resolves to: "latest" when it names neither tag nor digest. */
-function readyCondition(pod: KubeObject) {
+/** The pod's Ready condition, if it has one. */
+export function readyCondition(pod: KubeObject) {
   return ((pod.status ?? {}) as { conditions?: { type: string; status: string; lastTransitionTime?: string }[] }).conditions?.find((c) => c.type === 'Ready');
 }
 
@@ -262,6 +262,7 @@ export function podReadySince(pod: KubeObject): number | undefined {
   return Number.isFinite(t) ? t : undefined;
 }
 
+/** The tag an image reference resolves to: "latest" when it names neither tag nor digest. */
 export function imageTag(image: string): string {
   if (image.includes('@')) {
     const beforeDigest = image.slice(0, image.indexOf('@'));

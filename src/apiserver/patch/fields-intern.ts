@@ -38,6 +38,11 @@ export function internFieldsV1(tree: JsonObject): JsonObject {
   return out;
 }
 
+/** Whether `tree` is a canonical copy (what internFieldsV1 returns for an object of objects). */
+export function isInterned(tree: JsonObject): boolean {
+  return ids.has(tree);
+}
+
 /** Replaces each managedFields entry's tree in `managedFields` (as stored or sent) with its canonical copy. */
 export function internManagedFields(managedFields: unknown): void {
   if (!Array.isArray(managedFields)) return;

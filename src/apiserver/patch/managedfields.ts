@@ -9,7 +9,7 @@ import { STRIPPED_FIELDS, compare, createdFieldsV1, type Comparison } from './fi
 import { isObject, type JsonObject } from './json.js';
 import { rfc3339 } from '../../util/time.js';
 import { hasStatusSubresource, schemaFor } from '../../api/schema/merge-schema.js';
-import { internFieldsV1 } from './fields-intern.js';
+import { internFieldsV1, isInterned } from './fields-intern.js';
 
 export interface Manager {
   manager: string;
@@ -57,7 +57,7 @@ export function decodeManagedFields(raw: unknown, stored = false): Managers {
     if (operation !== 'Apply' && operation !== 'Update') throw new Error('operation must be `Apply` or `Update`');
     if (fieldsType !== 'FieldsV1') throw new Error(`invalid fieldsType ${String(fieldsType)}`);
     for (const v of [manager, apiVersion, time, subresource]) if (v !== undefined && typeof v !== 'string') throw new Error('invalid managedFields entry');
-    const m: Manager = { manager: (manager as string | undefined) ?? '', operation, set: FieldSet.fromFieldsV1(fieldsV1 ?? {}) };
+    const m: Manager = { manager: (manager as string | undefined) ?? '', operation, set: decodeFields(fieldsV1 ?? {}) };
     if (stored && isObject(fieldsV1)) m.encoded = { set: m.set, fieldsV1 };
     if (apiVersion) m.apiVersion = apiVersion as string;
     if (time) m.time = time as string;
@@ -68,6 +68,20 @@ export function decodeManagedFields(raw: unknown, stored = false): Managers {
     out.set(id, m);
   }
   return out;
+}
+
+/**
+ * Sets decoded from canonical trees, shared: every pod of a ReplicaSet carries the same trees, and
+ * decoding them was most of what a write spent reading managedFields. Field sets are never changed
+ * in place once built (every operation returns a new one), so sharing them is safe.
+ */
+const decoded = new WeakMap<JsonObject, FieldSet>();
+
+function decodeFields(fieldsV1: unknown): FieldSet {
+  if (!isObject(fieldsV1) || !isInterned(fieldsV1)) return FieldSet.fromFieldsV1(fieldsV1);
+  let set = decoded.get(fieldsV1);
+  if (!set) decoded.set(fieldsV1, (set = FieldSet.fromFieldsV1(fieldsV1)));
+  return set;
 }
 
 /** A stored object's managers (none if they cannot be decoded). */
