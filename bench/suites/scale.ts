@@ -21,7 +21,7 @@ import type { CallFigures } from '../../src/sim/call-stats.js';
 import { profileTable, profilesIn, summarizeNewProfiles } from '../lib/cpuprofile.js';
 import { startSkiffServer } from '../lib/servers.js';
 import { startEtcd, type LocalEtcdCluster } from '../../src/etcd/local-cluster.js';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { SERVER_NODE_FLAGS } from '../../src/util/skiff-bin.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { CpuMeter, fmtInt, groupCpuMeter, makeTempDir, peakRssOf, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, until, type Table } from '../lib/util.js';
@@ -97,6 +97,7 @@ export const scaleSuite: Suite = {
       progress(`scale: ${nodes} nodes Ready in ${(readyMs / 1000).toFixed(1)} s; creating ${pods} pods`);
 
       const serverCpu = new CpuMeter(server.pid);
+      const simCpu = new CpuMeter(sim.pid);
       const etcdGrow = groupCpuMeter(etcdPids);
       const t0 = performance.now();
       growWindowUs.startUs = nowUs();
@@ -123,6 +124,11 @@ export const scaleSuite: Suite = {
       const podsPerS = pods / ((performance.now() - t0) / 1000);
       growWindowUs.endUs = nowUs();
       const growCpu = serverCpu.read();
+      const simGrowCpu = simCpu.read();
+      // CPU each pod start cost, all processes: what bounds pods/s on this machine (2 cores ÷ the sum).
+      const growS = runMs / 1000;
+      const perPodMs = (pct: number | undefined) => ((pct ?? 0) / 100) * growS * 1000 / pods;
+      const costs = { server: perPodMs(growCpu.pidPct), serverMain: perPodMs(growCpu.mainThreadPct), sim: perPodMs(simGrowCpu.pidPct), bench: perPodMs(simGrowCpu.selfPct), machine: perPodMs(simGrowCpu.machinePct) };
       const etcdGrowPct = etcdGrow();
       progress(`scale: ${pods} pods Running in ${(runMs / 1000).toFixed(1)} s (${podsPerS.toFixed(0)}/s), false NotReady meanwhile ${falseNotReadyGrowing.length}; holding ${holdMs / 1000} s`);
       phase = 'holding';
@@ -169,6 +175,7 @@ export const scaleSuite: Suite = {
           ['false NotReady during the hold', String(falseNotReady.length), '0'],
           ['false NotReady while the pods start', `${falseNotReadyGrowing.length} (${new Set(falseNotReadyGrowing.map((x) => x.split(' ')[0])).size} nodes)`, '0'],
           ['server CPU, growing / holding (% of one core; its main thread)', `${round(growCpu.pidPct ?? 0, 0)} / ${round(hold.pidPct ?? 0, 0)} (main ${round(growCpu.mainThreadPct ?? 0, 0)} / ${round(hold.mainThreadPct ?? 0, 0)})`, 'the main thread is one core at most'],
+          ['CPU per pod start: server (its main thread) / the fleet / this benchmark\'s watches / the whole machine', `${round(costs.server, 2)} (${round(costs.serverMain, 2)}) / ${round(costs.sim, 2)} / ${round(costs.bench, 2)} / ${round(costs.machine, 2)} ms`, `the machine's ceiling: ${Math.round((cpus().length * 1000) / Math.max(costs.machine, 0.001))} pods/s (${cpus().length} cores ÷ the whole machine's cost)`],
           ...(etcd ? [['etcd CPU, 3 members together, growing / holding (% of one core)', `${round(etcdGrowPct, 0)} / ${round(etcdHoldPct, 0)}`, '']] : []),
           ['server RSS at the end of the hold (peak)', `${round(maxRss / 2 ** 20, 0)} MiB (peak ${round(rssPeak / 2 ** 20, 0)} MiB)`, '≤ 1.5 GB (5,000 nodes), ≤ 2.5 GB (10,000); k3s sizes 2 CPU / 4 GB for 350 agents'],
           ['a pod created → Running, reported by its node', `${round(probeMs, 0)} ms`, ''],
@@ -183,7 +190,7 @@ export const scaleSuite: Suite = {
       tables = [table];
       return {
         tables,
-        data: { store: etcd ? 'etcd-3' : 'sqlite', nodes, pods, holdMs, readyMs: round(readyMs), runMs: round(runMs), podsPerS: round(podsPerS), calls: stats.calls, falseNotReady: falseNotReady.length, falseNotReadyGrowing: falseNotReadyGrowing.length, serverCpuGrowPct: growCpu.pidPct, serverCpuHoldPct: hold.pidPct, serverMainThreadGrowPct: growCpu.mainThreadPct, serverMainThreadHoldPct: hold.mainThreadPct, serverRssBytes: maxRss, serverPeakRssBytes: rssPeak, probeMs: round(probeMs) },
+        data: { store: etcd ? 'etcd-3' : 'sqlite', nodes, pods, holdMs, readyMs: round(readyMs), runMs: round(runMs), podsPerS: round(podsPerS), calls: stats.calls, falseNotReady: falseNotReady.length, falseNotReadyGrowing: falseNotReadyGrowing.length, serverCpuGrowPct: growCpu.pidPct, serverCpuHoldPct: hold.pidPct, serverMainThreadGrowPct: growCpu.mainThreadPct, serverMainThreadHoldPct: hold.mainThreadPct, cpuMsPerPodStart: costs, serverRssBytes: maxRss, serverPeakRssBytes: rssPeak, probeMs: round(probeMs) },
       };
     } finally {
       abort.abort();
