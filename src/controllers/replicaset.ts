@@ -51,11 +51,11 @@ export const POD_UPDATE_BATCH_MS = 500;
  * Whether a pod's change (same owner, labels and deletion unchanged) can move what a sync decides
  * or reports: whether it counts (active), is Ready, and since when.
  */
-function replicaCountsMayChange(old: Pod, cur: Pod): boolean {
+export function replicaCountsMayChange(old: Pod, cur: Pod): boolean {
   if (isPodActive(old) !== isPodActive(cur)) return true;
-  const was = readyCondition(old);
-  const is = readyCondition(cur);
-  return was?.status !== is?.status || was?.lastTransitionTime !== is?.lastTransitionTime;
+  const ready = isPodReady(cur);
+  if (isPodReady(old) !== ready) return true;
+  return ready && readyCondition(old)?.lastTransitionTime !== readyCondition(cur)?.lastTransitionTime;
 }
 
 /** A kind this controller keeps replicas of. */

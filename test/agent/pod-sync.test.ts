@@ -18,36 +18,51 @@ function statusWrites(api: FakeApi): { phase?: string }[] {
   return api.calls.filter((c) => c.method === 'PATCH' && c.path === `${PATH}/status`).map((c) => (c.body as { status: { phase?: string } }).status);
 }
 
+function createdPod(api: FakeApi): Pod {
+  return api.put(PATH, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] } }) as Pod;
+}
+
+/** A node's pod sync whose watch shows `seen()`, run until it has written the pod Running. */
+async function startedPod(api: FakeApi, clock: FakeClock, seen: () => Pod): Promise<{ sync: PodSync; stop(): Promise<void> }> {
+  const sync = new PodSync({
+    api,
+    clock,
+    log: captureLogger().log,
+    nodeName: 'n1',
+    nodeIP: '127.0.0.1',
+    runtime: new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0 }),
+    state: new MemoryPodState('/nonexistent'),
+    concurrency: 1,
+  });
+  sync.setDesired(seen, () => ['default/web']);
+  const abort = new AbortController();
+  const running = sync.run(abort.signal);
+  const stop = async () => {
+    abort.abort();
+    await running;
+  };
+  try {
+    sync.markSynced();
+    await eventually(async () => {
+      await clock.advance(100);
+      await settle();
+      return statusWrites(api).some((s) => s.phase === 'Running');
+    }, 10_000, 'the pod written Running');
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { sync, stop };
+}
+
 describe('pod sync status writes', () => {
   it('writes each status once while the watch lags, and again when someone else changed it', async () => {
     const clock = new FakeClock();
     const api = new FakeApi();
-    const created = api.put(PATH, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] } });
     // What the node's watch has delivered so far: the pod as created, until told otherwise.
-    let seen: Pod = created as Pod;
-    const sync = new PodSync({
-      api,
-      clock,
-      log: captureLogger().log,
-      nodeName: 'n1',
-      nodeIP: '127.0.0.1',
-      runtime: new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0 }),
-      state: new MemoryPodState('/nonexistent'),
-      concurrency: 1,
-    });
-    sync.setDesired(
-      () => seen,
-      () => ['default/web'],
-    );
-    const abort = new AbortController();
-    const running = sync.run(abort.signal);
+    let seen = createdPod(api);
+    const { sync, stop } = await startedPod(api, clock, () => seen);
     try {
-      sync.markSynced();
-      await eventually(async () => {
-        await clock.advance(100);
-        await settle();
-        return statusWrites(api).some((s) => s.phase === 'Running');
-      }, 10_000, 'the pod written Running');
       const writes = statusWrites(api).length;
       // The watch still brings the pod as created, several times (other fields changing): nothing new is written.
       for (let i = 0; i < 5; i++) {
@@ -84,15 +99,13 @@ describe('pod sync status writes', () => {
       // pod moved past the one that write was computed from, which is enough.
       await revertedByOthers('Running written a third time');
     } finally {
-      abort.abort();
-      await running;
+      await stop();
     }
   });
 
   it('does not write a status again when the watch brings the echo of its own earlier write', async () => {
     const clock = new FakeClock();
     const api = new FakeApi();
-    const created = api.put(PATH, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] } });
     // Every pod the agent's status writes produced, as the watch will bring them, late.
     const written: Pod[] = [];
     const patch = api.patch.bind(api);
@@ -101,30 +114,9 @@ describe('pod sync status writes', () => {
       written.push(structuredClone(out) as Pod);
       return out;
     };
-    let seen: Pod = created as Pod;
-    const sync = new PodSync({
-      api,
-      clock,
-      log: captureLogger().log,
-      nodeName: 'n1',
-      nodeIP: '127.0.0.1',
-      runtime: new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0 }),
-      state: new MemoryPodState('/nonexistent'),
-      concurrency: 1,
-    });
-    sync.setDesired(
-      () => seen,
-      () => ['default/web'],
-    );
-    const abort = new AbortController();
-    const running = sync.run(abort.signal);
+    let seen = createdPod(api);
+    const { sync, stop } = await startedPod(api, clock, () => seen);
     try {
-      sync.markSynced();
-      await eventually(async () => {
-        await clock.advance(100);
-        await settle();
-        return statusWrites(api).some((s) => s.phase === 'Running');
-      }, 10_000, 'the pod written Running');
       const writes = statusWrites(api).length;
       assert.ok(written.length >= 2 && written[0]!.status?.phase === 'Pending', 'a starting pod is written waiting, then running');
       // The watch catches up one write at a time: first the echo of the waiting status, which is
@@ -142,8 +134,7 @@ describe('pod sync status writes', () => {
       await settle();
       assert.equal(statusWrites(api).length, writes);
     } finally {
-      abort.abort();
-      await running;
+      await stop();
     }
   });
 });

@@ -1,0 +1,79 @@
+// Which pod events wake a ReplicaSet, and when: ownership and creations at once (expectations wait
+// for them), status changes that can move its counts after a batch period, the rest never.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from '../../src/api/kinds/pod.js';
+import type { ReplicaSet } from '../../src/api/kinds/replicaset.js';
+import { workloadSelector } from '../../src/api/kinds/replicaset.js';
+import type { Informer, InformerHandlers } from '../../src/client/informer.js';
+import { Expectations, watchOwnedPods } from '../../src/controllers/pod-control.js';
+import { replicaCountsMayChange } from '../../src/controllers/replicaset.js';
+import { FakeClock } from '../../src/util/clock.js';
+
+const rs: ReplicaSet = {
+  apiVersion: 'apps/v1',
+  kind: 'ReplicaSet',
+  metadata: { name: 'web', namespace: 'ns', uid: 'rs-1' },
+  spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } } } },
+};
+
+let rv = 1;
+function pod(change: (p: Pod) => void = () => {}): Pod {
+  const p: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web-1', namespace: 'ns', uid: 'p-1', resourceVersion: String(++rv), labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs-1', controller: true }] },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+    status: { phase: 'Pending' },
+  };
+  change(p);
+  return p;
+}
+const ready = (at: string) => (p: Pod) => {
+  p.spec!.nodeName = 'n1';
+  p.status = { phase: 'Running', podIP: '10.0.0.2', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: at }] };
+};
+
+describe('a ReplicaSet woken by its pods', () => {
+  it('wakes at once for what it waits on, batched for counts that may move, not at all otherwise', () => {
+    let handlers: InformerHandlers<Pod> | undefined;
+    const pods = { addHandlers: (h: InformerHandlers<Pod>) => (handlers = h) } as unknown as Informer<Pod>;
+    const owners = { get: (k: string) => (k === 'ns/web' ? rs : undefined), list: () => [rs] } as unknown as Informer<ReplicaSet>;
+    const now: string[] = [];
+    const batched: string[] = [];
+    watchOwnedPods<ReplicaSet>({
+      kind: 'ReplicaSet',
+      owners,
+      pods,
+      expectations: new Expectations(new FakeClock()),
+      enqueue: (o) => now.push(o.metadata.name!),
+      selector: (o) => workloadSelector(o.spec?.selector),
+      podUpdateMatters: replicaCountsMayChange,
+      enqueueAfterPodUpdate: (o) => batched.push(o.metadata.name!),
+    });
+    const h = handlers!;
+    const seen = () => ({ now: now.splice(0), batched: batched.splice(0) });
+
+    h.add!(pod());
+    assert.deepEqual(seen(), { now: ['web'], batched: [] }, 'a creation is what expectations wait for');
+    // Bound, then its containers waiting: nothing the ReplicaSet counts.
+    h.update!(pod(), pod((p) => (p.spec!.nodeName = 'n1')));
+    h.update!(pod((p) => (p.spec!.nodeName = 'n1')), pod((p) => ((p.spec!.nodeName = 'n1'), (p.status = { phase: 'Pending', podIP: '10.0.0.2', conditions: [{ type: 'Ready', status: 'False' }] }))));
+    assert.deepEqual(seen(), { now: [], batched: [] });
+    // Ready: its readyReplicas moves, after the batch period.
+    h.update!(pod(), pod(ready('2026-12-07T00:00:00Z')));
+    assert.deepEqual(seen(), { now: [], batched: ['web'] });
+    // Ready again since another time (it was unready in between): availability moves.
+    h.update!(pod(ready('2026-12-07T00:00:00Z')), pod(ready('2026-12-07T00:01:00Z')));
+    assert.deepEqual(seen(), { now: [], batched: ['web'] });
+    // Finished: no longer active.
+    h.update!(pod(ready('2026-12-07T00:00:00Z')), pod((p) => (p.status = { phase: 'Succeeded' })));
+    assert.deepEqual(seen(), { now: [], batched: ['web'] });
+    // Relabelled or released: at once, as adoption and release are decided on labels and owners.
+    h.update!(pod(), pod((p) => (p.metadata.labels = { app: 'web', extra: 'x' })));
+    assert.deepEqual(seen(), { now: ['web'], batched: [] });
+    // Deleted: at once (expectations wait for deletions too).
+    h.update!(pod(), pod((p) => (p.metadata.deletionTimestamp = '2026-12-07T00:00:00Z')));
+    assert.deepEqual(seen(), { now: ['web'], batched: [] });
+  });
+});
