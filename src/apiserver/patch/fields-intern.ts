@@ -19,18 +19,24 @@ let nextId = 1;
  */
 export function internFieldsV1(tree: JsonObject): JsonObject {
   if (ids.has(tree)) return tree;
+  const keys = Object.keys(tree);
+  const children = new Array<JsonObject>(keys.length);
   let key = '';
-  const out: JsonObject = {};
-  for (const k of Object.keys(tree)) {
-    const v = tree[k];
+  for (let i = 0; i < keys.length; i++) {
+    const v = tree[keys[i]!];
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return tree;
     const child = internFieldsV1(v as JsonObject);
-    if (!ids.has(child)) return tree;
-    out[k] = child;
-    key += `${k}\u0000${ids.get(child)!}\u0001`;
+    const id = ids.get(child);
+    if (id === undefined) return tree;
+    children[i] = child;
+    key += `${keys[i]!}\u0000${id}\u0001`;
   }
   const hit = table.get(key)?.deref();
   if (hit) return hit;
+  // Built only when new: nearly every tree is one seen before, and an object keyed by field
+  // paths is a costly thing to make and throw away.
+  const out: JsonObject = {};
+  for (let i = 0; i < keys.length; i++) out[keys[i]!] = children[i]!;
   Object.freeze(out);
   ids.set(out, nextId++);
   table.set(key, new WeakRef(out));
