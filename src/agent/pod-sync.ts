@@ -70,15 +70,16 @@ interface LastWrite {
   /** The fingerprint of what was sent, and of what the API answered it stored. */
   sent: string;
   stored: string;
-  /** The resourceVersion of the pod the write was computed from. */
-  from: string | undefined;
-  /** The resourceVersions this node's own status writes of the pod produced, newest last (a few). */
-  own: string[];
+  /**
+   * Versions of the pod that are no news, newest last (a few): those the node's own status writes
+   * were computed from, and those they produced.
+   */
+  stale: string[];
   at: number;
 }
 
-/** How many of a pod's own status writes are remembered as echoes to wait past. */
-const OWN_ECHOES = 4;
+/** How many of a pod's versions are remembered as no news. */
+const STALE_VERSIONS = 8;
 
 export class PodSync {
   private readonly workers = new Map<string, PodWorker>();
@@ -359,23 +360,23 @@ export class PodSync {
     if (last && last.sent === want) {
       // The API normalised what we sent: writing it again would change nothing.
       if (last.stored === have) return;
-      // The pod in hand is the one the write was computed from, or the echo of an earlier write of
-      // ours (a pod starting writes waiting, then running, faster than the watch shows the first):
-      // the watch has not brought the last write's echo yet, and the status is already there.
-      // Once the pod moved on otherwise (or a while passed), a status that still differs was
-      // changed by someone else and is written again; the queue looks again when the wait is
-      // over, as nothing else may bring the pod back.
+      // The pod in hand is one a write was computed from, or the echo of an earlier write of ours
+      // (a pod starting writes waiting, then running, faster than the watch shows the first): the
+      // watch has not brought the last write's echo yet, and the status is already there. Once
+      // the pod moved on otherwise (or a while passed), a status that still differs was changed
+      // by someone else and is written again; the queue looks again when the wait is over, as
+      // nothing else may bring the pod back.
       const waited = now - last.at;
       const rv = pod.metadata.resourceVersion;
-      if ((rv === last.from || (rv !== undefined && last.own.includes(rv))) && waited < STATUS_ECHO_WAIT_MS) {
+      if (rv !== undefined && last.stale.includes(rv) && waited < STATUS_ECHO_WAIT_MS) {
         this.queue.addAfter(w.key, STATUS_ECHO_WAIT_MS - waited);
         return;
       }
     }
     try {
       const updated = await this.o.api.patch<Pod>(`${podPath(w.namespace, w.name)}/status`, statusPatch(status, pod.status), 'merge');
-      const own = [...(last?.own ?? []), updated.metadata.resourceVersion ?? ''].slice(-OWN_ECHOES);
-      this.lastWritten.set(w.uid, { sent: want, stored: statusFingerprint(updated.status), from: pod.metadata.resourceVersion, own, at: now });
+      const stale = [...(last?.stale ?? []), pod.metadata.resourceVersion, updated.metadata.resourceVersion].filter((v): v is string => v !== undefined).slice(-STALE_VERSIONS);
+      this.lastWritten.set(w.uid, { sent: want, stored: statusFingerprint(updated.status), stale, at: now });
     } catch (e) {
       if (isNotFound(e)) return;
       throw e;

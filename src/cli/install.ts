@@ -22,8 +22,6 @@ import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
 
 export type Role = 'server' | 'agent';
 
-
-
 export interface InstallPaths {
   unit: string;
   config: string;

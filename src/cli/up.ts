@@ -381,7 +381,7 @@ export function upCommand(): Command {
       const p = startProcess({
         name: 'sim',
         command: process.execPath,
-        args: [...SERVER_NODE_FLAGS, SKIFF_BIN, 'sim', '--kubeconfig', kubeconfig, '--nodes', String(fleet), '--name-prefix', 'node', '--data-dir', join(dataDir, 'sim'), ...pass.agent],
+        args: [SKIFF_BIN, 'sim', '--kubeconfig', kubeconfig, '--nodes', String(fleet), '--name-prefix', 'node', '--data-dir', join(dataDir, 'sim'), ...pass.agent],
         output: log,
       });
       agents.set('sim', p);

@@ -22,7 +22,6 @@ import { FaultProxy } from './fault-proxy.js';
 import type { ClusterShape } from './spec.js';
 import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
 
-
 export interface ClusterOptions {
   dir: string;
   shape: ClusterShape;

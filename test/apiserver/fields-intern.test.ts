@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../src/api/types.js';
 import { internFieldsV1, internManagedFields } from '../../src/apiserver/patch/fields-intern.js';
+import { decodeManagedFields, updateManagedFields } from '../../src/apiserver/patch/managedfields.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
 
@@ -27,6 +28,31 @@ describe('interned FieldsV1 trees', () => {
     internManagedFields(entries);
     assert.equal(entries[0]!.fieldsV1, internFieldsV1(tree()));
     assert.equal(entries[1]!.fieldsV1, undefined);
+  });
+
+  it('writes to one object leave the field sets its twins decode as they were (decoded sets are shared)', () => {
+    const twin = (): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', labels: { app: 'web' }, managedFields: [{ manager: 'kubectl', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: tree() }] },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    const a = twin();
+    const b = twin();
+    internManagedFields(a.metadata.managedFields);
+    internManagedFields(b.metadata.managedFields);
+    const before = decodeManagedFields(b.metadata.managedFields, true).get('{"manager":"kubectl","operation":"Update","apiVersion":"v1"}')!.set.toFieldsV1();
+    // The same manager adds a label to a, another takes its image: both sets of a change.
+    const a2 = structuredClone(a);
+    a2.metadata.labels = { app: 'web', tier: 'front' };
+    updateManagedFields(a, a2, { manager: 'kubectl', operation: 'Update', now: '2026-12-07T00:00:00Z', apiVersion: 'v1' });
+    const a3 = structuredClone(a2);
+    (a3.spec as { containers: { image: string }[] }).containers[0]!.image = 'nginx';
+    updateManagedFields(a2, a3, { manager: 'editor', operation: 'Update', now: '2026-12-07T00:00:01Z', apiVersion: 'v1' });
+    assert.equal(a3.metadata.managedFields?.length, 2);
+    const after = decodeManagedFields(b.metadata.managedFields, true).get('{"manager":"kubectl","operation":"Update","apiVersion":"v1"}')!.set.toFieldsV1();
+    assert.deepEqual(after, before);
+    assert.deepEqual(after, tree());
   });
 
   describe('through the API', () => {

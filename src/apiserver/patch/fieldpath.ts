@@ -115,27 +115,6 @@ export class FieldSet {
     return s;
   }
 
-  /**
-   * In place: drops `other`'s paths, as exact members or with everything beneath them, and
-   * whatever that leaves empty.
-   */
-  remove(other: FieldSet, what: 'members' | 'subtrees'): this {
-    if (other.member) {
-      this.member = false;
-      if (what === 'subtrees') {
-        this.children.clear();
-        return this;
-      }
-    }
-    for (const [pe, theirs] of other.children) {
-      const mine = this.children.get(pe);
-      if (!mine) continue;
-      mine.remove(theirs, what);
-      if (mine.isEmpty()) this.children.delete(pe);
-    }
-    return this;
-  }
-
   /** Removes the given paths and everything beneath them. */
   withoutSubtrees(prefixes: FieldSet): FieldSet {
     if (prefixes.member) return new FieldSet();
