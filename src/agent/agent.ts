@@ -14,7 +14,7 @@ import type { Pod } from '../api/kinds/pod.js';
 import { ApiClient, type ClientOptions } from '../client/rest.js';
 import { EndpointDiscovery } from '../client/endpoint-discovery.js';
 import { preferenceOrder } from '../client/server-preference.js';
-import { Informer, objectKeyOf } from '../client/informer.js';
+import { Informer, objectKeyOf, stripManagedFields } from '../client/informer.js';
 import { parseKubeconfig } from '../pki/kubeconfig.js';
 import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -413,7 +413,7 @@ export class Agent {
     this.status = loops.status;
 
     // Pods are watched from the start: with the API down the agent still restarts crashed containers.
-    const pods = new Informer<Pod>(client, { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.nodeName}`, clock: this.clock, log: this.log });
+    const pods = new Informer<Pod>(client, { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.nodeName}`, clock: this.clock, log: this.log, transform: stripManagedFields });
     this.podInformer = pods;
     this.podSync.setDesired(
       (key) => pods.get(key),
@@ -443,7 +443,7 @@ export class Agent {
     // The Lease first, then the first (fast) status report: a node shown Ready always has its Lease.
     await loops.register(signal);
 
-    const nodes = new Informer<Node>(client, { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.nodeName}`, clock: this.clock, log: this.log });
+    const nodes = new Informer<Node>(client, { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.nodeName}`, clock: this.clock, log: this.log, transform: stripManagedFields });
     const podCidr = runtime.setPodCidr ? new PodCidrHandoff({ clock: this.clock, log: this.log, set: (c) => runtime.setPodCidr!(c), signal }) : undefined;
     const seen = (n: Node) => {
       loops.observedNode(n);

@@ -11,6 +11,10 @@ import { type AgentApi, MACHINE_ID_ANNOTATION, NODE_LEASE_NAMESPACE, isConflict,
 import { errorText } from '../util/error-text.js';
 import { microTime } from '../util/time.js';
 import { Backoff, Waker } from './wake.js';
+import type { RequestOptions } from '../client/rest.js';
+
+/** A renewal is a heartbeat: it goes before the agent's (or a fleet's) other waiting requests. */
+const RENEWAL: RequestOptions = { urgent: true };
 
 export interface LeaseRenewerOptions {
   api: AgentApi;
@@ -96,7 +100,7 @@ export class LeaseRenewer {
     if (!uid) return false; // no Node, so nothing may own a Lease: wait for the keeper
     if (this.lease && this.ownerUid(this.lease) === uid) {
       try {
-        this.lease = await this.o.api.replace<Lease>(leasePath(this.o.nodeName), this.desired(this.lease, uid));
+        this.lease = await this.o.api.replace<Lease>(leasePath(this.o.nodeName), this.desired(this.lease, uid), RENEWAL);
         return this.succeeded();
       } catch (e) {
         this.lease = undefined;
@@ -129,7 +133,7 @@ export class LeaseRenewer {
     const uid = node.metadata.uid!;
     try {
       this.lease = existing
-        ? await this.o.api.replace<Lease>(leasePath(this.o.nodeName), this.desired(existing, uid))
+        ? await this.o.api.replace<Lease>(leasePath(this.o.nodeName), this.desired(existing, uid), RENEWAL)
         : await this.o.api.create<Lease>(leasesPath(), this.desired(undefined, uid));
       return this.succeeded();
     } catch (e) {

@@ -29,6 +29,15 @@ async function run(argv: string[]): Promise<void> {
     .version(SKIFF_VERSION);
   // `skiff agent` runs on every node, where memory counts: it loads only its own code, not the API
   // server's (SQLite, protobuf, …). Every other command line loads every command.
+  if (argv[2] === 'server' || argv[2] === 'sim') {
+    // V8 sizes the old generation to keep garbage collection near 3 % of the time, which let a
+    // server's heap grow to about three times what was alive. Capped at 1.4 times, measured on
+    // 1,000 simulated nodes and 10,000 pods: RSS 878 → 644 MiB, server CPU a pod start about 5 %
+    // more (5.73 → 6.01 ms; its main thread no more: marking runs beside it). A fleet of simulated
+    // nodes holds thousands of nodes' state in one heap the same way. Read by V8 at each
+    // collection, so it holds however the process was started.
+    (await import('node:v8')).setFlagsFromString('--heap-growing-percent=40');
+  }
   if (argv[2] === 'agent') {
     // The agent's JavaScript is never hot (it waits on the API and its pods), so V8's optimizing
     // compiler buys it nothing, while its code pages and output cost ~4 MiB of RSS (53 vs 57 MiB with

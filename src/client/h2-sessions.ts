@@ -5,6 +5,7 @@
 // agent's sockets: a server admitting a thousand requests at once answers each of them late, and
 // requests that time out and are sent again only add to its load. Watches and other long-running
 // streams are not requests waiting for an answer: they count only against the server's limit.
+// Urgent requests (heartbeats) wait in a lane of their own, served before the others.
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
 import tls, { type SecureContextOptions } from 'node:tls';
 import { isIP } from 'node:net';
@@ -23,8 +24,9 @@ interface Pooled {
   /** Streams open or reserved, and of them requests waiting for their answer (not watches). */
   active: number;
   requests: number;
-  /** Long-running streams and requests waiting for a slot, each in arrival order. */
+  /** Long-running streams, urgent requests and other requests waiting for a slot, each in arrival order. */
   waitingLong: Waiter[];
+  waitingUrgent: Waiter[];
   waitingRequests: Waiter[];
   /** No new streams: the session failed, closed or was told GOAWAY. */
   retired: boolean;
@@ -54,11 +56,12 @@ export class H2Sessions {
    * (ECONNREFUSED …) when no connection could be made, so callers can tell a request never sent
    * from one that was.
    */
-  async open(server: string, headers: OutgoingHttpHeaders, o: { hasBody: boolean; longRunning: boolean; signal?: AbortSignal | undefined }): Promise<ClientHttp2Stream> {
+  async open(server: string, headers: OutgoingHttpHeaders, o: { hasBody: boolean; longRunning: boolean; urgent?: boolean; signal?: AbortSignal | undefined }): Promise<ClientHttp2Stream> {
     const p = this.pooled(server);
     await p.connected;
     if (!this.fits(p, o.longRunning)) {
-      await new Promise<void>((go) => (o.longRunning ? p.waitingLong : p.waitingRequests).push({ longRunning: o.longRunning, go }));
+      const queue = o.longRunning ? p.waitingLong : o.urgent ? p.waitingUrgent : p.waitingRequests;
+      await new Promise<void>((go) => queue.push({ longRunning: o.longRunning, go }));
     } else {
       this.reserve(p, o.longRunning);
     }
@@ -97,11 +100,11 @@ export class H2Sessions {
     if (!longRunning) p.requests++;
   }
 
-  /** A slot is free again: hand it to the next that fits, watches first (they are few and wait on nothing). */
+  /** A slot is free again: hand it to the next that fits, watches first (they are few and wait on nothing), then heartbeats. */
   private release(p: Pooled, longRunning: boolean): void {
     p.active--;
     if (!longRunning) p.requests--;
-    for (const queue of [p.waitingLong, p.waitingRequests]) {
+    for (const queue of [p.waitingLong, p.waitingUrgent, p.waitingRequests]) {
       while (queue.length > 0 && this.fits(p, queue[0]!.longRunning)) {
         const w = queue.shift()!;
         this.reserve(p, w.longRunning);
@@ -153,6 +156,7 @@ export class H2Sessions {
       active: 0,
       requests: 0,
       waitingLong: [],
+      waitingUrgent: [],
       waitingRequests: [],
       retired: false,
       streams: new Set(),
@@ -160,7 +164,7 @@ export class H2Sessions {
         p.retired = true;
         if (this.pool.get(server) === p) this.pool.delete(server);
         // Whoever waited for a slot goes on, and finds the session retired: it tries a new one.
-        for (const w of [...p.waitingLong.splice(0), ...p.waitingRequests.splice(0)]) {
+        for (const w of [...p.waitingLong.splice(0), ...p.waitingUrgent.splice(0), ...p.waitingRequests.splice(0)]) {
           this.reserve(p, w.longRunning);
           w.go();
         }

@@ -52,6 +52,18 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   onError?: (e: unknown) => void;
 }
 
+/**
+ * An informer transform (client-go's TransformStripManagedFields) for readers that never look at
+ * who set which field: managedFields are about half of a pod as the API sends it. A copy, as a
+ * server's own informers may share their objects. Safe to write back: an update that carries no
+ * managedFields keeps the stored ones.
+ */
+export function stripManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
 export function objectKeyOf(obj: KubeObject): string {
   return obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name!;
 }

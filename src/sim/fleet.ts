@@ -19,7 +19,7 @@ import type { AgentNodeConfig } from '../agent/agent.js';
 import { PodSync, SHUTDOWN_OVERRIDE } from '../agent/pod-sync.js';
 import { SimulatedRuntime } from '../agent/runtimes/simulated.js';
 import { AgentStateDir } from '../agent/state-dir.js';
-import { Informer, objectKeyOf } from '../client/informer.js';
+import { Informer, objectKeyOf, stripManagedFields } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
 import type { Clock } from '../util/clock.js';
 import { errorText } from '../util/error-text.js';
@@ -135,8 +135,8 @@ export class Fleet {
   constructor(private readonly o: FleetOptions) {
     // Every node's loops wait on this one signal.
     setMaxListeners(0, this.abort.signal);
-    this.pods = new Informer<Pod>(o.client, { path: '/api/v1/pods', fieldSelector: 'spec.nodeName!=', clock: o.clock, log: o.log });
-    this.nodeInformer = new Informer<Node>(o.client, { path: '/api/v1/nodes', labelSelector: `${SIM_LABEL}=${o.namePrefix}`, clock: o.clock, log: o.log, readOnly: true });
+    this.pods = new Informer<Pod>(o.client, { path: '/api/v1/pods', fieldSelector: 'spec.nodeName!=', clock: o.clock, log: o.log, transform: stripManagedFields });
+    this.nodeInformer = new Informer<Node>(o.client, { path: '/api/v1/nodes', labelSelector: `${SIM_LABEL}=${o.namePrefix}`, clock: o.clock, log: o.log, readOnly: true, transform: stripManagedFields });
   }
 
   /** Node names: <prefix>-1 … <prefix>-N (the index padded, so they sort). */

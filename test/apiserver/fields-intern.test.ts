@@ -55,6 +55,23 @@ describe('interned FieldsV1 trees', () => {
     assert.deepEqual(after, tree());
   });
 
+  it('trees that differ in one branch decode into sets that share the rest (a status naming its pod IP)', () => {
+    const status = (ip: string) => ({ 'f:status': { 'f:conditions': { 'k:{"type":"Ready"}': { '.': {}, 'f:status': {}, 'f:type': {} } }, 'f:podIPs': { [`k:{"ip":"${ip}"}`]: { '.': {}, 'f:ip': {} } } } });
+    const entry = (ip: string) => [{ manager: 'skiff-agent', operation: 'Update', apiVersion: 'v1', subresource: 'status', fieldsType: 'FieldsV1', fieldsV1: status(ip) }];
+    const [a, b] = [entry('10.0.0.1'), entry('10.0.0.2')];
+    internManagedFields(a);
+    internManagedFields(b);
+    const set = (e: unknown) => [...decodeManagedFields(e, true).values()][0]!.set;
+    const [sa, sb] = [set(a), set(b)];
+    assert.equal(sa.node(['f:status', 'f:conditions']), sb.node(['f:status', 'f:conditions']), 'the common branch is one decoded set');
+    assert.notEqual(sa.node(['f:status', 'f:podIPs']), sb.node(['f:status', 'f:podIPs']));
+    assert.deepEqual(sa.toFieldsV1(), status('10.0.0.1'));
+    assert.deepEqual(sb.toFieldsV1(), status('10.0.0.2'));
+    // An empty leaf decodes as a member; an empty whole tree as an empty set.
+    assert.ok(sa.has(['f:status', 'f:podIPs', 'k:{"ip":"10.0.0.1"}', 'f:ip']));
+    assert.ok(set([{ operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: internFieldsV1({}) }]).isEmpty());
+  });
+
   describe('through the API', () => {
     let srv: InProcessServer;
     let client: ApiClient;

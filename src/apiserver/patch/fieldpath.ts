@@ -157,10 +157,15 @@ export class FieldSet {
     return encode(this, false);
   }
 
-  static fromFieldsV1(fields: unknown): FieldSet {
+  /**
+   * `memo`: the tree is a canonical one (frozen, never changed, its subtrees canonical too), so
+   * each subtree's set is decoded once and shared by every set decoded from a tree that holds it.
+   * Sets are never changed in place once built, which is what makes sharing them safe.
+   */
+  static fromFieldsV1(fields: unknown, memo?: WeakMap<JsonObject, FieldSet>): FieldSet {
     const s = new FieldSet();
     if (!isObject(fields)) throw new Error('fieldsV1 must be an object');
-    decodeInto(s, fields);
+    decodeInto(s, fields, memo);
     return s;
   }
 }
@@ -173,7 +178,7 @@ function encode(node: FieldSet, includeSelf: boolean): JsonObject {
   return out;
 }
 
-function decodeInto(node: FieldSet, fields: JsonObject): void {
+function decodeInto(node: FieldSet, fields: JsonObject, memo: WeakMap<JsonObject, FieldSet> | undefined): void {
   for (const [pe, v] of Object.entries(fields)) {
     if (pe === '.') {
       node.member = true;
@@ -181,11 +186,17 @@ function decodeInto(node: FieldSet, fields: JsonObject): void {
     }
     if (!/^[fkvi]:/.test(pe)) throw new Error(`unknown path element ${JSON.stringify(pe)}`);
     if (!isObject(v)) throw new Error(`value of ${JSON.stringify(pe)} must be an object`);
-    const child = new FieldSet();
-    if (Object.keys(v).length === 0) child.member = true;
-    else decodeInto(child, v);
-    node.children.set(pe, child);
+    node.children.set(pe, memo?.get(v) ?? decodeChild(v, memo));
   }
+}
+
+/** A subtree: an empty one is a member leaf, as opposed to an empty whole set. */
+function decodeChild(v: JsonObject, memo: WeakMap<JsonObject, FieldSet> | undefined): FieldSet {
+  const child = new FieldSet();
+  if (Object.keys(v).length === 0) child.member = true;
+  else decodeInto(child, v, memo);
+  memo?.set(v, child);
+  return child;
 }
 
 function sortedChildren(node: FieldSet): [PathElement, FieldSet][] {

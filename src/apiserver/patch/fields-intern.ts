@@ -21,7 +21,9 @@ export function internFieldsV1(tree: JsonObject): JsonObject {
   if (ids.has(tree)) return tree;
   const keys = Object.keys(tree);
   const children = new Array<JsonObject>(keys.length);
-  let key = '';
+  // Joined, not appended: a key built with += is a chain of small strings (about 30 a tree), and
+  // the table holds one per tree for as long as the tree lives.
+  const parts = new Array<string>(keys.length);
   for (let i = 0; i < keys.length; i++) {
     const v = tree[keys[i]!];
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return tree;
@@ -29,8 +31,9 @@ export function internFieldsV1(tree: JsonObject): JsonObject {
     const id = ids.get(child);
     if (id === undefined) return tree;
     children[i] = child;
-    key += `${keys[i]!}\u0000${id}\u0001`;
+    parts[i] = `${keys[i]!}\u0000${id}\u0001`;
   }
+  const key = parts.join('');
   const hit = table.get(key)?.deref();
   if (hit) return hit;
   // Built only when new: nearly every tree is one seen before, and an object keyed by field

@@ -71,17 +71,16 @@ export function decodeManagedFields(raw: unknown, stored = false): Managers {
 }
 
 /**
- * Sets decoded from canonical trees, shared: every pod of a ReplicaSet carries the same trees, and
- * decoding them was most of what a write spent reading managedFields. Field sets are never changed
- * in place once built (every operation returns a new one), so sharing them is safe.
+ * Sets decoded from canonical subtrees, shared: every pod of a ReplicaSet carries the same trees,
+ * and decoding them was most of what a write spent reading managedFields. Kept per subtree rather
+ * than per whole tree: a node's status entry names the pod's own IP, so each pod's tree is unique
+ * at the top, and a set per whole tree kept a decoded copy of everything beneath it for every pod
+ * (about 10 KB a pod, a quarter of the server's heap at 10,000 pods). Held as long as the subtree.
  */
 const decoded = new WeakMap<JsonObject, FieldSet>();
 
 function decodeFields(fieldsV1: unknown): FieldSet {
-  if (!isObject(fieldsV1) || !isInterned(fieldsV1)) return FieldSet.fromFieldsV1(fieldsV1);
-  let set = decoded.get(fieldsV1);
-  if (!set) decoded.set(fieldsV1, (set = FieldSet.fromFieldsV1(fieldsV1)));
-  return set;
+  return FieldSet.fromFieldsV1(fieldsV1, isObject(fieldsV1) && isInterned(fieldsV1) ? decoded : undefined);
 }
 
 /** A stored object's managers (none if they cannot be decoded). */
