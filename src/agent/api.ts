@@ -1,9 +1,16 @@
 // The slice of ApiClient the agent's loops use. Narrow on purpose: unit tests hand the loops an
 // in-memory fake with the same five methods and drive them with a FakeClock.
 import { isStatusError } from '../api/errors.js';
-import type { ApiClient } from '../client/rest.js';
+import type { ApiClient, RequestOptions } from '../client/rest.js';
 
 export type AgentApi = Pick<ApiClient, 'get' | 'create' | 'replace' | 'patch' | 'delete'>;
+
+/**
+ * A node's heartbeats (Lease renewals, node status): sent ahead of its other waiting requests, as
+ * a kubelet's renewal never waits behind its pod writes, nor, on its own connection, behind
+ * another node's (a fleet shares one).
+ */
+export const HEARTBEAT: RequestOptions = { urgent: true };
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 export { MACHINE_ID_ANNOTATION } from '../api/kinds/node.js';

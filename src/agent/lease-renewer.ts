@@ -7,14 +7,10 @@ import type { Lease } from '../api/kinds/lease.js';
 import type { Node } from '../api/kinds/node.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { type AgentApi, MACHINE_ID_ANNOTATION, NODE_LEASE_NAMESPACE, isConflict, isNotFound, leasePath, leasesPath, nodePath } from './api.js';
+import { type AgentApi, HEARTBEAT, MACHINE_ID_ANNOTATION, NODE_LEASE_NAMESPACE, isConflict, isNotFound, leasePath, leasesPath, nodePath } from './api.js';
 import { errorText } from '../util/error-text.js';
 import { microTime } from '../util/time.js';
 import { Backoff, Waker } from './wake.js';
-import type { RequestOptions } from '../client/rest.js';
-
-/** A renewal is a heartbeat: it goes before the agent's (or a fleet's) other waiting requests. */
-const RENEWAL: RequestOptions = { urgent: true };
 
 export interface LeaseRenewerOptions {
   api: AgentApi;
@@ -100,7 +96,7 @@ export class LeaseRenewer {
     if (!uid) return false; // no Node, so nothing may own a Lease: wait for the keeper
     if (this.lease && this.ownerUid(this.lease) === uid) {
       try {
-        this.lease = await this.o.api.replace<Lease>(leasePath(this.o.nodeName), this.desired(this.lease, uid), RENEWAL);
+        this.lease = await this.o.api.replace<Lease>(leasePath(this.o.nodeName), this.desired(this.lease, uid), HEARTBEAT);
         return this.succeeded();
       } catch (e) {
         this.lease = undefined;
@@ -133,7 +129,7 @@ export class LeaseRenewer {
     const uid = node.metadata.uid!;
     try {
       this.lease = existing
-        ? await this.o.api.replace<Lease>(leasePath(this.o.nodeName), this.desired(existing, uid), RENEWAL)
+        ? await this.o.api.replace<Lease>(leasePath(this.o.nodeName), this.desired(existing, uid), HEARTBEAT)
         : await this.o.api.create<Lease>(leasesPath(), this.desired(undefined, uid));
       return this.succeeded();
     } catch (e) {

@@ -4,7 +4,7 @@
 import type { NodeStatus } from '../api/kinds/node.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { type AgentApi, isNotFound, nodePath } from './api.js';
+import { type AgentApi, HEARTBEAT, isNotFound, nodePath } from './api.js';
 import { errorText } from '../util/error-text.js';
 import { statusChanged } from './node-object.js';
 import { Waker } from './wake.js';
@@ -70,7 +70,7 @@ export class StatusReporter {
   }
 
   private async post(status: NodeStatus, now: number): Promise<void> {
-    await this.o.api.patch(`${nodePath(this.o.nodeName)}/status`, { status }, 'merge');
+    await this.o.api.patch(`${nodePath(this.o.nodeName)}/status`, { status }, 'merge', HEARTBEAT);
     const before = new Map((this.last?.conditions ?? []).map((c) => [c.type, c.status]));
     const changed = (status.conditions ?? []).filter((c) => before.get(c.type) !== c.status).map((c) => ({ type: c.type, status: c.status }));
     if (changed.length > 0) this.o.onConditionsChanged?.(changed);
