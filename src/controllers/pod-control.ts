@@ -263,6 +263,11 @@ export class OwnerIndex<T extends KubeObject> {
     return uid ? this.collect(this.byOwner.get(uid)) : [];
   }
 
+  /** How many objects have a controller reference with this uid. */
+  ownedCount(uid: string | undefined): number {
+    return uid ? (this.byOwner.get(uid)?.size ?? 0) : 0;
+  }
+
   /** Objects in a namespace that no controller owns. */
   orphansIn(namespace: string): T[] {
     return this.collect(this.orphans.get(namespace));
@@ -459,11 +464,14 @@ export interface OwnedPodEvents<T extends PodOwner> {
    */
   podUpdateMatters?(old: Pod, cur: Pod): boolean;
   /**
-   * Where an owned pod's update (same owner, not deleted) wakes its owner, if not at once: a
-   * batch period, as upstream's Job controller waits one before syncing on pod events, so that
-   * a thousand pods turning Ready cost a few syncs of their owner, not a thousand.
+   * Where an owned pod's event that only changes what its owner reports wakes the owner, if not
+   * at once: a batch period, as upstream's Job controller waits one before syncing on pod events,
+   * so that a thousand pods turning Ready cost a few syncs of their owner, not a thousand. Such
+   * events are an update (same owner, not deleted) and, when this is set, a creation or deletion
+   * the owner expected but that still leaves it waiting for others: the sync that could act again
+   * comes with the last one it expects, at once.
    */
-  enqueueAfterPodUpdate?(owner: T): void;
+  enqueueBatched?(owner: T): void;
 }
 
 /**
@@ -485,19 +493,26 @@ export function watchOwnedPods<T extends PodOwner>(o: OwnedPodEvents<T>): void {
       if (owner.metadata.namespace === pod.metadata.namespace && o.selector(owner)?.matches(pod.metadata.labels ?? {})) o.enqueue(owner);
     }
   };
+  // After an expected creation or deletion: at once when the owner may act again, else batched.
+  const enqueueObserved = (owner: T, key: string) => {
+    if (o.enqueueBatched && !o.expectations.satisfied(key)) o.enqueueBatched(owner);
+    else o.enqueue(owner);
+  };
   const podDeleted = (pod: Pod) => {
     const owner = ownerOf(pod);
     if (!owner) return;
-    o.expectations.deletionObserved(objectKeyOf(owner), objectKeyOf(pod));
-    o.enqueue(owner);
+    const key = objectKeyOf(owner);
+    o.expectations.deletionObserved(key, objectKeyOf(pod));
+    enqueueObserved(owner, key);
   };
   o.pods.addHandlers({
     add: (pod) => {
       if (pod.metadata.deletionTimestamp) return podDeleted(pod);
       const owner = ownerOf(pod);
       if (owner) {
-        o.expectations.creationObserved(objectKeyOf(owner));
-        o.enqueue(owner);
+        const key = objectKeyOf(owner);
+        o.expectations.creationObserved(key);
+        enqueueObserved(owner, key);
       } else if (!controllerOf(pod)) {
         enqueueMatching(pod);
       }
@@ -520,7 +535,7 @@ export function watchOwnedPods<T extends PodOwner>(o: OwnedPodEvents<T>): void {
       const owner = ownerOf(cur);
       if (owner) {
         if (refChanged || labelsChanged || !o.podUpdateMatters) o.enqueue(owner);
-        else if (o.podUpdateMatters(old, cur)) (o.enqueueAfterPodUpdate ?? o.enqueue)(owner);
+        else if (o.podUpdateMatters(old, cur)) (o.enqueueBatched ?? o.enqueue)(owner);
         o.ownedPodUpdated?.(owner, old, cur);
       } else if (!curRef && (labelsChanged || refChanged)) {
         enqueueMatching(cur);

@@ -1,5 +1,6 @@
-// Which pod events wake a ReplicaSet, and when: ownership and creations at once (expectations wait
-// for them), status changes that can move its counts after a batch period, the rest never.
+// Which pod events wake a ReplicaSet, and when: ownership at once, the last creation or deletion
+// its expectations wait for at once, the others of a batch and status changes that can move its
+// counts after a batch period, the rest never.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/kinds/pod.js';
@@ -49,7 +50,7 @@ describe('a ReplicaSet woken by its pods', () => {
       enqueue: (o) => now.push(o.metadata.name!),
       selector: (o) => workloadSelector(o.spec?.selector),
       podUpdateMatters: replicaCountsMayChange,
-      enqueueAfterPodUpdate: (o) => batched.push(o.metadata.name!),
+      enqueueBatched: (o) => batched.push(o.metadata.name!),
     });
     const h = handlers!;
     const seen = () => ({ now: now.splice(0), batched: batched.splice(0) });
@@ -74,6 +75,41 @@ describe('a ReplicaSet woken by its pods', () => {
     assert.deepEqual(seen(), { now: ['web'], batched: [] });
     // Deleted: at once (expectations wait for deletions too).
     h.update!(pod(), pod((p) => (p.metadata.deletionTimestamp = '2026-12-07T00:00:00Z')));
+    assert.deepEqual(seen(), { now: ['web'], batched: [] });
+  });
+
+  it('wakes once a batch of its own creations or deletions is all seen, and batched before', () => {
+    let handlers: InformerHandlers<Pod> | undefined;
+    const pods = { addHandlers: (h: InformerHandlers<Pod>) => (handlers = h) } as unknown as Informer<Pod>;
+    const owners = { get: (k: string) => (k === 'ns/web' ? rs : undefined), list: () => [rs] } as unknown as Informer<ReplicaSet>;
+    const expectations = new Expectations(new FakeClock());
+    const now: string[] = [];
+    const batched: string[] = [];
+    watchOwnedPods<ReplicaSet>({
+      kind: 'ReplicaSet',
+      owners,
+      pods,
+      expectations,
+      enqueue: (o) => now.push(o.metadata.name!),
+      selector: (o) => workloadSelector(o.spec?.selector),
+      podUpdateMatters: replicaCountsMayChange,
+      enqueueBatched: (o) => batched.push(o.metadata.name!),
+    });
+    const h = handlers!;
+    const seen = () => ({ now: now.splice(0), batched: batched.splice(0) });
+    const named = (name: string) => pod((p) => (p.metadata.name = name));
+
+    expectations.expect('ns/web', 3);
+    h.add!(named('web-1'));
+    h.add!(named('web-2'));
+    assert.deepEqual(seen(), { now: [], batched: ['web', 'web'] }, 'only its counts move while it waits for more');
+    h.add!(named('web-3'));
+    assert.deepEqual(seen(), { now: ['web'], batched: [] }, 'the last one it waited for lets it act again');
+
+    expectations.expect('ns/web', 0, ['ns/web-1', 'ns/web-2']);
+    h.delete!(named('web-1'));
+    assert.deepEqual(seen(), { now: [], batched: ['web'] });
+    h.update!(named('web-2'), pod((p) => ((p.metadata.name = 'web-2'), (p.metadata.deletionTimestamp = '2026-12-07T00:00:00Z'))));
     assert.deepEqual(seen(), { now: ['web'], batched: [] });
   });
 });
