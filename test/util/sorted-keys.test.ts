@@ -35,4 +35,38 @@ describe('sorted keys', () => {
     }
     assert.deepEqual([...k.withPrefix('/k/')], [...model].sort());
   });
+
+  it('keeps order and prefix ranges across chunks that split and empty', () => {
+    for (const chunk of [1, 2, 4]) {
+      const k = new SortedKeys(chunk);
+      const model = new Set<string>();
+      let seed = 11;
+      const next = (n: number) => (seed = (seed * 1103515245 + 12345) >>> 0) % n;
+      const key = () => `/${'abc'[next(3)]}/${next(60).toString(36)}`;
+      k.reset(Array.from({ length: 40 }, key).map((x) => (model.add(x), x)));
+      for (let i = 0; i < 4000; i++) {
+        const x = key();
+        if (next(5) < 2) {
+          k.delete(x);
+          model.delete(x);
+        } else {
+          k.add(x);
+          model.add(x);
+        }
+        if (i % 97 === 0) {
+          const sorted = [...model].sort();
+          assert.equal(k.size, model.size, `size, chunks of ${chunk}`);
+          for (const prefix of ['', '/a/', '/b/', '/c/', '/b/1', '/0', '/d/']) {
+            assert.deepEqual([...k.withPrefix(prefix)], sorted.filter((s) => s.startsWith(prefix)), `prefix ${prefix}, chunks of ${chunk}`);
+          }
+        }
+      }
+      // Emptied completely, it starts again from nothing.
+      for (const x of [...model]) k.delete(x);
+      assert.equal(k.size, 0);
+      assert.deepEqual([...k.withPrefix('')], []);
+      k.add('/z');
+      assert.deepEqual([...k.withPrefix('')], ['/z']);
+    }
+  });
 });
