@@ -35,25 +35,29 @@ const ready = (at: string) => (p: Pod) => {
   p.status = { phase: 'Running', podIP: '10.0.0.2', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: at }] };
 };
 
+/** A ReplicaSet's pod wiring over a stand-in informer: the pod handlers, and who was woken how. */
+function wire(expectations = new Expectations(new FakeClock())) {
+  let handlers: InformerHandlers<Pod> | undefined;
+  const pods = { addHandlers: (h: InformerHandlers<Pod>) => (handlers = h) } as unknown as Informer<Pod>;
+  const owners = { get: (k: string) => (k === 'ns/web' ? rs : undefined), list: () => [rs] } as unknown as Informer<ReplicaSet>;
+  const now: string[] = [];
+  const batched: string[] = [];
+  watchOwnedPods<ReplicaSet>({
+    kind: 'ReplicaSet',
+    owners,
+    pods,
+    expectations,
+    enqueue: (o) => now.push(o.metadata.name!),
+    selector: (o) => workloadSelector(o.spec?.selector),
+    podUpdateMatters: replicaCountsMayChange,
+    enqueueBatched: (o) => batched.push(o.metadata.name!),
+  });
+  return { h: handlers!, seen: () => ({ now: now.splice(0), batched: batched.splice(0) }) };
+}
+
 describe('a ReplicaSet woken by its pods', () => {
   it('wakes at once for what it waits on, batched for counts that may move, not at all otherwise', () => {
-    let handlers: InformerHandlers<Pod> | undefined;
-    const pods = { addHandlers: (h: InformerHandlers<Pod>) => (handlers = h) } as unknown as Informer<Pod>;
-    const owners = { get: (k: string) => (k === 'ns/web' ? rs : undefined), list: () => [rs] } as unknown as Informer<ReplicaSet>;
-    const now: string[] = [];
-    const batched: string[] = [];
-    watchOwnedPods<ReplicaSet>({
-      kind: 'ReplicaSet',
-      owners,
-      pods,
-      expectations: new Expectations(new FakeClock()),
-      enqueue: (o) => now.push(o.metadata.name!),
-      selector: (o) => workloadSelector(o.spec?.selector),
-      podUpdateMatters: replicaCountsMayChange,
-      enqueueBatched: (o) => batched.push(o.metadata.name!),
-    });
-    const h = handlers!;
-    const seen = () => ({ now: now.splice(0), batched: batched.splice(0) });
+    const { h, seen } = wire();
 
     h.add!(pod());
     assert.deepEqual(seen(), { now: ['web'], batched: [] }, 'a creation is what expectations wait for');
@@ -79,24 +83,8 @@ describe('a ReplicaSet woken by its pods', () => {
   });
 
   it('wakes once a batch of its own creations or deletions is all seen, and batched before', () => {
-    let handlers: InformerHandlers<Pod> | undefined;
-    const pods = { addHandlers: (h: InformerHandlers<Pod>) => (handlers = h) } as unknown as Informer<Pod>;
-    const owners = { get: (k: string) => (k === 'ns/web' ? rs : undefined), list: () => [rs] } as unknown as Informer<ReplicaSet>;
     const expectations = new Expectations(new FakeClock());
-    const now: string[] = [];
-    const batched: string[] = [];
-    watchOwnedPods<ReplicaSet>({
-      kind: 'ReplicaSet',
-      owners,
-      pods,
-      expectations,
-      enqueue: (o) => now.push(o.metadata.name!),
-      selector: (o) => workloadSelector(o.spec?.selector),
-      podUpdateMatters: replicaCountsMayChange,
-      enqueueBatched: (o) => batched.push(o.metadata.name!),
-    });
-    const h = handlers!;
-    const seen = () => ({ now: now.splice(0), batched: batched.splice(0) });
+    const { h, seen } = wire(expectations);
     const named = (name: string) => pod((p) => (p.metadata.name = name));
 
     expectations.expect('ns/web', 3);
