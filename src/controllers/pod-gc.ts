@@ -5,6 +5,7 @@
 // --terminated-pod-gc-threshold. Each pod is first marked Failed, as upstream, so nothing reads
 // a dead pod as Running.
 import { setMaxListeners } from 'node:events';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isNodeReady, type Node } from '../api/kinds/node.js';
 import type { Pod, PodCondition } from '../api/kinds/pod.js';
 import { isStatusError } from '../api/errors.js';
@@ -27,6 +28,24 @@ export interface PodGCOptions {
 }
 
 const GC_KEY = 'gc';
+
+/**
+ * The pass over every pod gives the event loop back this often: at 100,000 pods (not in the
+ * CPU's caches) one unbroken pass held the server's requests for about a second every 20 s.
+ */
+const PODS_PER_TURN = 2000;
+
+/** What one pass over the pods finds for each rule (upstream reads its one list four times). */
+interface Candidates {
+  terminated: Pod[];
+  /** Being deleted and bound to a node (the node may be out of service). */
+  terminatingOnNode: Pod[];
+  terminatingUnscheduled: Pod[];
+  /** Pods bound to a node the informer lacks, by that node's name. */
+  onMissingNodes: Map<string, Pod[]>;
+  /** Every pod's uid, gathered only while some force-deleted pod is still remembered. */
+  uids?: Set<string | undefined>;
+}
 
 function isTerminated(p: Pod): boolean {
   const phase = p.status?.phase;
@@ -86,21 +105,43 @@ class PodGC implements Reconciler {
   }
 
   async reconcile(_key: string, signal: AbortSignal): Promise<ReconcileResult> {
-    const pods = this.pods.list();
-    const live = new Set(pods.map((p) => p.metadata.uid));
-    for (const uid of this.forced) if (!live.has(uid)) this.forced.delete(uid);
-    if (this.ctx.options.terminatedPodGcThreshold > 0) await this.gcTerminated(pods, signal);
-    await this.gcTerminating(pods, signal);
-    const nextQuarantineEnd = await this.gcOrphaned(pods, signal);
-    await this.gcUnscheduledTerminating(pods, signal);
+    const found = await this.candidates(signal);
+    if (found.uids) for (const uid of this.forced) if (!found.uids.has(uid)) this.forced.delete(uid);
+    if (this.ctx.options.terminatedPodGcThreshold > 0) await this.gcTerminated(found.terminated, signal);
+    await this.gcTerminating(found.terminatingOnNode, signal);
+    const nextQuarantineEnd = await this.gcOrphaned(found.onMissingNodes, signal);
+    await this.gcUnscheduledTerminating(found.terminatingUnscheduled, signal);
     // Look again when the next quarantine ends if that is sooner than the regular period.
     const now = this.ctx.clock.now();
     const untilQuarantine = nextQuarantineEnd === undefined ? Infinity : Math.max(100, nextQuarantineEnd - now);
     return { requeueAfterMs: Math.min(this.periodMs, untilQuarantine) };
   }
 
-  private async gcTerminated(pods: Pod[], signal: AbortSignal): Promise<void> {
-    const terminated = pods.filter(isTerminated);
+  /** One pass over a snapshot of the pods, in turns, sorting out what each rule looks at. */
+  private async candidates(signal: AbortSignal): Promise<Candidates> {
+    const pods = this.pods.list();
+    const found: Candidates = { terminated: [], terminatingOnNode: [], terminatingUnscheduled: [], onMissingNodes: new Map() };
+    if (this.forced.size > 0) found.uids = new Set();
+    for (let i = 0; i < pods.length; i++) {
+      if (i > 0 && i % PODS_PER_TURN === 0) {
+        await nextTurn();
+        signal.throwIfAborted();
+      }
+      const p = pods[i]!;
+      found.uids?.add(p.metadata.uid);
+      if (isTerminated(p)) found.terminated.push(p);
+      const node = p.spec?.nodeName;
+      if (p.metadata.deletionTimestamp) (node ? found.terminatingOnNode : found.terminatingUnscheduled).push(p);
+      if (node && !this.nodes.get(node)) {
+        const onNode = found.onMissingNodes.get(node);
+        if (onNode) onNode.push(p);
+        else found.onMissingNodes.set(node, [p]);
+      }
+    }
+    return found;
+  }
+
+  private async gcTerminated(terminated: Pod[], signal: AbortSignal): Promise<void> {
     const excess = terminated.length - this.ctx.options.terminatedPodGcThreshold;
     if (excess <= 0) return;
     this.log.info({ count: excess, threshold: this.ctx.options.terminatedPodGcThreshold }, 'garbage collecting terminated pods over the threshold');
@@ -112,10 +153,9 @@ class PodGC implements Reconciler {
   }
 
   /** Non-graceful node shutdown: the admin vouches the node is off, so its pods can go now. */
-  private async gcTerminating(pods: Pod[], signal: AbortSignal): Promise<void> {
-    for (const p of pods) {
-      if (!p.metadata.deletionTimestamp || !p.spec?.nodeName) continue;
-      const node = this.nodes.get(p.spec.nodeName);
+  private async gcTerminating(terminating: Pod[], signal: AbortSignal): Promise<void> {
+    for (const p of terminating) {
+      const node = this.nodes.get(p.spec!.nodeName!);
       if (!node || isNodeReady(node) || !taintsOf(node).some((t) => t.key === TAINT_OUT_OF_SERVICE)) continue;
       if (signal.aborted) return;
       try {
@@ -130,20 +170,14 @@ class PodGC implements Reconciler {
   }
 
   /** Returns when the earliest running quarantine ends, if any. */
-  private async gcOrphaned(pods: Pod[], signal: AbortSignal): Promise<number | undefined> {
+  private async gcOrphaned(onMissingNodes: Map<string, Pod[]>, signal: AbortSignal): Promise<number | undefined> {
     const now = this.ctx.clock.now();
     const quarantine = this.ctx.options.podGcOrphanQuarantineMs;
-    const missing = new Set<string>();
-    for (const p of pods) {
-      const n = p.spec?.nodeName;
-      if (!n || this.nodes.get(n)) continue;
-      missing.add(n);
-      if (!this.missingSince.has(n)) this.missingSince.set(n, now);
-    }
+    for (const n of onMissingNodes.keys()) if (!this.missingSince.has(n)) this.missingSince.set(n, now);
     const gone = new Set<string>();
     let nextEnd: number | undefined;
     for (const [n, since] of [...this.missingSince]) {
-      if (!missing.has(n)) {
+      if (!onMissingNodes.has(n)) {
         this.missingSince.delete(n);
         continue;
       }
@@ -162,25 +196,25 @@ class PodGC implements Reconciler {
     }
     if (gone.size === 0) return nextEnd;
     const condition = disruptionTarget('DeletionByPodGC', 'PodGC: node no longer exists', this.ctx.clock);
-    for (const p of pods) {
-      if (!gone.has(p.spec?.nodeName ?? '')) continue;
-      if (signal.aborted) break;
-      try {
-        if (await this.forceDelete(p, condition, signal)) {
-          this.log.info({ pod: objectKeyOf(p), node: p.spec!.nodeName }, 'forced deletion of orphaned pod succeeded');
-          this.record(p, 'PodGC: node no longer exists');
+    for (const n of gone) {
+      for (const p of onMissingNodes.get(n)!) {
+        if (signal.aborted) break;
+        try {
+          if (await this.forceDelete(p, condition, signal)) {
+            this.log.info({ pod: objectKeyOf(p), node: n }, 'forced deletion of orphaned pod succeeded');
+            this.record(p, 'PodGC: node no longer exists');
+          }
+        } catch (e) {
+          this.failed(p, e, signal);
         }
-      } catch (e) {
-        this.failed(p, e, signal);
       }
+      this.missingSince.delete(n);
     }
-    for (const n of gone) this.missingSince.delete(n);
     return nextEnd;
   }
 
-  private async gcUnscheduledTerminating(pods: Pod[], signal: AbortSignal): Promise<void> {
-    for (const p of pods) {
-      if (!p.metadata.deletionTimestamp || p.spec?.nodeName) continue;
+  private async gcUnscheduledTerminating(terminating: Pod[], signal: AbortSignal): Promise<void> {
+    for (const p of terminating) {
       if (signal.aborted) return;
       try {
         if (await this.forceDelete(p, undefined, signal)) this.log.info({ pod: objectKeyOf(p) }, 'forced deletion of unscheduled terminating pod');
