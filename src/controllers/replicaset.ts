@@ -116,6 +116,18 @@ export const REPLICATION_CONTROLLERS: ReplicatedKind = {
   },
 };
 
+/** Whether an update changed nothing a sync acts on: spec (generation), deletion, labels, owners. */
+export function statusOnly(old: Replicated, cur: Replicated): boolean {
+  const [o, c] = [old.metadata, cur.metadata];
+  return (
+    o.generation !== undefined &&
+    o.generation === c.generation &&
+    o.deletionTimestamp === c.deletionTimestamp &&
+    semanticEqual(o.labels, c.labels) &&
+    semanticEqual(o.ownerReferences, c.ownerReferences)
+  );
+}
+
 export class ReplicaSetController implements Controller {
   readonly name: string;
 
@@ -132,10 +144,14 @@ export class ReplicaSetController implements Controller {
     const reconciler = new ReplicaSetReconciler(ctx, this.kind, rsInformer, pods, expectations);
     const loop = new ReconcileLoop(reconciler, { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 2);
     const enqueue = (rs: Replicated) => loop.enqueue(objectKeyOf(rs));
+    const enqueueBatched = (rs: Replicated) => loop.queue.addAfter(objectKeyOf(rs), podUpdateBatchMs(pods.ownedCount(rs.metadata.uid)));
 
     rsInformer.addHandlers({
       add: enqueue,
-      update: (_o, n) => enqueue(n),
+      // Its own status write comes back as an update: at once, every sync of a growing ReplicaSet
+      // would start the next (each a pass over its pods). Someone else's status edit is still
+      // corrected, a batch period later.
+      update: (o, n) => (statusOnly(o, n) ? enqueueBatched(n) : enqueue(n)),
       delete: (rs) => {
         expectations.forget(objectKeyOf(rs));
         enqueue(rs);
@@ -150,7 +166,7 @@ export class ReplicaSetController implements Controller {
       enqueue,
       selector: (rs) => this.kind.selector(rs),
       podUpdateMatters: replicaCountsMayChange,
-      enqueueBatched: (rs) => loop.queue.addAfter(objectKeyOf(rs), podUpdateBatchMs(pods.ownedCount(rs.metadata.uid))),
+      enqueueBatched,
       // A pod that just became Ready turns available minReadySeconds later: look again then.
       ownedPodUpdated: (rs, old, cur) => {
         const mrs = rs.spec?.minReadySeconds ?? 0;

@@ -8,7 +8,7 @@ import type { ReplicaSet } from '../../src/api/kinds/replicaset.js';
 import { workloadSelector } from '../../src/api/kinds/replicaset.js';
 import type { Informer, InformerHandlers } from '../../src/client/informer.js';
 import { Expectations, watchOwnedPods } from '../../src/controllers/pod-control.js';
-import { replicaCountsMayChange } from '../../src/controllers/replicaset.js';
+import { replicaCountsMayChange, statusOnly } from '../../src/controllers/replicaset.js';
 import { FakeClock } from '../../src/util/clock.js';
 
 const rs: ReplicaSet = {
@@ -99,5 +99,25 @@ describe('a ReplicaSet woken by its pods', () => {
     assert.deepEqual(seen(), { now: [], batched: ['web'] });
     h.update!(named('web-2'), pod((p) => ((p.metadata.name = 'web-2'), (p.metadata.deletionTimestamp = '2026-12-07T00:00:00Z'))));
     assert.deepEqual(seen(), { now: ['web'], batched: [] });
+  });
+});
+
+describe('a ReplicaSet woken by its own updates', () => {
+  const updated = (change: (r: ReplicaSet) => void): ReplicaSet => {
+    const r = structuredClone({ ...rs, metadata: { ...rs.metadata, generation: 2, resourceVersion: '7', labels: { app: 'web' } } });
+    change(r);
+    return r;
+  };
+  const before = updated(() => {});
+
+  it('batches a write of its status only, and acts at once on spec, deletion, labels or owners', () => {
+    assert.equal(statusOnly(before, updated((r) => ((r.metadata.resourceVersion = '8'), (r.status = { replicas: 3, readyReplicas: 2 })))), true);
+    assert.equal(statusOnly(before, updated((r) => ((r.metadata.generation = 3), (r.spec!.replicas = 5)))), false);
+    assert.equal(statusOnly(before, updated((r) => (r.metadata.deletionTimestamp = '2026-12-07T00:00:00Z'))), false);
+    assert.equal(statusOnly(before, updated((r) => (r.metadata.labels = { app: 'web', tier: 'x' }))), false);
+    assert.equal(statusOnly(before, updated((r) => (r.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-1', controller: true }]))), false);
+    // A kind without a generation cannot tell spec from status: at once.
+    const noGen = updated((r) => delete r.metadata.generation);
+    assert.equal(statusOnly(noGen, noGen), false);
   });
 });
