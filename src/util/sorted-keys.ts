@@ -13,9 +13,9 @@ export class SortedKeys {
   /** A chunk splits in two when it grows past twice this. */
   constructor(private readonly chunkSize = DEFAULT_CHUNK) {}
 
-  /** Replaces the contents (any order). */
+  /** Replaces the contents: distinct keys, in any order. */
   reset(keys: Iterable<string>): void {
-    const all = [...new Set(keys)].sort();
+    const all = [...keys].sort();
     this.chunks = [];
     for (let i = 0; i < all.length; i += this.chunkSize) this.chunks.push(all.slice(i, i + this.chunkSize));
     this.count = all.length;
@@ -26,11 +26,7 @@ export class SortedKeys {
   }
 
   add(key: string): void {
-    if (this.chunks.length === 0) {
-      this.chunks.push([key]);
-      this.count = 1;
-      return;
-    }
+    if (this.chunks.length === 0) this.chunks.push([]);
     const c = this.chunkFor(key);
     const chunk = this.chunks[c]!;
     const i = lowerBound(chunk, key);
@@ -68,25 +64,23 @@ export class SortedKeys {
 
   /** The chunk a key belongs in: the last whose first key is not above it (the first chunk for keys below all). */
   private chunkFor(key: string): number {
-    let lo = 0;
-    let hi = this.chunks.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.chunks[mid]![0]! <= key) lo = mid + 1;
-      else hi = mid;
-    }
-    return Math.max(0, lo - 1);
+    return Math.max(0, firstWhere(this.chunks.length, (i) => this.chunks[i]![0]! > key) - 1);
   }
 }
 
 /** The first position whose key is not below `key`. */
 function lowerBound(keys: readonly string[], key: string): number {
+  return firstWhere(keys.length, (i) => keys[i]! >= key);
+}
+
+/** The first index below `length` where `holds` is true, for a `holds` false up to some index and true from it on. */
+function firstWhere(length: number, holds: (i: number) => boolean): number {
   let lo = 0;
-  let hi = keys.length;
+  let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
+    if (holds(mid)) hi = mid;
+    else lo = mid + 1;
   }
   return lo;
 }
