@@ -49,9 +49,9 @@ export const POD_UPDATE_BATCH_MS = 500;
 
 /**
  * …and a large ReplicaSet waits longer, this much per pod it owns, so that its syncs, each a pass
- * over its pods (about 6 µs a pod in a server holding 100,000: the pods are not in the CPU's
- * caches), cost the same share of the process at any size, about 2 % of a core each while its
- * pods change (10,000 pods: a sync every 2.5 s at most, instead of one per pod created).
+ * over its pods, cost about the same share of the process at any size (10,000 pods: a sync every
+ * 2.5 s at most, instead of one per pod created). In a server growing ten ReplicaSets of 10,000
+ * pods, syncs every 500 ms took 57 % of its CPU (a profile at 47,000 pods).
  */
 export const POD_UPDATE_BATCH_MS_PER_POD = 0.25;
 

@@ -4,7 +4,8 @@ import type { KubeObject } from '../../src/api/types.js';
 import { Informer } from '../../src/client/informer.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import { PATHS, SharedInformers } from '../../src/controller-kit/informers.js';
-import { PodGCController } from '../../src/controllers/pod-gc.js';
+import { PODS_PER_TURN, PodGCController, sortOutCandidates } from '../../src/controllers/pod-gc.js';
+import type { Pod } from '../../src/api/kinds/pod.js';
 import { systemClock, type Clock } from '../../src/util/clock.js';
 import type { Logger } from '../../src/util/log.js';
 import { addNode, addPod, events, getPod, harness, until, type Harness } from './node-lifecycle-harness.js';
@@ -117,5 +118,33 @@ describe('pod GC', () => {
     const waiting = await getPod(hh.client, 'default', 'waiting');
     assert.ok(waiting?.metadata.deletionTimestamp);
     assert.notEqual(waiting?.status?.phase, 'Failed');
+  });
+
+  it('sorts out every rule\'s pods in one pass that gives the event loop back between turns', async () => {
+    const n = 2 * PODS_PER_TURN + 500;
+    const pods: Pod[] = Array.from({ length: n }, (_, i) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `p${i}`, namespace: 'default', uid: `u${i}`, ...(i % 10 === 1 || i % 10 === 2 ? { deletionTimestamp: '2026-12-07T00:00:00Z' } : {}) },
+      spec: { containers: [{ name: 'c', image: 'x' }], ...(i % 10 === 2 ? {} : { nodeName: i % 10 === 3 ? 'gone' : 'here' }) },
+      status: { phase: i % 10 === 4 ? 'Succeeded' : 'Running' },
+    }));
+    // Work queued before the pass runs before it ends only if the pass gives the loop back.
+    let finished = false;
+    let otherWorkRan = false;
+    setImmediate(() => (otherWorkRan = !finished));
+    const found = await sortOutCandidates(pods, (name) => name === 'here', true, new AbortController().signal).then((f) => ((finished = true), f));
+    assert.ok(otherWorkRan, 'other work ran while the pass was under way');
+    const tenth = n / 10;
+    assert.equal(found.terminated.length, tenth);
+    assert.equal(found.terminatingOnNode.length, tenth);
+    assert.equal(found.terminatingUnscheduled.length, tenth);
+    assert.deepEqual([...found.onMissingNodes.keys()], ['gone']);
+    assert.equal(found.onMissingNodes.get('gone')!.length, tenth);
+    assert.equal(found.uids?.size, n);
+    assert.equal((await sortOutCandidates(pods, () => true, false, new AbortController().signal)).uids, undefined);
+    const stopped = new AbortController();
+    stopped.abort();
+    await assert.rejects(sortOutCandidates(pods, () => true, false, stopped.signal), { name: 'AbortError' });
   });
 });

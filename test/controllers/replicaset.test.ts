@@ -88,6 +88,27 @@ describe('ReplicaSet controller', () => {
     }
   });
 
+  it("puts back a status someone else wrote (its own status writes only wake it a batch period later)", async () => {
+    const ns = await h.namespace('rs-status');
+    const running = startControllers(h.client, [new ReplicaSetController()]);
+    try {
+      await h.client.create<ReplicaSet>(nsPath(ns, 'replicasets'), replicaSet('web', 2, { app: 'web' }));
+      await eventually(async () => (await h.client.get<ReplicaSet>(nsPath(ns, 'replicasets', 'web'))).status?.replicas === 2, 5000, 'status replicas 2');
+      // Twice: a sync its pods' events had already scheduled may put back the first edit; only the
+      // edit's own update is left to wake it for the second.
+      for (const replicas of [7, 9]) {
+        const edited = await h.client.patch<ReplicaSet>(nsPath(ns, 'replicasets', 'web/status'), { status: { replicas, readyReplicas: 5 } }, 'merge');
+        assert.equal(edited.status?.replicas, replicas);
+        await eventually(async () => {
+          const st = (await h.client.get<ReplicaSet>(nsPath(ns, 'replicasets', 'web'))).status;
+          return st?.replicas === 2 && st.readyReplicas === undefined;
+        }, 5000, `status put back from ${replicas} to 2 replicas, none ready`);
+      }
+    } finally {
+      running.stop();
+    }
+  });
+
   it('adopts matching orphans and releases pods whose labels stop matching', async () => {
     const ns = await h.namespace('rs-adopt');
     const running = startControllers(h.client, [new ReplicaSetController()]);
