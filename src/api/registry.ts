@@ -58,49 +58,46 @@ export const allResourceTypes: ResourceType[] = [
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));
 const byKind = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.kind}`, rt]));
 
-// Custom resources join the built-in kinds while the process runs: each served version of a
-// CustomResourceDefinition is a ResourceType like any other, registered under the CRD's name.
-// One process serves one cluster, so the registry is the process's.
-const custom = new Map<string, readonly ResourceType[]>();
-let customByResource = new Map<string, ResourceType>();
-let customByKind = new Map<string, ResourceType>();
-const listeners = new Set<() => void>();
-
-/** Serves `types` for `owner` (a CRD's name) in place of what it served before; none: stops serving them. */
-export function setCustomResourceTypes(owner: string, types: readonly ResourceType[]): void {
-  if (types.length === 0 && !custom.has(owner)) return;
-  if (types.length === 0) custom.delete(owner);
-  else custom.set(owner, types);
-  customByResource = new Map();
-  customByKind = new Map();
-  for (const list of custom.values()) {
-    for (const rt of list) {
-      customByResource.set(`${rt.group}/${rt.version}/${rt.resource}`, rt);
-      customByKind.set(`${rt.group}/${rt.version}/${rt.kind}`, rt);
-    }
-  }
-  for (const l of listeners) l();
-}
-
-/** Calls `listener` whenever the custom resource types change; returns the unsubscribe. */
-export function onResourceTypesChanged(listener: () => void): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-/** Every type served now: the built-in kinds, then the custom ones. */
-export function servedResourceTypes(): ResourceType[] {
-  return custom.size === 0 ? allResourceTypes : [...allResourceTypes, ...[...custom.values()].flat()];
-}
-
-/** The type served at /apis/<group>/<version>/<resource> (group "" for /api/v1). */
+/** The built-in type served at /apis/<group>/<version>/<resource> (group "" for /api/v1). */
 export function resourceTypeFor(group: string, version: string, resource: string): ResourceType | undefined {
-  const key = `${group}/${version}/${resource}`;
-  return byResource.get(key) ?? customByResource.get(key);
+  return byResource.get(`${group}/${version}/${resource}`);
 }
 
 export function resourceTypeForKind(group: string, version: string, kind: string): ResourceType | undefined {
-  const key = `${group}/${version}/${kind}`;
-  return byKind.get(key) ?? customByKind.get(key);
+  return byKind.get(`${group}/${version}/${kind}`);
 }
 
+/**
+ * The types one API server serves: the built-in kinds, and the custom ones its
+ * CustomResourceDefinitions add while it runs (each served version a ResourceType like any other,
+ * registered under the CRD's name). The server owns it and hands it to what needs it.
+ */
+export class ResourceRegistry {
+  private readonly custom = new Map<string, readonly ResourceType[]>();
+  private customByResource = new Map<string, ResourceType>();
+
+  /** Serves `types` for `owner` (a CRD's name) in place of what it served before; none: stops serving them. */
+  setCustomTypes(owner: string, types: readonly ResourceType[]): void {
+    if (types.length === 0 && !this.custom.has(owner)) return;
+    if (types.length === 0) this.custom.delete(owner);
+    else this.custom.set(owner, types);
+    this.customByResource = new Map();
+    for (const list of this.custom.values()) for (const rt of list) this.customByResource.set(`${rt.group}/${rt.version}/${rt.resource}`, rt);
+  }
+
+  /** The custom types served for `owner` (a CRD's name). */
+  customTypesOf(owner: string): readonly ResourceType[] {
+    return this.custom.get(owner) ?? [];
+  }
+
+  /** Every type served now: the built-in kinds, then the custom ones. */
+  served(): ResourceType[] {
+    return this.custom.size === 0 ? allResourceTypes : [...allResourceTypes, ...[...this.custom.values()].flat()];
+  }
+
+  /** The type served at /apis/<group>/<version>/<resource> (group "" for /api/v1). */
+  typeFor(group: string, version: string, resource: string): ResourceType | undefined {
+    const key = `${group}/${version}/${resource}`;
+    return byResource.get(key) ?? this.customByResource.get(key);
+  }
+}

@@ -6,11 +6,7 @@ import { obj, objArr } from '../api/kinds/json.js';
 import { NO_RULE, type Authorizer } from './auth.js';
 import { authorizationScope, type RequestInfo } from './http/request-info.js';
 import type { UserInfo } from './request-context.js';
-import { NODES_GROUP, NODE_USER_PREFIX } from '../auth/user.js';
-
-export function nodeNameOf(user: UserInfo): string | undefined {
-  return user.groups.includes(NODES_GROUP) && user.name.startsWith(NODE_USER_PREFIX) ? user.name.slice(NODE_USER_PREFIX.length) : undefined;
-}
+import { nodeNameOf } from '../auth/user.js';
 
 // endpointslices: the agent keeps its node's Service rules, as kube-proxy does.
 const READABLE = new Set(['pods', 'nodes', 'services', 'endpoints', 'endpointslices', 'namespaces', 'poddisruptionbudgets', 'leases']);
@@ -108,26 +104,4 @@ export class NodeAuthorizer implements Authorizer {
 
 function boundTo(pod: KubeObject | undefined): string | undefined {
   return ((pod?.spec ?? {}) as { nodeName?: string }).nodeName;
-}
-
-/**
- * NodeRestriction on update and delete, judged on the object the write is applied to: the
- * authorizer may have judged a cached pod of the same name (one deleted and created again, now
- * bound elsewhere), and a write that starts from the cache is prepared again on the stored
- * object when the cache was behind.
- */
-export function nodeRestrictionOnChange(user: UserInfo, resource: string, current: KubeObject): string | undefined {
-  const node = nodeNameOf(user);
-  if (node === undefined || resource !== 'pods' || boundTo(current) === node) return undefined;
-  return `node "${node}" can only change pods bound to it`;
-}
-
-/** NodeRestriction on create: a node may only create its own Node and its own Lease. */
-export function nodeRestriction(user: UserInfo, resource: string, obj: KubeObject): string | undefined {
-  const node = nodeNameOf(user);
-  if (node === undefined) return undefined;
-  if ((resource === 'nodes' || resource === 'leases') && obj.metadata.name !== node) {
-    return `node "${node}" is not allowed to create ${resource === 'nodes' ? 'a Node' : 'a Lease'} named "${obj.metadata.name}"`;
-  }
-  return undefined;
 }

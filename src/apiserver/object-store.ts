@@ -24,9 +24,9 @@ import { rfc3339 } from '../util/time.js';
 import { encodeStored } from './stored-json.js';
 import { generatedNameSuffix } from '../util/random.js';
 import { WatchCache, type WatchFilter } from './watch-cache.js';
-import type { UserInfo, WriteContext } from './request-context.js';
+import type { WriteContext } from './request-context.js';
 import { updateManagedFields } from './patch/index.js';
-import { nodeRestriction, nodeRestrictionOnChange } from './node-authorizer.js';
+import type { AdmissionAttributes, AdmissionChain, Operation } from './admission/plugin.js';
 import { shared } from './shared-object.js';
 import { deepClone, jsonEqual } from '../api/kinds/json.js';
 
@@ -50,20 +50,8 @@ export interface DeleteResult {
   deleted: boolean;
 }
 
-/** Namespace existence and lifecycle, checked before any namespaced create. */
-export interface NamespaceLookup {
-  phaseOf(namespace: string): Promise<'Active' | 'Terminating' | undefined>;
-}
-
-/** Admission steps run after defaulting, before validation, with the user who writes. */
-export type Admit = (op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined, user: UserInfo) => void;
-
-/** A kind's admission steps beyond its ResourceType's own. */
-export interface AdmissionHooks {
-  /** Run after defaulting, before validation (e.g. DefaultTolerationSeconds). */
-  admit?: Admit;
-  /** Admission that must look something up before a create (ServiceAccount admission: the account exists). */
-  admitCreate?: (obj: KubeObject, user: UserInfo) => Promise<void>;
+/** What storage tells the rest of the server as it writes (admission is not among it: see ./admission/). */
+export interface StorageHooks {
   /** Run just before an object is removed from storage (not for a deletion that only marks it). */
   beforeDelete?: (obj: KubeObject) => Promise<void>;
   /** The store acknowledged a write (the storage outage log learns that writes work again). */
@@ -160,16 +148,18 @@ export class ObjectStore {
     private readonly store: Store,
     private readonly clock: Clock,
     cache: WatchCache,
-    private readonly namespaces: NamespaceLookup,
-    private readonly hooks: AdmissionHooks = {},
+    /** The server's admission plugins, run on every create, update and delete. */
+    private readonly admission: AdmissionChain,
+    private readonly hooks: StorageHooks = {},
     /** How its objects are written: a TTL for Events (--event-ttl), renewed by every write, as upstream's. */
     private readonly writeOptions: WriteOptions = {},
   ) {
     this.cache = cache;
   }
 
-  private admit(op: 'create' | 'update', obj: KubeObject, old: KubeObject | undefined, user: UserInfo): void {
-    this.hooks.admit?.(op, obj, old, user);
+  private attributes(operation: Operation, object: KubeObject | undefined, oldObject: KubeObject | undefined, ctx: WriteContext, subresource = ''): AdmissionAttributes {
+    const meta = (object ?? oldObject)!.metadata;
+    return { operation, resource: this.rt, subresource, namespace: meta.namespace, name: meta.name ?? '', object, oldObject, user: ctx.user, dryRun: ctx.dryRun };
   }
 
   private get apiVersion(): string {
@@ -339,28 +329,15 @@ export class ObjectStore {
     if (this.rt.hasGeneration) meta.generation = 1;
     else delete meta.generation;
     if (hasStatusSubresource(this.rt) && !this.rt.keepsStatusOnCreate) delete obj.status;
-    const restricted = nodeRestriction(ctx.user, this.rt.resource, obj);
-    if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, meta.name);
     this.rt.defaults(obj);
     this.rt.prepareForCreate?.(obj);
-    this.admit('create', obj, undefined, ctx.user);
+    const attrs = this.attributes('CREATE', obj, undefined, ctx);
+    await this.admission.mutate(attrs);
     const causes = this.rt.validate(obj, undefined);
     if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, meta.name ?? '', causes);
     addWarnings(ctx, this.rt.warningsFor?.(obj));
-    await this.hooks.admitCreate?.(obj, ctx.user);
-    if (this.rt.namespaced) {
-      const phase = await this.namespaces.phaseOf(meta.namespace!);
-      if (!phase) throw notFound('namespaces', '', meta.namespace!);
-      if (phase === 'Terminating') {
-        throw forbidden(
-          `${this.rt.resource} "${meta.name}" is forbidden: unable to create new content in namespace ${meta.namespace} because it is being terminated`,
-          this.rt.resource,
-          this.rt.group,
-          meta.name,
-        );
-      }
-    }
-    if (!ctx.managedFieldsSet) updateManagedFields(undefined, obj, { manager: ctx.fieldManager, operation: 'Update', now: nowRfc3339(this.clock), apiVersion: this.apiVersion });
+    await this.admission.validate(attrs);
+    if (!ctx.managedFieldsSet) updateManagedFields(undefined, obj, { manager: ctx.fieldManager, operation: 'Update', now: nowRfc3339(this.clock), kind: this.rt });
     const rename = (name: string): void => {
       if (name === meta.name) return;
       meta.name = name;
@@ -425,7 +402,7 @@ export class ObjectStore {
         const next = await mutate(deepClone(current), current);
         wantRv = opts.preconditionRv ? opts.preconditionRv(next) : next.metadata?.resourceVersion;
         if (wantRv && wantRv !== current.metadata.resourceVersion) throw conflict(this.rt.resource, this.rt.group, name);
-        prepared = this.prepareUpdate(current, next, ctx, opts.subresource);
+        prepared = await this.prepareUpdate(current, next, ctx, opts.subresource);
         if (jsonEqual(withoutVolatile(prepared), withoutVolatile(current))) {
           if (!cached) return current;
           state = this.storedState(await this.store.get(key));
@@ -479,7 +456,7 @@ export class ObjectStore {
     return kv ? { current: this.read(kv), modRevision: kv.modRevision, cached: false } : undefined;
   }
 
-  private prepareUpdate(old: KubeObject, input: KubeObject, ctx: WriteContext, subresource: string | undefined): KubeObject {
+  private async prepareUpdate(old: KubeObject, input: KubeObject, ctx: WriteContext, subresource: string | undefined): Promise<KubeObject> {
     const name = old.metadata.name!;
     if (!input || typeof input !== 'object' || !input.metadata || typeof input.metadata !== 'object') {
       throw badRequest('the object provided has no metadata');
@@ -490,8 +467,6 @@ export class ObjectStore {
     if (this.rt.namespaced && input.metadata.namespace !== undefined && input.metadata.namespace !== old.metadata.namespace) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
-    const restricted = nodeRestrictionOnChange(ctx.user, this.rt.resource, old);
-    if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, name);
     let next: KubeObject;
     if (subresource === 'status') {
       // Status writers (kubelets, controllers) change status only; labels and the rest stay.
@@ -536,23 +511,27 @@ export class ObjectStore {
     } else {
       delete meta.generation;
     }
-    if (subresource === undefined || subresource === 'scale') {
-      this.rt.prepareForUpdate?.(next, old);
-      this.admit('update', next, old, ctx.user);
-    }
+    if (subresource === undefined || subresource === 'scale') this.rt.prepareForUpdate?.(next, old);
+    // Admission sees every update, subresources too (a plugin says which it acts on); a write no
+    // plugin handles (a Lease renewal) awaits nothing.
+    const attrs = this.attributes('UPDATE', next, old, ctx, subresource);
+    const mutated = this.admission.mutate(attrs);
+    if (mutated) await mutated;
     // A binding is the one write allowed to set a pod's nodeName; upstream skips update validation for it.
     if (subresource !== 'binding') {
       const causes = subresource === 'status' && this.rt.validateStatusUpdate ? this.rt.validateStatusUpdate(next, old) : this.rt.validate(next, old);
       if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
       if (subresource === undefined) addWarnings(ctx, this.rt.warningsFor?.(next));
     }
+    const validated = this.admission.validate(attrs);
+    if (validated) await validated;
     if (ctx.managedFieldsSet) return next;
     meta.managedFields = old.metadata.managedFields;
     updateManagedFields(old, next, {
       manager: ctx.fieldManager,
       operation: 'Update',
       now: nowRfc3339(this.clock),
-      apiVersion: this.apiVersion,
+      kind: this.rt,
       ...(subresource ? { subresource } : {}),
     });
     return next;
@@ -566,8 +545,8 @@ export class ObjectStore {
     for (let attempt = 0; ; attempt++) {
       if (!kv) throw this.notFound(name);
       const current = this.read(kv);
-      const restricted = nodeRestrictionOnChange(ctx.user, this.rt.resource, current);
-      if (restricted) throw forbidden(restricted, this.rt.resource, this.rt.group, name);
+      // Admitted on the object as stored at each attempt: a retry may find another one of the name.
+      await this.admission.validate(this.attributes('DELETE', undefined, current, ctx));
       const refused = this.rt.refuseDelete?.(current);
       if (refused) throw forbidden(`${this.rt.resource} "${name}" is forbidden: ${refused}`, this.rt.resource, this.rt.group, name);
       const pre = opts.preconditions;

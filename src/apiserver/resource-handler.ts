@@ -292,7 +292,7 @@ export class ResourceHandler {
       throw new StatusError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
     }
     const patchBody = decodePatchBody(await readBody(req), type);
-    const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
+    const gvk = rt;
     if (type === 'apply') {
       const applied = asObject(patchBody);
       this.checkTypeMeta(applied, rt);

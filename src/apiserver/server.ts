@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { storageSegment, type ResourceType } from '../api/resource.js';
 import { apiVersionOf, type KubeObject } from '../api/types.js';
 import { StatusError, forbidden, notFoundPath, internalError, isStatusError, methodNotAllowed, serviceUnavailable, timeout, unauthorized } from '../api/errors.js';
-import { allResourceTypes, resourceTypeFor, setCustomResourceTypes } from '../api/registry.js';
+import { ResourceRegistry, allResourceTypes } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -19,21 +19,25 @@ import { authorizationScope, parseRequestInfo, type RequestInfo } from './http/r
 import { ApiListener, clientGone } from './http/listener.js';
 import { ApiMetrics, CONNECT_SUBRESOURCES } from './metrics.js';
 import { metricsText } from '../client/metrics.js';
-import { ObjectStore, keyPrefix, type AdmissionHooks, type NamespaceLookup } from './object-store.js';
-import { NodeRestriction } from './node-restriction.js';
+import { ObjectStore, keyPrefix, type StorageHooks } from './object-store.js';
+import { DeletedNodeLabels, nodeRestriction } from './admission/node-restriction.js';
 import { ResourceHandler, type PodLogStreamer, type ResourceHandlerDeps } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
-import { KUBERNETES_SERVICE_IP, allocateServiceAddresses, checkServiceAddresses, defaultServiceAccount, defaultTolerationSeconds, mountServiceAccountToken, type AdmissionOptions } from './admission.js';
-import { generatedNameSuffix } from '../util/random.js';
 import { alwaysMatch } from './watch-cache.js';
+import type { AdmissionChain } from './admission/plugin.js';
+import { orderedChain } from './admission/chain.js';
+import { namespaceLifecycle } from './admission/namespace-lifecycle.js';
+import { serviceAccountAdmission } from './admission/service-account.js';
+import { defaultTolerationSeconds, type DefaultTolerationOptions } from './admission/default-toleration-seconds.js';
+import { serviceAddresses } from './admission/service-addresses.js';
+import { rbacEscalation } from './admission/rbac-escalation.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import { NodeAuthorizer } from './node-authorizer.js';
 import { ServiceAccountTokens, type TokenObjects } from '../auth/service-account-tokens.js';
 import { createSigningKey } from '../pki/certificates.js';
 import { RbacAuthorizer, type RbacObjects } from './rbac-authorizer.js';
-import { checkRbacEscalation, isRbacResource } from './rbac-escalation.js';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, reconcileBootstrapObject } from './bootstrap-policy.js';
 import { RBAC_GROUP, type Binding, type RoleLike } from '../api/kinds/rbac.js';
 import { AgentProxy } from './agent-proxy.js';
@@ -69,7 +73,7 @@ export interface ApiServerOptions {
   /** Bearer tokens checked before bootstrap tokens (`--token-auth-file`). */
   tokenAuthenticators?: TokenAuthenticator[];
   authorizer?: Authorizer;
-  admission?: Partial<AdmissionOptions>;
+  admission?: Partial<DefaultTolerationOptions>;
   podLogs?: PodLogStreamer;
   watchBookmarkIntervalMs?: number;
   /** Events each resource's watch cache keeps for resuming watches. */
@@ -112,14 +116,13 @@ function SYSTEM_CONTEXT(): WriteContext {
 
 export class ApiServer {
   readonly clock: Clock;
-  readonly metrics = new ApiMetrics(() => this.storedObjects(), (group, version, resource, subresource) => isServed(group, version, resource, subresource), () => this.opts.store.dbSize());
+  /** The types this server serves, built-in and custom. */
+  private readonly registry = new ResourceRegistry();
+  readonly metrics = new ApiMetrics(() => this.storedObjects(), (group, version, resource, subresource) => this.isServed(group, version, resource, subresource), () => this.opts.store.dbSize());
   /** The store, with its requests timed for /metrics. */
   private readonly store: Store;
   private readonly stores = new Map<ResourceType, ObjectStore>();
-  /** The types each served CustomResourceDefinition adds, by its name. */
-  private readonly customTypes = new Map<string, readonly ResourceType[]>();
-  private readonly namespaces: NamespaceLookup;
-  private readonly admission: AdmissionOptions;
+  private readonly admission: AdmissionChain;
   private readonly storesByResource = new Map<string, ObjectStore>();
   private readonly discovery = new Discovery(discoveredTypes(allResourceTypes));
   private readonly handler: ResourceHandler;
@@ -137,7 +140,7 @@ export class ApiServer {
   private stopping = false;
   private systemNamespacesTimer?: Timer;
   private flowSchemaStatusTimer?: Timer;
-  private readonly nodeRestriction: NodeRestriction;
+  private readonly deletedNodeLabels: DeletedNodeLabels;
   /** Limits requests in flight: Priority and Fairness by default. */
   private readonly flowControl: PriorityAndFairness | MaxInFlight;
 
@@ -146,7 +149,7 @@ export class ApiServer {
     this.log = opts.log;
     this.storageOutage = new StorageOutageLog(opts.log);
     this.store = this.metrics.instrument(opts.store, groupResourceOfKey);
-    this.nodeRestriction = new NodeRestriction(this.store);
+    this.deletedNodeLabels = new DeletedNodeLabels(this.store);
     this.authenticator =
       opts.authenticator ??
       new Authenticator([...(opts.tokenAuthenticators ?? []), { authenticate: (t) => this.authenticateBootstrapToken(t) }, { authenticate: async (t) => this.serviceAccountTokens?.authenticate(t) }]);
@@ -161,13 +164,7 @@ export class ApiServer {
           this.rbac,
         ),
       );
-    const admission: AdmissionOptions = {
-      defaultNotReadyTolerationSeconds: opts.admission?.defaultNotReadyTolerationSeconds ?? 300,
-      defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
-    };
-    const namespaces: NamespaceLookup = { phaseOf: (ns) => this.namespacePhase(ns) };
-    this.namespaces = namespaces;
-    this.admission = admission;
+    this.admission = this.admissionPlugins(opts);
     for (const rt of allResourceTypes) this.addStore(rt, true);
     this.handler = new ResourceHandler({
       clock: this.clock,
@@ -195,7 +192,7 @@ export class ApiServer {
 
   /** The type served at a path: registered, and stored by this server. */
   private readonly typeFor = (group: string, version: string, resource: string): ResourceType | undefined => {
-    const rt = resourceTypeFor(group, version, resource);
+    const rt = this.registry.typeFor(group, version, resource);
     return rt && this.stores.has(rt) ? rt : undefined;
   };
 
@@ -264,8 +261,10 @@ export class ApiServer {
     });
     // Events expire (--event-ttl), as upstream's: a busy namespace's history does not grow without bound.
     const ttl = rt.group === '' && rt.resource === 'events' && this.opts.eventTtlSeconds ? { ttlSeconds: this.opts.eventTtlSeconds } : {};
-    const hooks: AdmissionHooks = { ...this.admissionFor(rt, this.admission), written: () => this.storageOutage.writeSucceeded() };
-    const store = new ObjectStore(rt, this.store, this.clock, cache, this.namespaces, hooks, ttl);
+    const hooks: StorageHooks = { written: () => this.storageOutage.writeSucceeded() };
+    // A deleted Node's labels are kept for its agent's re-registration (NodeRestriction reads them).
+    if (builtin && rt.group === '' && rt.resource === 'nodes') hooks.beforeDelete = (node) => this.deletedNodeLabels.recordDeletion(node);
+    const store = new ObjectStore(rt, this.store, this.clock, cache, this.admission, hooks, ttl);
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
     if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
@@ -277,14 +276,12 @@ export class ApiServer {
    * watch caches are filled before the types are served, so a first list sees every object.
    */
   async serveCustomTypes(owner: string, types: readonly ResourceType[]): Promise<void> {
-    const before = this.customTypes.get(owner) ?? [];
+    const before = this.registry.customTypesOf(owner);
     const added = types.filter((rt) => !this.stores.has(rt));
     for (const rt of added) this.addStore(rt, false).cache.start();
     await Promise.all(added.map((rt) => this.stores.get(rt)!.cache.whenReady()));
-    if (types.length) this.customTypes.set(owner, types);
-    else this.customTypes.delete(owner);
-    setCustomResourceTypes(owner, types);
-    this.discovery.setTypes(discoveredTypes([...allResourceTypes, ...[...this.customTypes.values()].flat()]));
+    this.registry.setCustomTypes(owner, types);
+    this.discovery.setTypes(discoveredTypes(this.registry.served()));
     for (const rt of before) {
       if (types.includes(rt)) continue;
       this.stores.get(rt)?.cache.stop();
@@ -310,20 +307,6 @@ export class ApiServer {
     };
   }
 
-  /**
-   * ServiceAccount admission: a pod may only run as an account that exists. The namespace's
-   * `default` account is exempt: its controller makes it moments after the namespace, and a pod
-   * created in between (upstream refuses it and controllers retry) would only fail for that race.
-   */
-  private async serviceAccountExists(pod: KubeObject): Promise<void> {
-    const name = ((pod.spec ?? {}) as { serviceAccountName?: string }).serviceAccountName;
-    const ns = pod.metadata.namespace!;
-    if (!name || name === 'default') return;
-    const accounts = this.storeByResource('', 'serviceaccounts');
-    if (await accounts.cachedOrStored(ns, name)) return;
-    throw forbidden(`pods "${pod.metadata.name}" is forbidden: error looking up service account ${ns}/${name}: serviceaccount "${name}" not found`, 'pods', '', pod.metadata.name);
-  }
-
   /** Roles and bindings as this server's watch caches hold them. */
   private rbacObjects(): RbacObjects {
     const cache = (resource: string): WatchCache => this.storeByResource(RBAC_GROUP, resource).cache;
@@ -335,51 +318,20 @@ export class ApiServer {
     };
   }
 
-  /**
-   * Admission plugins by resource: DefaultTolerationSeconds and ServiceAccount admission for pods,
-   * NodeRestriction for nodes, address allocation for services, RBAC's escalation check for roles
-   * and bindings.
-   */
-  private admissionFor(rt: ResourceType, admission: AdmissionOptions): AdmissionHooks {
-    if (isRbacResource(rt.group, rt.resource)) return { admit: (_op, obj, old, user) => checkRbacEscalation(this.rbac, user, rt.resource, obj, old) };
-    if (rt.group !== '') return {};
-    if (rt.resource === 'pods') {
-      return {
-        admit: (op, obj) => {
-          if (op !== 'create') return;
-          defaultServiceAccount(obj);
-          const sa = ((obj.spec ?? {}) as { serviceAccountName?: string }).serviceAccountName;
-          mountServiceAccountToken(obj, this.storeByResource('', 'serviceaccounts').cached(obj.metadata.namespace, sa ?? 'default'), generatedNameSuffix());
-          defaultTolerationSeconds(obj, admission);
-        },
-        admitCreate: (pod) => this.serviceAccountExists(pod),
-      };
-    }
-    if (rt.resource === 'nodes') {
-      return {
-        admit: (op, obj, old, user) => {
-          if (op === 'update' && old) this.nodeRestriction.admitUpdate(user, obj, old);
-        },
-        admitCreate: (node, user) => this.nodeRestriction.admitCreate(user, node),
-        beforeDelete: (node) => this.nodeRestriction.recordDeletion(node),
-      };
-    }
-    if (rt.resource === 'services') {
-      return { admit: (op, obj, old) => {
-        const isKubernetes = obj.metadata.namespace === 'default' && obj.metadata.name === 'kubernetes';
-        // Addresses held by every other Service (`kubernetes` always holds the first one).
-        const inUse = { clusterIPs: new Set<string>(isKubernetes ? [] : [KUBERNETES_SERVICE_IP]), nodePorts: new Set<number>() };
-        for (const svc of this.storeByResource('', 'services').cache.list(alwaysMatch, '/registry/services/').items) {
-          if (svc.metadata.namespace === obj.metadata.namespace && svc.metadata.name === obj.metadata.name) continue;
-          const spec = (svc.spec ?? {}) as { clusterIP?: string; ports?: { nodePort?: number }[] };
-          if (spec.clusterIP) inUse.clusterIPs.add(spec.clusterIP);
-          for (const p of spec.ports ?? []) if (p.nodePort) inUse.nodePorts.add(p.nodePort);
-        }
-        checkServiceAddresses(obj, old, inUse);
-        if (op === 'create') allocateServiceAddresses(obj, inUse, isKubernetes ? KUBERNETES_SERVICE_IP : undefined);
-      } };
-    }
-    return {};
+  /** The admission plugins this server runs, each given what it looks up; the chain orders them. */
+  private admissionPlugins(opts: ApiServerOptions): AdmissionChain {
+    const core = (resource: string): ObjectStore => this.storeByResource('', resource);
+    return orderedChain([
+      namespaceLifecycle({ phaseOf: (ns) => this.namespacePhase(ns) }),
+      serviceAccountAdmission({ cached: (ns, name) => core('serviceaccounts').cached(ns, name), find: (ns, name) => core('serviceaccounts').cachedOrStored(ns, name) }),
+      nodeRestriction(this.deletedNodeLabels),
+      defaultTolerationSeconds({
+        defaultNotReadyTolerationSeconds: opts.admission?.defaultNotReadyTolerationSeconds ?? 300,
+        defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
+      }),
+      serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items),
+      rbacEscalation(this.rbac),
+    ]);
   }
 
   /** Asked on every namespaced create and on every RBAC decision: looked up, not searched. */
@@ -456,8 +408,6 @@ export class ApiServer {
     this.systemNamespacesTimer?.cancel();
     this.flowSchemaStatusTimer?.cancel();
     this.crds.stop();
-    // The process's registry serves no types of a server that stopped.
-    for (const owner of this.customTypes.keys()) setCustomResourceTypes(owner, []);
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
   }
@@ -554,7 +504,14 @@ export class ApiServer {
   }
 
   private isNamespaced = (group: string, version: string, resource: string): boolean =>
-    resourceTypeFor(group, version, resource)?.namespaced ?? reviewTypeFor(group, version, resource)?.namespaced === true;
+    this.registry.typeFor(group, version, resource)?.namespaced ?? reviewTypeFor(group, version, resource)?.namespaced === true;
+
+  /** A resource (and subresource) this server answers for, stored or a review. */
+  private isServed(group: string, version: string, resource: string, subresource: string | undefined): boolean {
+    const rt = this.registry.typeFor(group, version, resource);
+    if (!rt) return subresource === undefined && reviewTypeFor(group, version, resource) !== undefined;
+    return subresource === undefined || (rt.subresources as string[]).includes(subresource) || CONNECT_SUBRESOURCES.has(subresource);
+  }
 
   /** Objects per resource, as the watch caches hold them (they hold every stored object). */
   private storedObjects(): Map<string, number> {
@@ -741,12 +698,6 @@ async function ensureObjects(store: ObjectStore, wanted: readonly KubeObject[], 
   }
 }
 
-/** A resource (and subresource) this server answers for, stored or a review. */
-function isServed(group: string, version: string, resource: string, subresource: string | undefined): boolean {
-  const rt = resourceTypeFor(group, version, resource);
-  if (!rt) return subresource === undefined && reviewTypeFor(group, version, resource) !== undefined;
-  return subresource === undefined || (rt.subresources as string[]).includes(subresource) || CONNECT_SUBRESOURCES.has(subresource);
-}
 
 /** Upstream's GroupResource string: "pods", "deployments.apps". */
 function groupResource(group: string, resource: string): string {

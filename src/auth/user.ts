@@ -12,6 +12,11 @@ export function nodeUserName(nodeName: string): string {
   return `${NODE_USER_PREFIX}${nodeName}`;
 }
 
+/** The node a node credential belongs to; undefined for every other user. */
+export function nodeNameOf(user: UserInfo): string | undefined {
+  return user.groups.includes(NODES_GROUP) && user.name.startsWith(NODE_USER_PREFIX) ? user.name.slice(NODE_USER_PREFIX.length) : undefined;
+}
+
 /** Turns a bearer token into the user it stands for (static tokens, bootstrap tokens, service-account tokens). */
 export interface TokenAuthenticator {
   /** The user a bearer token stands for, or undefined when it is not valid. */

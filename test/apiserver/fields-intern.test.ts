@@ -1,3 +1,4 @@
+import { resourceTypeFor } from '../../src/api/registry.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../src/api/types.js';
@@ -45,10 +46,10 @@ describe('interned FieldsV1 trees', () => {
     // The same manager adds a label to a, another takes its image: both sets of a change.
     const a2 = structuredClone(a);
     a2.metadata.labels = { app: 'web', tier: 'front' };
-    updateManagedFields(a, a2, { manager: 'kubectl', operation: 'Update', now: '2026-12-07T00:00:00Z', apiVersion: 'v1' });
+    updateManagedFields(a, a2, { manager: 'kubectl', operation: 'Update', now: '2026-12-07T00:00:00Z', kind: resourceTypeFor('', 'v1', 'pods')! });
     const a3 = structuredClone(a2);
     (a3.spec as { containers: { image: string }[] }).containers[0]!.image = 'nginx';
-    updateManagedFields(a2, a3, { manager: 'editor', operation: 'Update', now: '2026-12-07T00:00:01Z', apiVersion: 'v1' });
+    updateManagedFields(a2, a3, { manager: 'editor', operation: 'Update', now: '2026-12-07T00:00:01Z', kind: resourceTypeFor('', 'v1', 'pods')! });
     assert.equal(a3.metadata.managedFields?.length, 2);
     const after = decodeManagedFields(b.metadata.managedFields, true).get('{"manager":"kubectl","operation":"Update","apiVersion":"v1"}')!.set.toFieldsV1();
     assert.deepEqual(after, before);

@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StatusError } from '../../src/api/errors.js';
-import type { GroupVersionKind, KubeObject, ManagedFieldsEntry } from '../../src/api/types.js';
+import type { KubeObject, ManagedFieldsEntry } from '../../src/api/types.js';
+import { resourceTypeFor, resourceTypeForKind } from '../../src/api/registry.js';
 import { applyServerSide, fieldSetOf, updateManagedFields, LAST_APPLIED_ANNOTATION } from '../../src/apiserver/patch/index.js';
 
-const DEPLOYMENT: GroupVersionKind = { group: 'apps', version: 'v1', kind: 'Deployment' };
+const DEPLOYMENT = resourceTypeFor('apps', 'v1', 'deployments')!;
 const T0 = '2024-05-01T10:00:00.000Z';
 const T1 = '2024-05-01T10:01:00.000Z';
 const T2 = '2024-05-01T10:02:00.000Z';
@@ -105,7 +106,7 @@ test('a label the applier stops sending is removed', () => {
 test('a field the applier stops sending stays when another manager also owns it', () => {
   const created = stored(apply(undefined, manifest({ labels: { app: 'web', tier: 'fe' } }), 'kubectl').object);
   const labeled = { ...created, metadata: { ...created.metadata, labels: { ...created.metadata.labels, tier: 'be' } } };
-  updateManagedFields(created, labeled, { manager: 'kubectl-label', operation: 'Update', now: T1, apiVersion: 'apps/v1' });
+  updateManagedFields(created, labeled, { manager: 'kubectl-label', operation: 'Update', now: T1, kind: DEPLOYMENT });
   const { object } = apply(labeled, manifest({ labels: { app: 'web' } }), 'kubectl', T2);
   assert.deepEqual(object.metadata.labels, { app: 'web', tier: 'be' });
 });
@@ -142,7 +143,7 @@ test('kubectl scale (an Update on the scale subresource) takes replicas; a later
   const live = stored(apply(undefined, manifest({ replicas: 3 }), 'kubectl').object);
   const scaled = structuredClone(live);
   (scaled.spec as Json).replicas = 5;
-  updateManagedFields(live, scaled, { manager: 'kubectl-scale', operation: 'Update', subresource: 'scale', now: T1, apiVersion: 'apps/v1' });
+  updateManagedFields(live, scaled, { manager: 'kubectl-scale', operation: 'Update', subresource: 'scale', now: T1, kind: DEPLOYMENT });
   const scaleEntry = entry(scaled, 'kubectl-scale', 'Update')!;
   assert.deepEqual(scaleEntry, {
     manager: 'kubectl-scale',
@@ -168,7 +169,7 @@ test('kubectl scale (an Update on the scale subresource) takes replicas; a later
 test('an Update by kubectl-client-side-apply conflicts with a different applier, with the using clause', () => {
   const created = manifest({ replicas: 1 });
   const obj = stored(structuredClone(created));
-  updateManagedFields(undefined, obj, { manager: 'kubectl-client-side-apply', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, obj, { manager: 'kubectl-client-side-apply', operation: 'Update', now: T0, kind: DEPLOYMENT });
   const e = conflictOf(() => apply(obj, manifest({ replicas: 4 }), 'ci-bot', T1));
   assert.equal(e.status.message, 'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas');
 });
@@ -177,7 +178,7 @@ test('kubectl may take over what client-side apply recorded in last-applied, and
   const config = manifest({ replicas: 1 });
   const obj = stored(structuredClone(config));
   obj.metadata.annotations = { [LAST_APPLIED_ANNOTATION]: JSON.stringify(config) + '\n' };
-  updateManagedFields(undefined, obj, { manager: 'kubectl-client-side-apply', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, obj, { manager: 'kubectl-client-side-apply', operation: 'Update', now: T0, kind: DEPLOYMENT });
   const { object } = apply(obj, manifest({ replicas: 4 }), 'kubectl', T1);
   assert.equal((object.spec as Json).replicas, 4);
   const annotation = JSON.parse(object.metadata.annotations![LAST_APPLIED_ANNOTATION]!);
@@ -255,7 +256,7 @@ test('create via Update records defaulted-style fields with upstream markers', (
   const obj = stored(manifest({ replicas: 1, labels: { app: 'web' } }));
   (obj.spec as Json).template.spec.containers[0].ports = [{ containerPort: 80, protocol: 'TCP' }];
   obj.status = { replicas: 0 };
-  updateManagedFields(undefined, obj, { manager: 'kubectl-create', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, obj, { manager: 'kubectl-create', operation: 'Update', now: T0, kind: DEPLOYMENT });
   assert.deepEqual(obj.metadata.managedFields, [
     {
       manager: 'kubectl-create',
@@ -290,16 +291,16 @@ test('create via Update records defaulted-style fields with upstream markers', (
 
 test('an Update moves the fields it changes and keeps one entry per manager', () => {
   const v1 = stored(manifest({ replicas: 1, labels: { app: 'web' } }));
-  updateManagedFields(undefined, v1, { manager: 'kubectl-create', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, v1, { manager: 'kubectl-create', operation: 'Update', now: T0, kind: DEPLOYMENT });
 
   const v2 = structuredClone(v1);
   v2.metadata.labels = { app: 'web', tier: 'fe' };
-  updateManagedFields(v1, v2, { manager: 'kubectl-label', operation: 'Update', now: T1, apiVersion: 'apps/v1' });
+  updateManagedFields(v1, v2, { manager: 'kubectl-label', operation: 'Update', now: T1, kind: DEPLOYMENT });
   assert.deepEqual(entry(v2, 'kubectl-label', 'Update')!.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:tier': {} } } });
 
   const v3 = structuredClone(v2);
   v3.metadata.labels = { app: 'api', tier: 'be' };
-  updateManagedFields(v2, v3, { manager: 'kubectl-label', operation: 'Update', now: T2, apiVersion: 'apps/v1' });
+  updateManagedFields(v2, v3, { manager: 'kubectl-label', operation: 'Update', now: T2, kind: DEPLOYMENT });
   const labelEntries = v3.metadata.managedFields!.filter((e) => e.manager === 'kubectl-label');
   assert.equal(labelEntries.length, 1);
   assert.deepEqual(labelEntries[0]!.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:app': {}, 'f:tier': {} } } });
@@ -309,19 +310,19 @@ test('an Update moves the fields it changes and keeps one entry per manager', ()
 
   // A write that changes nothing leaves entries and times alone.
   const v4 = structuredClone(v3);
-  updateManagedFields(v3, v4, { manager: 'kubectl-label', operation: 'Update', now: '2024-05-01T11:00:00Z', apiVersion: 'apps/v1' });
+  updateManagedFields(v3, v4, { manager: 'kubectl-label', operation: 'Update', now: '2024-05-01T11:00:00Z', kind: DEPLOYMENT });
   assert.deepEqual(v4.metadata.managedFields, v3.metadata.managedFields);
 });
 
 test('removing a field removes it from every owner, dropping empty entries', () => {
   const v1 = stored(manifest({ labels: { app: 'web' } }));
-  updateManagedFields(undefined, v1, { manager: 'a', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, v1, { manager: 'a', operation: 'Update', now: T0, kind: DEPLOYMENT });
   const v2 = structuredClone(v1);
   v2.metadata.annotations = { note: 'x' };
-  updateManagedFields(v1, v2, { manager: 'b', operation: 'Update', now: T1, apiVersion: 'apps/v1' });
+  updateManagedFields(v1, v2, { manager: 'b', operation: 'Update', now: T1, kind: DEPLOYMENT });
   const v3 = structuredClone(v2);
   delete v3.metadata.annotations;
-  updateManagedFields(v2, v3, { manager: 'c', operation: 'Update', now: T2, apiVersion: 'apps/v1' });
+  updateManagedFields(v2, v3, { manager: 'c', operation: 'Update', now: T2, kind: DEPLOYMENT });
   assert.deepEqual(
     v3.metadata.managedFields!.map((e) => e.manager),
     ['a'],
@@ -330,10 +331,10 @@ test('removing a field removes it from every owner, dropping empty entries', () 
 
 test('main-resource writes do not own status; status writes are recorded under the subresource', () => {
   const v1 = stored(manifest());
-  updateManagedFields(undefined, v1, { manager: 'kubectl-create', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, v1, { manager: 'kubectl-create', operation: 'Update', now: T0, kind: DEPLOYMENT });
   const v2 = structuredClone(v1);
   v2.status = { observedGeneration: 1, conditions: [{ type: 'Available', status: 'True' }] };
-  updateManagedFields(v1, v2, { manager: 'deployment-controller', operation: 'Update', subresource: 'status', now: T1, apiVersion: 'apps/v1' });
+  updateManagedFields(v1, v2, { manager: 'deployment-controller', operation: 'Update', subresource: 'status', now: T1, kind: DEPLOYMENT });
   assert.deepEqual(entry(v2, 'deployment-controller', 'Update'), {
     manager: 'deployment-controller',
     operation: 'Update',
@@ -350,18 +351,18 @@ test('main-resource writes do not own status; status writes are recorded under t
   });
   const v3 = structuredClone(v2);
   (v3.status as Json).observedGeneration = 2;
-  updateManagedFields(v2, v3, { manager: 'someone', operation: 'Update', now: T2, apiVersion: 'apps/v1' });
+  updateManagedFields(v2, v3, { manager: 'someone', operation: 'Update', now: T2, kind: DEPLOYMENT });
   assert.equal(entry(v3, 'someone', 'Update'), undefined);
 });
 
 test('a writer that sets its own fields again keeps its entry (only the time moves); a field it drops leaves its set', () => {
   const v1 = stored(manifest());
-  updateManagedFields(undefined, v1, { manager: 'kubectl-create', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, v1, { manager: 'kubectl-create', operation: 'Update', now: T0, kind: DEPLOYMENT });
   const status = (observedGeneration: number, extra: Json = {}) => ({ observedGeneration, conditions: [{ type: 'Available', status: 'True' }], ...extra });
   const write = (old: KubeObject, st: Json, now: string) => {
     const next = structuredClone(old);
     next.status = st;
-    updateManagedFields(old, next, { manager: 'deployment-controller', operation: 'Update', subresource: 'status', now, apiVersion: 'apps/v1' });
+    updateManagedFields(old, next, { manager: 'deployment-controller', operation: 'Update', subresource: 'status', now, kind: DEPLOYMENT });
     return next;
   };
   const v2 = write(v1, status(1, { replicas: 3 }), T1);
@@ -380,16 +381,16 @@ test('a writer that sets its own fields again keeps its entry (only the time mov
 
 test('managedFields in the request can be reset with [] or [{}], and garbage falls back to live', () => {
   const v1 = stored(manifest());
-  updateManagedFields(undefined, v1, { manager: 'a', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, v1, { manager: 'a', operation: 'Update', now: T0, kind: DEPLOYMENT });
   for (const reset of [[], [{}]]) {
     const v2 = structuredClone(v1);
     v2.metadata.managedFields = reset as ManagedFieldsEntry[];
-    updateManagedFields(v1, v2, { manager: 'b', operation: 'Update', now: T1, apiVersion: 'apps/v1' });
+    updateManagedFields(v1, v2, { manager: 'b', operation: 'Update', now: T1, kind: DEPLOYMENT });
     assert.equal(v2.metadata.managedFields, undefined);
   }
   const v3 = structuredClone(v1);
   v3.metadata.managedFields = [{ manager: 'x', operation: 'Bogus' as 'Update', fieldsType: 'FieldsV1', fieldsV1: {} }];
-  updateManagedFields(v1, v3, { manager: 'b', operation: 'Update', now: T1, apiVersion: 'apps/v1' });
+  updateManagedFields(v1, v3, { manager: 'b', operation: 'Update', now: T1, kind: DEPLOYMENT });
   assert.deepEqual(v3.metadata.managedFields, v1.metadata.managedFields);
 });
 
@@ -397,10 +398,10 @@ test('appliers sort before updaters, updaters by time', () => {
   const created = stored(apply(undefined, manifest({ replicas: 1 }), 'kubectl', T1).object);
   const v2 = structuredClone(created);
   v2.metadata.labels = { x: 'y' };
-  updateManagedFields(created, v2, { manager: 'zeta', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(created, v2, { manager: 'zeta', operation: 'Update', now: T0, kind: DEPLOYMENT });
   const v3 = structuredClone(v2);
   v3.metadata.annotations = { a: 'b' };
-  updateManagedFields(v2, v3, { manager: 'alpha', operation: 'Update', now: T2, apiVersion: 'apps/v1' });
+  updateManagedFields(v2, v3, { manager: 'alpha', operation: 'Update', now: T2, kind: DEPLOYMENT });
   assert.deepEqual(
     v3.metadata.managedFields!.map((e) => `${e.operation}:${e.manager}`),
     ['Apply:kubectl', 'Update:zeta', 'Update:alpha'],
@@ -412,7 +413,7 @@ test('more than ten updaters fold the oldest into ancient-changes', () => {
   for (let i = 0; i < 12; i++) {
     const next = structuredClone(cur);
     next.metadata.labels = { ...(next.metadata.labels ?? {}), [`l${i}`]: 'v' };
-    updateManagedFields(cur, next, { manager: `m${i}`, operation: 'Update', now: new Date(Date.parse(T0) + i * 1000).toISOString(), apiVersion: 'apps/v1' });
+    updateManagedFields(cur, next, { manager: `m${i}`, operation: 'Update', now: new Date(Date.parse(T0) + i * 1000).toISOString(), kind: DEPLOYMENT });
     cur = next;
   }
   const managers = cur.metadata.managedFields!.map((e) => e.manager);
@@ -456,7 +457,7 @@ test('the synced last-applied annotation is encoded as Go writes it', () => {
   const config = manifest({ replicas: 1, labels: { app: 'a<b>&c' } });
   const obj = stored(structuredClone(config));
   obj.metadata.annotations = { [LAST_APPLIED_ANNOTATION]: '{}\n' };
-  updateManagedFields(undefined, obj, { manager: 'kubectl-client-side-apply', operation: 'Update', now: T0, apiVersion: 'apps/v1' });
+  updateManagedFields(undefined, obj, { manager: 'kubectl-client-side-apply', operation: 'Update', now: T0, kind: DEPLOYMENT });
   const { object } = apply(obj, config, 'kubectl', T1);
   const text = object.metadata.annotations![LAST_APPLIED_ANNOTATION]!;
   assert.ok(text.endsWith('}\n'));
@@ -499,7 +500,7 @@ test("a create's entry is exactly what the general update path records", async (
   ];
   for (const obj of objects) {
     const [group, version] = obj.apiVersion!.includes('/') ? obj.apiVersion!.split('/') : ['', obj.apiVersion!];
-    const opts = { manager: 'm', operation: 'Update' as const, now: T1, apiVersion: obj.apiVersion!, gvk: { group: group!, version: version!, kind: obj.kind! } };
+    const opts = { manager: 'm', operation: 'Update' as const, now: T1, kind: resourceTypeForKind(group!, version!, obj.kind!)! };
     const fast = structuredClone(obj);
     updateManagedFields(undefined, fast, opts);
     const general = structuredClone(obj);

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mountServiceAccountToken } from '../../src/apiserver/admission.js';
+import { mountServiceAccountToken } from '../../src/apiserver/admission/service-account.js';
 import type { KubeObject } from '../../src/api/types.js';
 
 const pod = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec });

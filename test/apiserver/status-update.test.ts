@@ -1,6 +1,7 @@
 // A status write is judged on what it may change. A pod stored before a spec rule existed (or
 // written by an older server) keeps getting its status written by its node, while a write to its
 // spec is held to today's rules.
+import { NO_ADMISSION } from '../../src/apiserver/admission/plugin.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,7 +30,7 @@ describe('a status write to a pod whose stored spec breaks a rule of today', () 
     dir = mkdtempSync(join(tmpdir(), 'status-update-'));
     store = await openSqliteStore({ path: join(dir, 'db'), maintenanceIntervalMs: 0 });
     cache = new WatchCache({ store, prefix: '/registry/pods/', log: silentLogger() });
-    pods = new ObjectStore(resourceTypeFor('', 'v1', 'pods')!, store, systemClock, cache, { phaseOf: async () => 'Active' });
+    pods = new ObjectStore(resourceTypeFor('', 'v1', 'pods')!, store, systemClock, cache, NO_ADMISSION);
     cache.start();
     await cache.whenReady();
     // Stored as it is, past validation: a container name that is not a DNS label.

@@ -1,6 +1,9 @@
 // Updates start from the watch cache's object. A cache that is behind the store (another member
 // wrote, or its watch has not delivered yet) must never make a write lose what the store holds,
 // nor refuse what the store would allow.
+import { NO_ADMISSION } from '../../src/apiserver/admission/plugin.js';
+import { orderedChain } from '../../src/apiserver/admission/chain.js';
+import { DeletedNodeLabels, nodeRestriction } from '../../src/apiserver/admission/node-restriction.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,7 +36,7 @@ describe('updates that start from a stale watch cache', () => {
     store = await openSqliteStore({ path: join(dir, 'db'), maintenanceIntervalMs: 0 });
     const rt = resourceTypeFor('', 'v1', 'configmaps')!;
     cache = new WatchCache({ store, prefix: '/registry/configmaps/', log: silentLogger() });
-    objects = new ObjectStore(rt, store, systemClock, cache, { phaseOf: async () => 'Active' });
+    objects = new ObjectStore(rt, store, systemClock, cache, NO_ADMISSION);
     cache.start();
     await cache.whenReady();
     const created = await objects.create('default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { a: '1' } } as KubeObject, ctx());
@@ -94,7 +97,8 @@ describe('a node writing a pod its stale cache shows bound to it', () => {
     dir = mkdtempSync(join(tmpdir(), 'ufc-pod-'));
     store = await openSqliteStore({ path: join(dir, 'db'), maintenanceIntervalMs: 0 });
     cache = new WatchCache({ store, prefix: '/registry/pods/', log: silentLogger() });
-    pods = new ObjectStore(resourceTypeFor('', 'v1', 'pods')!, store, systemClock, cache, { phaseOf: async () => 'Active' });
+    // NodeRestriction as the server runs it: the store admits each attempt on the object it writes.
+    pods = new ObjectStore(resourceTypeFor('', 'v1', 'pods')!, store, systemClock, cache, orderedChain([nodeRestriction(new DeletedNodeLabels(store))]));
     cache.start();
     await cache.whenReady();
     const created = await pods.create('default', pod('node-a'), ctx());

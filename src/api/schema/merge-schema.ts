@@ -8,9 +8,17 @@
 import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
 import type { GroupVersionKind } from '../types.js';
-import { resourceTypeForKind } from '../registry.js';
-import { hasStatusSubresource as statusSubresource } from '../resource.js';
 import { OPAQUE_MESSAGES, messageFor } from './root.js';
+
+/** A kind as merging needs it: built-in kinds are described by their messages, custom kinds carry their own schema. */
+export interface SchemaKind extends Pick<GroupVersionKind, 'group' | 'version' | 'kind'> {
+  mergeSchema?: StructSchema;
+}
+
+/** A kind and its subresources (a ResourceType is one): field ownership depends on whether status is one. */
+export interface MergeKind extends SchemaKind {
+  subresources: readonly string[];
+}
 
 export type Schema = StructSchema | MapSchema | ListSchema | AtomicSchema;
 
@@ -132,18 +140,17 @@ export function objectMetaMergeSchema(): Schema {
 let otherKind: StructSchema | undefined;
 
 /** Root schema for a kind: from its messages, or its own (custom resources); else only the ObjectMeta rules. */
-export function schemaFor(gvk: Pick<GroupVersionKind, 'group' | 'version' | 'kind'>): StructSchema {
+export function schemaFor(gvk: SchemaKind): StructSchema {
   const type = messageFor(gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version, gvk.kind);
-  const s = type ? messageSchema(type) : resourceTypeForKind(gvk.group, gvk.version, gvk.kind)?.mergeSchema;
+  const s = type ? messageSchema(type) : gvk.mergeSchema;
   if (s?.type === 'struct') return s;
   otherKind ??= { type: 'struct', fields: { metadata: objectMetaMergeSchema() } };
   return otherKind;
 }
 
 /** Kinds whose status is written through the status subresource, so main-resource writes drop it: as the kind says. */
-export function hasStatusSubresource(gvk: Pick<GroupVersionKind, 'group' | 'version' | 'kind'>): boolean {
-  const rt = resourceTypeForKind(gvk.group, gvk.version, gvk.kind);
-  return rt !== undefined && statusSubresource(rt);
+export function hasStatusSubresource(kind: MergeKind): boolean {
+  return kind.subresources.includes('status');
 }
 
 /** The schema of `key` inside a value described by `s` (undefined: no rule, use the defaults). */

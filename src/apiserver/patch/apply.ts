@@ -3,7 +3,8 @@
 // sent, fields it owned before and no longer sends are removed unless someone else owns them, and
 // changing a value another manager owns is a conflict unless the request forces it.
 import { StatusError, badRequest, field, invalid } from '../../api/errors.js';
-import type { GroupVersionKind, KubeObject } from '../../api/types.js';
+import type { KubeObject } from '../../api/types.js';
+import type { MergeKind } from '../../api/schema/merge-schema.js';
 import { apiVersionOf } from '../../api/types.js';
 import { FieldSet, pathString, type Path } from './fieldpath.js';
 import { STRIPPED_FIELDS, compare, listElement, toFieldSet } from './fieldset.js';
@@ -31,7 +32,7 @@ const KUBECTL_MANAGER = 'kubectl';
 export interface ApplyOptions {
   manager: string;
   force: boolean;
-  gvk: GroupVersionKind;
+  gvk: MergeKind;
   now: string;
   subresource?: string;
 }

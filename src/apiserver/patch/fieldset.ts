@@ -4,7 +4,7 @@
 //   - declared struct fields are walked through, the entries of free-form maps are members too;
 //   - each element of a keyed list or set is a member, and keyed elements are walked into.
 import { badRequest } from '../../api/errors.js';
-import type { GroupVersionKind } from '../../api/types.js';
+import type { SchemaKind } from '../../api/schema/merge-schema.js';
 import { FieldSet, comparePathElements, compareStrings, fieldElement, keyElement, pathString, valueElement, type Path, type PathElement } from './fieldpath.js';
 import { deepEqual, isObject, isScalar, type JsonObject } from './json.js';
 import { asList, childSchema, isAtomicMap, isFreeFormMap, schemaFor, type ListSchema, type Schema } from '../../api/schema/merge-schema.js';
@@ -28,7 +28,7 @@ export const STRIPPED_FIELDS: FieldSet = FieldSet.fromPaths(
 );
 
 /** The FieldsV1 document of every field `obj` sets: what an applier of `obj` would own. */
-export function fieldSetOf(obj: unknown, gvk: GroupVersionKind): Record<string, unknown> {
+export function fieldSetOf(obj: unknown, gvk: SchemaKind): Record<string, unknown> {
   return toFieldSet(obj, schemaFor(gvk)).difference(STRIPPED_FIELDS).toFieldsV1();
 }
 

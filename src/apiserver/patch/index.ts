@@ -1,6 +1,7 @@
 // PATCH machinery and field management. The HTTP layer decodes the body and picks the patch type;
 // everything here works on parsed JSON and throws StatusErrors shaped like kube-apiserver's.
-import type { GroupVersionKind, KubeObject } from '../../api/types.js';
+import type { KubeObject } from '../../api/types.js';
+import type { SchemaKind } from '../../api/schema/merge-schema.js';
 import { StatusError, field, invalid } from '../../api/errors.js';
 import { patchResultInvalid } from './errors.js';
 import { isObject } from './json.js';
@@ -53,7 +54,7 @@ export function patchKindOf(contentType: string | undefined): PatchKind {
  * Applies a json, merge or strategic patch to the live object and checks the result is still an
  * object, answering as upstream does when it isn't.
  */
-export function patchObject(live: KubeObject, kind: Exclude<PatchKind, 'apply'>, patch: unknown, gvk: GroupVersionKind): KubeObject {
+export function patchObject(live: KubeObject, kind: Exclude<PatchKind, 'apply'>, patch: unknown, gvk: SchemaKind): KubeObject {
   const out = kind === 'json' ? applyJsonPatch(live, patch) : kind === 'merge' ? applyMergePatch(live, patch) : applyStrategicMergePatch(live, patch, gvk);
   if (!isObject(out)) {
     const what = Array.isArray(out) ? 'array' : out === null ? 'null' : typeof out;

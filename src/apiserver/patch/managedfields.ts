@@ -2,13 +2,13 @@
 // manager; the fields a write changes move to that manager's entry and out of everyone else's.
 // Entries are keyed by (manager, operation, subresource), plus apiVersion for Update entries, as
 // upstream keys them, so a manager that keeps writing keeps one entry.
-import type { GroupVersionKind, KubeObject, ManagedFieldsEntry } from '../../api/types.js';
-import { parseApiVersion } from '../../api/types.js';
+import type { KubeObject, ManagedFieldsEntry } from '../../api/types.js';
+import { apiVersionOf } from '../../api/types.js';
 import { FieldSet, fieldElement } from './fieldpath.js';
 import { STRIPPED_FIELDS, compare, createdFieldsV1, type Comparison } from './fieldset.js';
 import { isObject, type JsonObject } from './json.js';
 import { rfc3339 } from '../../util/time.js';
-import { hasStatusSubresource, schemaFor } from '../../api/schema/merge-schema.js';
+import { hasStatusSubresource, schemaFor, type MergeKind } from '../../api/schema/merge-schema.js';
 import { internFieldsV1, isInterned } from './fields-intern.js';
 
 export interface Manager {
@@ -153,8 +153,8 @@ const WITHOUT_STATUS: FieldFilter = { exclude: FieldSet.fromPaths([[fieldElement
 const WITHOUT_SPEC: FieldFilter = { exclude: FieldSet.fromPaths([[fieldElement('spec')]]) };
 const ONLY_REPLICAS: FieldFilter = { only: FieldSet.fromPaths([[fieldElement('spec'), fieldElement('replicas')]]) };
 
-export function fieldFilter(gvk: Pick<GroupVersionKind, 'group' | 'version' | 'kind'>, subresource: string | undefined): FieldFilter {
-  if (subresource === undefined || subresource === '') return hasStatusSubresource(gvk) ? WITHOUT_STATUS : NO_FILTER;
+export function fieldFilter(kind: MergeKind, subresource: string | undefined): FieldFilter {
+  if (subresource === undefined || subresource === '') return hasStatusSubresource(kind) ? WITHOUT_STATUS : NO_FILTER;
   if (subresource === 'status') return WITHOUT_SPEC;
   if (subresource === 'scale') return ONLY_REPLICAS;
   return NO_FILTER;
@@ -175,9 +175,8 @@ export interface UpdateManagedFieldsOptions {
   operation: 'Update';
   subresource?: string;
   now: string;
-  apiVersion: string;
-  /** Defaults to the group of `apiVersion` and the object's kind. */
-  gvk?: GroupVersionKind;
+  /** The kind written, in the version its entries record. */
+  kind: MergeKind;
 }
 
 /**
@@ -190,7 +189,7 @@ export interface UpdateManagedFieldsOptions {
  */
 export function updateManagedFields(old: KubeObject | undefined, updated: KubeObject, opts: UpdateManagedFieldsOptions): void {
   try {
-    const gvk = opts.gvk ?? { ...parseApiVersion(opts.apiVersion), kind: updated.kind ?? old?.kind ?? '' };
+    const gvk = opts.kind;
     const managers = baseManagers(old, updated, opts.subresource);
     if (!old && !opts.subresource && managers.size === 0 && !forceGeneralPath) return recordCreate(updated, gvk, opts);
     const before = withoutManagedFields(old);
@@ -199,7 +198,7 @@ export function updateManagedFields(old: KubeObject | undefined, updated: KubeOb
     const diff = filterComparison(compare(before, after, schemaFor(gvk), filter.exclude), filter);
     const changed = diff.modified.union(diff.added);
     const taken = changed.difference(STRIPPED_FIELDS);
-    const mine: Manager = { manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, time: toManagedTime(opts.now), set: taken };
+    const mine: Manager = { manager: opts.manager, operation: 'Update', apiVersion: apiVersionOf(opts.kind.group, opts.kind.version), time: toManagedTime(opts.now), set: taken };
     if (opts.subresource) mine.subresource = opts.subresource;
     const id = managerId(mine);
     const prior = managers.get(id);
@@ -241,13 +240,13 @@ export function useGeneralPathForCreates(on: boolean): void {
  * anything yet, so the writer's one entry is everything the object sets. The same result as the
  * general path, built in one walk of the object (createdFieldsV1).
  */
-function recordCreate(created: KubeObject, gvk: GroupVersionKind, opts: UpdateManagedFieldsOptions): void {
+function recordCreate(created: KubeObject, gvk: MergeKind, opts: UpdateManagedFieldsOptions): void {
   const fieldsV1 = createdFieldsV1(withoutManagedFields(created)!, schemaFor(gvk), fieldFilter(gvk, undefined).exclude, STRIPPED_FIELDS);
   if (Object.keys(fieldsV1).length === 0) {
     delete created.metadata.managedFields;
     return;
   }
-  created.metadata.managedFields = [entryWith({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, time: toManagedTime(opts.now) }, fieldsV1)];
+  created.metadata.managedFields = [entryWith({ manager: opts.manager, operation: 'Update', apiVersion: apiVersionOf(opts.kind.group, opts.kind.version), time: toManagedTime(opts.now) }, fieldsV1)];
 }
 
 /**

@@ -8,7 +8,8 @@
 //   null                                 delete the key
 // Semantics follow upstream's apimachinery strategicpatch, applied server-side; where upstream
 // would store a directive verbatim (a new list that still carries `$patch`), we apply it instead.
-import type { GroupVersionKind, KubeObject } from '../../api/types.js';
+import type { KubeObject } from '../../api/types.js';
+import type { SchemaKind } from '../../api/schema/merge-schema.js';
 import { badRequest } from '../../api/errors.js';
 import { smpErrors } from './errors.js';
 import { clone, deepEqual, goFormat, goJsonType, isObject, isUnsafeKey, own, pruneNulls, type JsonObject } from './json.js';
@@ -20,7 +21,7 @@ const DELETE_FROM_PRIMITIVE_LIST = '$deleteFromPrimitiveList';
 const SET_ELEMENT_ORDER = '$setElementOrder';
 
 /** Returns the patched copy; neither argument is modified. */
-export function applyStrategicMergePatch(obj: KubeObject, patch: unknown, gvk: GroupVersionKind): KubeObject {
+export function applyStrategicMergePatch(obj: KubeObject, patch: unknown, gvk: SchemaKind): KubeObject {
   // Go decodes `null` into a nil map, which patches nothing.
   if (patch === null || patch === undefined) return clone(obj);
   if (!isObject(patch)) {

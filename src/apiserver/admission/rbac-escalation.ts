@@ -3,13 +3,14 @@
 // binding only to a role whose rules they hold (or the `bind` verb on it). Without it, anyone who
 // may edit RoleBindings could bind themselves to cluster-admin.
 import { isDeepStrictEqual } from 'node:util';
-import { forbidden, notFound } from '../api/errors.js';
-import { isObject, objArr, str } from '../api/kinds/json.js';
-import { RBAC_GROUP, type Binding, type RoleLike } from '../api/kinds/rbac.js';
-import type { KubeObject } from '../api/types.js';
-import { describeRule, uncoveredRules } from '../api/rbac-rules.js';
-import type { RbacAuthorizer } from './rbac-authorizer.js';
-import type { UserInfo } from './request-context.js';
+import { forbidden, notFound } from '../../api/errors.js';
+import { isObject, objArr, str } from '../../api/kinds/json.js';
+import { RBAC_GROUP, type Binding, type RoleLike } from '../../api/kinds/rbac.js';
+import type { KubeObject } from '../../api/types.js';
+import { describeRule, uncoveredRules } from '../../api/rbac-rules.js';
+import type { RbacAuthorizer } from '../rbac-authorizer.js';
+import type { UserInfo } from '../request-context.js';
+import type { AdmissionPlugin } from './plugin.js';
 
 const ROLE_RESOURCES = new Set(['roles', 'clusterroles']);
 const BINDING_RESOURCES = new Set(['rolebindings', 'clusterrolebindings']);
@@ -70,4 +71,15 @@ export function checkRbacEscalation(rbac: RbacAuthorizer, user: UserInfo, resour
     if (!rules) throw notFound(refResource, RBAC_GROUP, refName);
     notHeld(rules, bindNamespace);
   }
+}
+
+/** The check as an admission plugin: in the mutating stage, so it refuses before validation runs, as upstream's RBAC storage does. */
+export function rbacEscalation(rbac: RbacAuthorizer): AdmissionPlugin {
+  return {
+    name: 'RBACEscalation',
+    handles: (op, rt) => op !== 'DELETE' && isRbacResource(rt.group, rt.resource),
+    mutate: (a) => {
+      if (a.object) checkRbacEscalation(rbac, a.user, a.resource.resource, a.object, a.oldObject);
+    },
+  };
 }

@@ -1,89 +1,10 @@
-// Admission steps that upstream runs as plugins before storage.
-import { invalid } from '../api/errors.js';
-import type { KubeObject, StatusCause } from '../api/types.js';
-import { goStringSlice, isValidIP } from '../api/validation.js';
-import { API_ACCESS_VOLUME_PREFIX, SERVICE_ACCOUNT_MOUNT_PATH } from '../api/kinds/pod.js';
-
-export interface AdmissionOptions {
-  defaultNotReadyTolerationSeconds: number;
-  defaultUnreachableTolerationSeconds: number;
-}
-
-interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-
-const NOT_READY = 'node.kubernetes.io/not-ready';
-const UNREACHABLE = 'node.kubernetes.io/unreachable';
-
-/**
- * DefaultTolerationSeconds: every pod tolerates not-ready/unreachable NoExecute taints for a
- * while (300 s upstream) unless it says otherwise, so a short blip does not evict it.
- */
-export function defaultTolerationSeconds(pod: KubeObject, opts: AdmissionOptions): void {
-  const spec = (pod.spec ??= {}) as { tolerations?: Toleration[] };
-  const tolerations = spec.tolerations ?? [];
-  const covers = (key: string) =>
-    tolerations.some((t) => (t.effect === 'NoExecute' || !t.effect) && ((t.operator === 'Exists' && !t.key) || t.key === key));
-  const add: Toleration[] = [];
-  if (!covers(NOT_READY)) add.push({ key: NOT_READY, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: opts.defaultNotReadyTolerationSeconds });
-  if (!covers(UNREACHABLE)) add.push({ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: opts.defaultUnreachableTolerationSeconds });
-  if (add.length > 0) spec.tolerations = [...tolerations, ...add];
-}
-
-/** ServiceAccount admission: a pod that names no service account runs as its namespace's `default`. */
-export function defaultServiceAccount(pod: KubeObject): void {
-  const spec = (pod.spec ??= {}) as { serviceAccountName?: string; serviceAccount?: string };
-  if (spec.serviceAccountName) return;
-  spec.serviceAccountName = 'default';
-  spec.serviceAccount = 'default';
-}
-
-
-interface MountingSpec {
-  automountServiceAccountToken?: boolean;
-  volumes?: { name: string; [k: string]: unknown }[];
-  containers?: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[];
-  initContainers?: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[];
-}
-
-/**
- * ServiceAccount admission's token volume: unless the pod or its service account opts out, or a
- * container already mounts something there, a projected volume of a bound token (renewed by the
- * node), the cluster CA (the kube-root-ca.crt ConfigMap) and the namespace, mounted read-only in
- * every container — so in-cluster clients work unchanged.
- */
-export function mountServiceAccountToken(pod: KubeObject, account: KubeObject | undefined, suffix: string): void {
-  const spec = (pod.spec ??= {}) as MountingSpec;
-  const accountSays = (account as { automountServiceAccountToken?: boolean } | undefined)?.automountServiceAccountToken;
-  if (spec.automountServiceAccountToken === false || (spec.automountServiceAccountToken === undefined && accountSays === false)) return;
-  // Admission runs before validation: a spec of the wrong shape is left for validation to refuse.
-  const shaped = (v: unknown) => v === undefined || Array.isArray(v);
-  if (!shaped(spec.containers) || !shaped(spec.initContainers) || !shaped(spec.volumes)) return;
-  const containers = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
-  if (containers.some((c) => c === null || typeof c !== 'object' || !shaped(c.volumeMounts))) return;
-  if (containers.some((c) => (c.volumeMounts ?? []).some((m) => m?.mountPath === SERVICE_ACCOUNT_MOUNT_PATH))) return;
-  const name = `${API_ACCESS_VOLUME_PREFIX}${suffix}`;
-  spec.volumes = [
-    ...(spec.volumes ?? []),
-    {
-      name,
-      projected: {
-        defaultMode: 0o644,
-        sources: [
-          { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-        ],
-      },
-    },
-  ];
-  for (const c of containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name, readOnly: true, mountPath: SERVICE_ACCOUNT_MOUNT_PATH }];
-}
+// Service address allocation: a new Service gets a ClusterIP (and NodePorts) unless it asked for
+// its own, and a requested one must be in range and free. Upstream does this in the Service
+// registry; here it is a plugin of the mutating stage, so validation sees the allocated addresses.
+import { invalid } from '../../api/errors.js';
+import type { KubeObject, StatusCause } from '../../api/types.js';
+import { goStringSlice, isValidIP } from '../../api/validation.js';
+import { isCore, type AdmissionPlugin } from './plugin.js';
 
 export interface ServiceAddressesInUse {
   clusterIPs: Set<string>;
@@ -186,4 +107,29 @@ export const KUBERNETES_SERVICE_IP = `${SERVICE_CIDR_BASE[0]}.${SERVICE_CIDR_BAS
  */
 function portsOf(spec: { ports?: unknown }): { nodePort?: number }[] {
   return Array.isArray(spec.ports) ? spec.ports.filter((p): p is { nodePort?: number } => p !== null && typeof p === 'object') : [];
+}
+
+/**
+ * Allocation against the addresses every other Service holds (`kubernetes` always holds the first
+ * one); `services` lists them as the watch cache has them.
+ */
+export function serviceAddresses(services: () => readonly KubeObject[]): AdmissionPlugin {
+  return {
+    name: 'ServiceAddresses',
+    handles: (op, rt) => (op === 'CREATE' || op === 'UPDATE') && isCore(rt, 'services'),
+    mutate: (a) => {
+      const obj = a.object;
+      if ((a.subresource !== '' && a.subresource !== 'scale') || !obj) return;
+      const isKubernetes = obj.metadata.namespace === 'default' && obj.metadata.name === 'kubernetes';
+      const inUse: ServiceAddressesInUse = { clusterIPs: new Set<string>(isKubernetes ? [] : [KUBERNETES_SERVICE_IP]), nodePorts: new Set<number>() };
+      for (const svc of services()) {
+        if (svc.metadata.namespace === obj.metadata.namespace && svc.metadata.name === obj.metadata.name) continue;
+        const spec = (svc.spec ?? {}) as { clusterIP?: string; ports?: { nodePort?: number }[] };
+        if (spec.clusterIP) inUse.clusterIPs.add(spec.clusterIP);
+        for (const p of spec.ports ?? []) if (p.nodePort) inUse.nodePorts.add(p.nodePort);
+      }
+      checkServiceAddresses(obj, a.oldObject, inUse);
+      if (a.operation === 'CREATE') allocateServiceAddresses(obj, inUse, isKubernetes ? KUBERNETES_SERVICE_IP : undefined);
+    },
+  };
 }
