@@ -3,7 +3,8 @@
 import { labelsNodeMayNotSet } from '../api/node-labels.js';
 import { NODE_VERSION, SKIFF_VERSION } from '../version.js';
 import { readFileSync, statfsSync } from 'node:fs';
-import { arch, availableParallelism, platform, release, totalmem } from 'node:os';
+import { availableParallelism, platform, release, totalmem } from 'node:os';
+import { goArch } from '../util/go-arch.js';
 import { UNINITIALIZED_TAINT, type Node, type NodeCondition, type NodeStatus, type Taint, type TaintEffect } from '../api/kinds/node.js';
 import { MACHINE_ID_ANNOTATION, RETIRE_ANNOTATION } from './api.js';
 import { rfc3339 } from '../util/time.js';
@@ -28,12 +29,6 @@ export interface NodeConfig {
   cloudProvider?: 'external';
 }
 
-
-const GO_ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
-
-export function goArch(): string {
-  return GO_ARCH[arch()] ?? arch();
-}
 
 /** `k=v:Effect` or `k:Effect`, comma-separated, as --register-with-taints takes them. */
 export function parseTaints(specs: string[]): Taint[] {

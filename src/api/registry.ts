@@ -1,7 +1,7 @@
-// Every served kind, and lookups by resource or kind.
+// Every built-in kind of kube-apiserver that skiff serves, and lookups by resource or kind. The
+// CustomResourceDefinition kind belongs to apiextensions (src/apiextensions), which builds on these.
 import type { ResourceType } from './resource.js';
 import { configMapResource } from './kinds/configmap.js';
-import { customResourceDefinitionResource } from './kinds/customresourcedefinition.js';
 import { controllerRevisionResource } from './kinds/controllerrevision.js';
 import { daemonSetResource } from './kinds/daemonset.js';
 import { statefulSetResource } from './kinds/statefulset.js';
@@ -52,7 +52,6 @@ export const allResourceTypes: ResourceType[] = [
   roleResource,
   flowSchemaResource,
   priorityLevelConfigurationResource,
-  customResourceDefinitionResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));
@@ -75,6 +74,12 @@ export function resourceTypeForKind(group: string, version: string, kind: string
 export class ResourceRegistry {
   private readonly custom = new Map<string, readonly ResourceType[]>();
   private customByResource = new Map<string, ResourceType>();
+  private readonly builtinByResource: Map<string, ResourceType>;
+
+  /** `builtins`: the kinds served from the start (the built-in ones and apiextensions' own). */
+  constructor(private readonly builtins: readonly ResourceType[]) {
+    this.builtinByResource = new Map(builtins.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));
+  }
 
   /** Serves `types` for `owner` (a CRD's name) in place of what it served before; none: stops serving them. */
   setCustomTypes(owner: string, types: readonly ResourceType[]): void {
@@ -92,12 +97,12 @@ export class ResourceRegistry {
 
   /** Every type served now: the built-in kinds, then the custom ones. */
   served(): ResourceType[] {
-    return this.custom.size === 0 ? allResourceTypes : [...allResourceTypes, ...[...this.custom.values()].flat()];
+    return [...this.builtins, ...[...this.custom.values()].flat()];
   }
 
   /** The type served at /apis/<group>/<version>/<resource> (group "" for /api/v1). */
   typeFor(group: string, version: string, resource: string): ResourceType | undefined {
     const key = `${group}/${version}/${resource}`;
-    return byResource.get(key) ?? this.customByResource.get(key);
+    return this.builtinByResource.get(key) ?? this.customByResource.get(key);
   }
 }

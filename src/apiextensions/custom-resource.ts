@@ -9,7 +9,7 @@ import { objectMetaFieldTree } from '../api/schema/known-fields.js';
 import { objectMetaMergeSchema, type ListSchema, type Schema, type StructSchema } from '../api/schema/merge-schema.js';
 import { nameIsDNSSubdomain, validateMeta } from '../api/validation.js';
 import { age, column, humanDuration, nameColumn, timestampMs } from '../api/kinds/printing.js';
-import type { CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionVersion } from '../api/kinds/customresourcedefinition.js';
+import type { CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionVersion } from './customresourcedefinition.js';
 import { applyDefaults } from './defaulting.js';
 import { additionalPropertiesSchema, itemsSchema, propertyEntries, type JSONSchemaProps } from './json-schema.js';
 import { validateAgainstSchema } from './object-validation.js';

@@ -6,7 +6,7 @@
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
-import { CRD_CLEANUP_FINALIZER, asCRD, crdCondition, setCRDCondition, type CustomResourceDefinition, type CustomResourceDefinitionNames } from '../api/kinds/customresourcedefinition.js';
+import { CRD_CLEANUP_FINALIZER, asCRD, crdCondition, setCRDCondition, type CustomResourceDefinition, type CustomResourceDefinitionNames } from '../apiextensions/customresourcedefinition.js';
 import { customResourceTypes } from '../apiextensions/custom-resource.js';
 import type { Clock, Timer } from '../util/clock.js';
 import { errorText } from '../util/error-text.js';

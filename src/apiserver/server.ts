@@ -1,11 +1,12 @@
 // The API server: HTTPS, authentication, discovery, health, metrics and the resource handler,
 // over one Store with a watch cache per resource.
+import { goArch } from '../util/go-arch.js';
 import { errorText } from '../util/error-text.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { storageSegment, type ResourceType } from '../api/resource.js';
 import { apiVersionOf, type KubeObject } from '../api/types.js';
 import { StatusError, forbidden, notFoundPath, internalError, isStatusError, methodNotAllowed, serviceUnavailable, timeout, unauthorized } from '../api/errors.js';
-import { ResourceRegistry, allResourceTypes } from '../api/registry.js';
+import { ResourceRegistry } from '../api/registry.js';
 import { isStoreError, type Store } from '../store/store.js';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -45,7 +46,8 @@ import { BootstrapAuthorizer, CA_PATH, JOIN_PATH, serveJoin } from './join.js';
 import { parseToken, tokenMatches, tokenSecret, tokenSecretName, TOKEN_NAMESPACE } from '../auth/bootstrap-token.js';
 import { isNamespaceActive } from '../api/kinds/namespace.js';
 import { deepClone } from '../api/kinds/json.js';
-import { CRD_GROUP } from '../api/kinds/customresourcedefinition.js';
+import { CRD_GROUP } from '../apiextensions/customresourcedefinition.js';
+import { servedKinds } from '../apiextensions/served-kinds.js';
 import { CustomResourceDefinitions } from './custom-resource-definitions.js';
 import { FLOWCONTROL_GROUP, type FlowSchema, type PriorityLevelConfiguration } from '../api/kinds/flowcontrol.js';
 import { FLOW_SCHEMA_UID_HEADER, PRIORITY_LEVEL_UID_HEADER, PriorityAndFairness } from './flowcontrol/priority-and-fairness.js';
@@ -117,14 +119,14 @@ function SYSTEM_CONTEXT(): WriteContext {
 export class ApiServer {
   readonly clock: Clock;
   /** The types this server serves, built-in and custom. */
-  private readonly registry = new ResourceRegistry();
+  private readonly registry = new ResourceRegistry(servedKinds);
   readonly metrics = new ApiMetrics(() => this.storedObjects(), (group, version, resource, subresource) => this.isServed(group, version, resource, subresource), () => this.opts.store.dbSize());
   /** The store, with its requests timed for /metrics. */
   private readonly store: Store;
   private readonly stores = new Map<ResourceType, ObjectStore>();
   private readonly admission: AdmissionChain;
   private readonly storesByResource = new Map<string, ObjectStore>();
-  private readonly discovery = new Discovery(discoveredTypes(allResourceTypes));
+  private readonly discovery = new Discovery(discoveredTypes(servedKinds));
   private readonly handler: ResourceHandler;
   private readonly crds: CustomResourceDefinitions;
   /** Lists and watches for this process's own controllers, straight from the watch caches. */
@@ -165,7 +167,7 @@ export class ApiServer {
         ),
       );
     this.admission = this.admissionPlugins(opts);
-    for (const rt of allResourceTypes) this.addStore(rt, true);
+    for (const rt of servedKinds) this.addStore(rt, true);
     this.handler = new ResourceHandler({
       clock: this.clock,
       typeFor: this.typeFor,
@@ -595,7 +597,7 @@ export class ApiServer {
           buildDate: '2026-11-01T00:00:00Z',
           goVersion: `node${process.versions.node}`,
           compiler: 'skiff',
-          platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+          platform: `${process.platform}/${goArch()}`,
         });
       case '/healthz':
       case '/livez':
@@ -722,7 +724,7 @@ function discoveredTypes(types: readonly ResourceType[]): DiscoveredResource[] {
   ];
 }
 
-const GROUP_RESOURCE_BY_PREFIX = new Map(allResourceTypes.map((rt) => [storageSegment(rt), groupResource(rt.group, rt.resource)]));
+const GROUP_RESOURCE_BY_PREFIX = new Map(servedKinds.map((rt) => [storageSegment(rt), groupResource(rt.group, rt.resource)]));
 
 const REGISTRY_PREFIX = '/registry/';
 

@@ -2,7 +2,7 @@
 // on the CRDs, so a controller in any process (not only beside an API server) knows which custom
 // kinds exist. The garbage collector watches them; the namespace controller empties them.
 import type { ResourceType } from '../api/resource.js';
-import { asCRD, crdCondition } from '../api/kinds/customresourcedefinition.js';
+import { asCRD, crdCondition } from '../apiextensions/customresourcedefinition.js';
 import { customResourceTypes } from '../apiextensions/custom-resource.js';
 import type { Informer } from '../client/informer.js';
 import { PATHS, type SharedInformers } from './informers.js';

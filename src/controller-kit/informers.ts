@@ -1,5 +1,6 @@
 // One informer per resource per process, shared by every controller that reads it.
-import { resourcePath } from '../api/paths.js';
+import { collectionPath, resourcePath } from '../api/paths.js';
+import { customResourceDefinitionResource } from '../apiextensions/customresourcedefinition.js';
 import type { KubeObject } from '../api/types.js';
 import { Informer, type ListWatchSource } from '../client/informer.js';
 import type { Clock } from '../util/clock.js';
@@ -78,5 +79,5 @@ export const PATHS = {
   secrets: resourcePath('', 'secrets'),
   endpointslices: resourcePath('discovery.k8s.io', 'endpointslices'),
   pdbs: resourcePath('policy', 'poddisruptionbudgets'),
-  customresourcedefinitions: resourcePath('apiextensions.k8s.io', 'customresourcedefinitions'),
+  customresourcedefinitions: collectionPath(customResourceDefinitionResource),
 } as const;

@@ -14,7 +14,7 @@ import { setMaxListeners } from 'node:events';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
-import { allResourceTypes, resourceTypeForKind } from '../api/registry.js';
+import { servedKindFor, servedKinds } from '../apiextensions/served-kinds.js';
 import type { Informer } from '../client/informer.js';
 import type { Logger } from '../util/log.js';
 import type { EventRecorder } from '../controller-kit/events.js';
@@ -89,7 +89,7 @@ class GarbageCollector implements Reconciler {
     this.recorder = ctx.recorder('garbage-collector-controller');
     this.loop = new ReconcileLoop(this, { clock: ctx.clock, log: this.log, metrics: ctx.metrics }, 4);
     this.customTypes = new CustomResourceTypes(ctx.informers);
-    for (const rt of allResourceTypes) {
+    for (const rt of servedKinds) {
       if (IGNORED.has(`${rt.group}/${rt.version}/${rt.resource}`)) continue;
       // The graph only reads objects; every change goes through a fresh GET.
       this.informers.push({ rt, informer: ctx.informers.for(collectionPathOf(rt), { readOnly: true }) });
@@ -228,7 +228,7 @@ class GarbageCollector implements Reconciler {
     // Presence in the cache is good enough to wait: its deletion will enqueue us again.
     if (cached) return deletingDependents(cached.obj) ? 'waiting' : 'solid';
     const { group, version } = parseApiVersion(ref.apiVersion);
-    const rt = resourceTypeForKind(group, version, ref.kind) ?? this.customTypes.forKind(group, version, ref.kind);
+    const rt = servedKindFor(group, version, ref.kind) ?? this.customTypes.forKind(group, version, ref.kind);
     // An owner of a kind we do not serve cannot be checked; never delete on a guess.
     if (!rt) return 'solid';
     const ns = dependent.obj.metadata.namespace;

@@ -8,7 +8,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { goArch } from '../agent/node-object.js';
+import { goArch } from '../util/go-arch.js';
 
 export interface ImageConfig {
   Entrypoint?: string[];

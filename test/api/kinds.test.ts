@@ -1,7 +1,8 @@
+import { servedKinds } from '../../src/apiextensions/served-kinds.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject, StatusCause } from '../../src/api/types.js';
-import { allResourceTypes, resourceTypeFor, resourceTypeForKind } from '../../src/api/registry.js';
+import { resourceTypeFor, resourceTypeForKind } from '../../src/api/registry.js';
 import { podResource, podQOSClass } from '../../src/api/kinds/pod.js';
 import { deploymentResource } from '../../src/api/kinds/deployment.js';
 import { replicaSetResource } from '../../src/api/kinds/replicaset.js';
@@ -29,8 +30,8 @@ test('registry lookups', () => {
   assert.equal(resourceTypeFor('apps', 'v1', 'deployments'), deploymentResource);
   assert.equal(resourceTypeForKind('policy', 'v1', 'PodDisruptionBudget'), podDisruptionBudgetResource);
   assert.equal(resourceTypeFor('apps', 'v1', 'pods'), undefined);
-  assert.equal(allResourceTypes.length, 27);
-  const shorts = allResourceTypes.flatMap((rt) => rt.shortNames).sort();
+  assert.equal(servedKinds.length, 27);
+  const shorts = servedKinds.flatMap((rt) => rt.shortNames).sort();
   assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'deploy', 'ds', 'ep', 'ev', 'no', 'ns', 'pdb', 'po', 'rc', 'rs', 'sa', 'sts', 'svc']);
 });
 

@@ -1,7 +1,7 @@
+import { servedKinds } from '../../src/apiextensions/served-kinds.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../src/api/types.js';
-import { allResourceTypes } from '../../src/api/registry.js';
 import { podResource } from '../../src/api/kinds/pod.js';
 import { nodeResource } from '../../src/api/kinds/node.js';
 import { serviceResource } from '../../src/api/kinds/service.js';
@@ -203,7 +203,7 @@ test('every kind prints a bare or malformed object without crashing', () => {
     { metadata: { name: 'bad-types', creationTimestamp: 'not a date', labels: { 'node-role.kubernetes.io/x': '' } }, spec: 'nope', status: 42, subsets: {}, data: [] },
     { metadata: { name: 'null-fields' }, spec: { containers: null, selector: null, ports: [null, 7] }, status: { containerStatuses: [null, { state: null }], conditions: 'x' } },
   ];
-  for (const rt of allResourceTypes) {
+  for (const rt of servedKinds) {
     for (const o of weird) {
       const cells = rt.table.cells(structuredClone(o), NOW);
       assert.equal(cells.length, rt.table.columns.length, `${rt.resource} ${o.metadata.name}`);
@@ -221,7 +221,7 @@ test('every kind prints a bare or malformed object without crashing', () => {
 });
 
 test('column definitions are well-formed', () => {
-  for (const rt of allResourceTypes) {
+  for (const rt of servedKinds) {
     assert.ok(rt.table.columns.some((c) => c.format === 'name'), `${rt.resource} has a name column`);
     for (const c of rt.table.columns) assert.ok(c.description.length > 0 && (c.priority === 0 || c.priority === 1));
   }

@@ -2,7 +2,7 @@
 // of a CRD would be refused with, and how its objects are printed, merged, scaled and validated.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { customResourceDefinitionResource, type CustomResourceDefinition } from '../../src/api/kinds/customresourcedefinition.js';
+import { customResourceDefinitionResource, type CustomResourceDefinition } from '../../src/apiextensions/customresourcedefinition.js';
 import { customResourceTypes, mergeSchemaOf } from '../../src/apiextensions/custom-resource.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { jsonTypeError, metadataTypeError } from '../../src/apiserver/protobuf/json-types.js';

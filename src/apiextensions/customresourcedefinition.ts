@@ -1,13 +1,15 @@
-// apiextensions.k8s.io/v1 CustomResourceDefinition: a kind described by its users. Its schema
-// rules live in src/apiextensions; the resource types it adds, in src/apiextensions/custom-resource.ts.
-import { field } from '../errors.js';
-import type { ResourceType } from '../resource.js';
-import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
-import { childPath, indexPath, isDNS1035Label, isDNS1123Subdomain, nameIsDNSSubdomain, validateImmutable, validateMeta } from '../validation.js';
-import { validateCRDSchema } from '../../apiextensions/schema-validation.js';
-import type { JSONSchemaProps } from '../../apiextensions/json-schema.js';
-import { isObject, obj, objArr, str } from './json.js';
-import { column, nameColumn } from './printing.js';
+// apiextensions.k8s.io/v1 CustomResourceDefinition: a kind described by its users. As upstream's
+// apiextensions server adds it beside kube-apiserver's kinds, it lives here with its schema rules
+// rather than among the built-in kinds of src/api (which know nothing of apiextensions); the
+// resource types it adds are in ./custom-resource.ts.
+import { field } from '../api/errors.js';
+import type { ResourceType } from '../api/resource.js';
+import type { KubeObject, ObjectMeta, StatusCause } from '../api/types.js';
+import { childPath, indexPath, isDNS1035Label, isDNS1123Subdomain, nameIsDNSSubdomain, validateImmutable, validateMeta } from '../api/validation.js';
+import { validateCRDSchema } from './schema-validation.js';
+import type { JSONSchemaProps } from './json-schema.js';
+import { isObject, obj, objArr, str } from '../api/kinds/json.js';
+import { column, nameColumn } from '../api/kinds/printing.js';
 
 export const CRD_GROUP = 'apiextensions.k8s.io';
 /** Held by a deleted CRD until its objects are gone (upstream's name). */
