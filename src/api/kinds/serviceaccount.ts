@@ -1,5 +1,6 @@
 // core/v1 ServiceAccount: stored for the manifests and charts that create them, and one named
-// "default" in every namespace. skiff issues no service-account tokens (see the README).
+// "default" in every namespace. Their tokens come from TokenRequest and the legacy token-Secret
+// controller (see docs/reference/security.md).
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import { nameIsDNSSubdomain, validateMeta } from '../validation.js';
