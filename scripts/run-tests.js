@@ -2,7 +2,7 @@
 // Runs every compiled test file with node's test runner. Unit tests first (fast feedback), then
 // end-to-end tests, which start real processes and so run one file at a time; the scenario files
 // in a second line beside them.
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 
@@ -23,7 +23,18 @@ const unit = files.filter((f) => !f.includes('/e2e/'));
 const e2e = files.filter((f) => f.includes('/e2e/'));
 // A test that hangs fails after 5 minutes instead of eating CI's time; a file whose tests are done
 // exits even if a stray handle would keep its process alive.
-const runnerArgs = (list) => ['--test', '--test-reporter=spec', '--test-concurrency=1', '--test-timeout=300000', '--test-force-exit', ...list];
+// Each line's per-file durations go to test-artifacts/durations-<line>.txt (scripts/file-durations.js).
+const runnerArgs = (list) => [
+  '--test',
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=./scripts/file-durations.js',
+  '--test-reporter-destination=/dev/null',
+  '--test-concurrency=1',
+  '--test-timeout=300000',
+  '--test-force-exit',
+  ...list,
+];
 // Objects a server shares with its own read-only informers are frozen under test (and in every
 // server the tests start), so code that changes one fails loudly instead of corrupting a cache.
 const env = { ...process.env, SKIFF_FREEZE_SHARED: '1' };
@@ -35,24 +46,30 @@ const env = { ...process.env, SKIFF_FREEZE_SHARED: '1' };
 // everything in one line.
 const scenarios = e2e.filter((f) => /\/e2e\/(scenario[^/]*|crash|upgrade|sim)\.test\.js$/.test(f));
 const rest = [...unit, ...e2e.filter((f) => !scenarios.includes(f))];
+mkdirSync('test-artifacts', { recursive: true });
+const durations = (base, line) => ({ ...base, SKIFF_TEST_DURATIONS: join('test-artifacts', `durations-${line}.txt`) });
 if (process.env.SKIFF_TEST_SERIAL === '1' || scenarios.length === 0 || rest.length === 0) {
-  const r = spawnSync(process.execPath, runnerArgs([...rest, ...scenarios]), { stdio: 'inherit', env });
+  const r = spawnSync(process.execPath, runnerArgs([...rest, ...scenarios]), { stdio: 'inherit', env: durations(env, 'all') });
   process.exit(r.status ?? 1);
 }
-mkdirSync('test-artifacts', { recursive: true });
 const logFile = join('test-artifacts', 'scenario-tests.log');
 const out = openSync(logFile, 'w');
 console.log(`scenario, crash, upgrade and sim tests (${scenarios.length} files) run alongside; their output: ${logFile}`);
 const exited = (child) => new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 let sideDone = false;
-const side = exited(spawn(process.execPath, runnerArgs(scenarios), { stdio: ['ignore', out, out], env })).then((code) => {
+const side = exited(spawn(process.execPath, runnerArgs(scenarios), { stdio: ['ignore', out, out], env: durations(env, 'scenarios') })).then((code) => {
   sideDone = true;
   return code;
 });
-const main = await exited(spawn(process.execPath, runnerArgs(rest), { stdio: 'inherit', env }));
+const main = await exited(spawn(process.execPath, runnerArgs(rest), { stdio: 'inherit', env: durations(env, 'main') }));
 if (!sideDone) console.log('waiting for the scenario tests …');
 const sideCode = await side;
 closeSync(out);
+// The slowest files of both lines (whole tables in test-artifacts/), ahead of the runners' own summaries.
+for (const line of ['main', 'scenarios']) {
+  const table = join('test-artifacts', `durations-${line}.txt`);
+  if (existsSync(table)) console.log(`\n---- slowest ${line} test files (${table}) ----\n${readFileSync(table, 'utf8').split('\n').slice(0, 11).join('\n')}`);
+}
 console.log(`\n---- scenario tests (${logFile}) ----`);
 process.stdout.write(readFileSync(logFile, 'utf8'));
 process.exit(main !== 0 ? main : sideCode);
