@@ -23,6 +23,9 @@ import { serviceAccountResource } from './kinds/serviceaccount.js';
 import { clusterRoleBindingResource, clusterRoleResource, roleBindingResource, roleResource } from './kinds/rbac.js';
 import { serviceResource } from './kinds/service.js';
 import { flowSchemaResource, priorityLevelConfigurationResource } from './kinds/flowcontrol.js';
+import { networkPolicyResource } from './kinds/networkpolicy.js';
+import { ingressResource } from './kinds/ingress.js';
+import { ingressClassResource } from './kinds/ingressclass.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -46,6 +49,9 @@ export const allResourceTypes: ResourceType[] = [
   leaseResource,
   podDisruptionBudgetResource,
   endpointSliceResource,
+  networkPolicyResource,
+  ingressResource,
+  ingressClassResource,
   clusterRoleBindingResource,
   clusterRoleResource,
   roleBindingResource,
