@@ -23,6 +23,9 @@ import { serviceAccountResource } from './kinds/serviceaccount.js';
 import { clusterRoleBindingResource, clusterRoleResource, roleBindingResource, roleResource } from './kinds/rbac.js';
 import { serviceResource } from './kinds/service.js';
 import { flowSchemaResource, priorityLevelConfigurationResource } from './kinds/flowcontrol.js';
+import { persistentVolumeResource } from './kinds/persistentvolume.js';
+import { persistentVolumeClaimResource } from './kinds/persistentvolumeclaim.js';
+import { podTemplateResource } from './kinds/podtemplate.js';
 import { networkPolicyResource } from './kinds/networkpolicy.js';
 import { ingressResource } from './kinds/ingress.js';
 import { ingressClassResource } from './kinds/ingressclass.js';
@@ -38,6 +41,9 @@ export const allResourceTypes: ResourceType[] = [
   configMapResource,
   secretResource,
   serviceAccountResource,
+  persistentVolumeResource,
+  persistentVolumeClaimResource,
+  podTemplateResource,
   replicationControllerResource,
   deploymentResource,
   replicaSetResource,
