@@ -26,6 +26,10 @@ import { flowSchemaResource, priorityLevelConfigurationResource } from './kinds/
 import { persistentVolumeResource } from './kinds/persistentvolume.js';
 import { persistentVolumeClaimResource } from './kinds/persistentvolumeclaim.js';
 import { podTemplateResource } from './kinds/podtemplate.js';
+import { storageClassResource } from './kinds/storageclass.js';
+import { csiDriverResource } from './kinds/csidriver.js';
+import { csiNodeResource } from './kinds/csinode.js';
+import { volumeAttachmentResource } from './kinds/volumeattachment.js';
 import { networkPolicyResource } from './kinds/networkpolicy.js';
 import { ingressResource } from './kinds/ingress.js';
 import { ingressClassResource } from './kinds/ingressclass.js';
@@ -58,6 +62,10 @@ export const allResourceTypes: ResourceType[] = [
   networkPolicyResource,
   ingressResource,
   ingressClassResource,
+  storageClassResource,
+  csiDriverResource,
+  csiNodeResource,
+  volumeAttachmentResource,
   clusterRoleBindingResource,
   clusterRoleResource,
   roleBindingResource,

@@ -29,9 +29,9 @@ test('registry lookups', () => {
   assert.equal(resourceTypeFor('apps', 'v1', 'deployments'), deploymentResource);
   assert.equal(resourceTypeForKind('policy', 'v1', 'PodDisruptionBudget'), podDisruptionBudgetResource);
   assert.equal(resourceTypeFor('apps', 'v1', 'pods'), undefined);
-  assert.equal(allResourceTypes.length, 33);
+  assert.equal(allResourceTypes.length, 37);
   const shorts = allResourceTypes.flatMap((rt) => rt.shortNames).sort();
-  assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'deploy', 'ds', 'ep', 'ev', 'ing', 'netpol', 'no', 'ns', 'pdb', 'po', 'pv', 'pvc', 'rc', 'rs', 'sa', 'sts', 'svc']);
+  assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'deploy', 'ds', 'ep', 'ev', 'ing', 'netpol', 'no', 'ns', 'pdb', 'po', 'pv', 'pvc', 'rc', 'rs', 'sa', 'sc', 'sts', 'svc']);
 });
 
 test('pod defaults', () => {

@@ -94,3 +94,54 @@ test('pod template defaults its pod spec and prints containers and labels', () =
   const bad = make(podTemplateResource, { metadata: { name: 'tpl', namespace: 'd' }, template: { spec: {} } });
   assert.deepEqual(lines(podTemplateResource.validate(bad, undefined)), ['template.spec.containers: Required value']);
 });
+
+import { storageClassResource } from '../../src/api/kinds/storageclass.js';
+import { csiDriverResource } from '../../src/api/kinds/csidriver.js';
+import { csiNodeResource } from '../../src/api/kinds/csinode.js';
+import { volumeAttachmentResource } from '../../src/api/kinds/volumeattachment.js';
+
+test('storage class: defaults, the default marker, and what may not change', () => {
+  const sc = make(storageClassResource, {
+    metadata: { name: 'local-path', creationTimestamp: created, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+    provisioner: 'rancher.io/local-path',
+    parameters: { a: 'b' },
+  });
+  assert.equal(sc.reclaimPolicy, 'Delete');
+  assert.equal(sc.volumeBindingMode, 'Immediate');
+  assert.deepEqual(lines(storageClassResource.validate(sc, undefined)), []);
+  assert.deepEqual(storageClassResource.table.cells(sc, NOW), ['local-path (default)', 'rancher.io/local-path', 'Delete', 'Immediate', false, '5m']);
+  const changed = { ...structuredClone(sc), provisioner: 'example.com/other', parameters: { a: 'c' }, reclaimPolicy: 'Retain', volumeBindingMode: 'WaitForFirstConsumer' };
+  assert.deepEqual(lines(storageClassResource.validate(changed, sc)), [
+    'parameters: Forbidden: updates to parameters are forbidden.',
+    'provisioner: Forbidden: updates to provisioner are forbidden.',
+    'reclaimPolicy: Forbidden: updates to reclaimPolicy are forbidden.',
+    'volumeBindingMode: Invalid value: "WaitForFirstConsumer": field is immutable',
+  ]);
+  const bad = make(storageClassResource, { metadata: { name: 'x' }, provisioner: '', reclaimPolicy: 'Recycle', volumeBindingMode: 'Later' });
+  assert.deepEqual(lines(storageClassResource.validate(bad, undefined)), [
+    'provisioner: Required value',
+    'reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain"',
+    'volumeBindingMode: Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"',
+  ]);
+});
+
+test('CSI driver defaults and table; CSI node drivers; volume attachment sources', () => {
+  const d = make(csiDriverResource, { metadata: { name: 'hostpath.csi.k8s.io' }, spec: { tokenRequests: [{ audience: 'vault' }] } });
+  assert.deepEqual(d.spec, {
+    attachRequired: true, podInfoOnMount: false, storageCapacity: false, fsGroupPolicy: 'ReadWriteOnceWithFSType',
+    requiresRepublish: false, seLinuxMount: false, volumeLifecycleModes: ['Persistent'], tokenRequests: [{ audience: 'vault' }],
+  });
+  assert.deepEqual(lines(csiDriverResource.validate(d, undefined)), []);
+  assert.deepEqual(csiDriverResource.table.cells(d, NOW), ['hostpath.csi.k8s.io', true, false, false, 'vault', false, 'Persistent', '<unknown>']);
+  const node = make(csiNodeResource, { metadata: { name: 'n1' }, spec: { drivers: [{ name: 'a.csi', nodeID: 'n1' }, { name: 'a.csi', nodeID: '' }] } });
+  assert.deepEqual(lines(csiNodeResource.validate(node, undefined)), ['spec.drivers[1].nodeID: Required value', 'spec.drivers[1].name: Duplicate value: "a.csi"']);
+  assert.deepEqual(csiNodeResource.table.cells(node, NOW), ['n1', 2, '<unknown>']);
+  const va = make(volumeAttachmentResource, { metadata: { name: 'va' }, spec: { attacher: 'a.csi', nodeName: 'n1', source: { persistentVolumeName: 'pv1' } } });
+  assert.deepEqual(lines(volumeAttachmentResource.validate(va, undefined)), []);
+  assert.deepEqual(volumeAttachmentResource.table.cells({ ...va, status: { attached: true } }, NOW), ['va', 'a.csi', 'pv1', 'n1', true, '<unknown>']);
+  const none = make(volumeAttachmentResource, { metadata: { name: 'va' }, spec: { nodeName: 'n1', source: {} } });
+  assert.deepEqual(lines(volumeAttachmentResource.validate(none, undefined)), [
+    'spec.attacher: Required value',
+    'spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName',
+  ]);
+});
