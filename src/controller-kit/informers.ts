@@ -79,4 +79,7 @@ export const PATHS = {
   endpointslices: resourcePath('discovery.k8s.io', 'endpointslices'),
   pdbs: resourcePath('policy', 'poddisruptionbudgets'),
   customresourcedefinitions: resourcePath('apiextensions.k8s.io', 'customresourcedefinitions'),
+  persistentvolumes: resourcePath('', 'persistentvolumes'),
+  persistentvolumeclaims: resourcePath('', 'persistentvolumeclaims'),
+  storageclasses: resourcePath('storage.k8s.io', 'storageclasses'),
 } as const;

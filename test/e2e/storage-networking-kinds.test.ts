@@ -2,7 +2,7 @@
 // back as sent, printed with upstream's columns, and refused with upstream's messages.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TestServer } from '../support/cluster.js';
+import { TestServer, eventually } from '../support/cluster.js';
 
 /** One object of each kind; `{{x}}` makes names unique per apply mode (cluster-scoped kinds share one space). */
 const MANIFEST = `apiVersion: networking.k8s.io/v1
@@ -167,9 +167,13 @@ describe('networking and storage kinds with kubectl', () => {
 
   it('prints upstream columns and short names', async () => {
     const table = async (args: string[]) => (await s.k(args)).trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
-    const pv = await table(['get', 'pv', 'pv-ssa']);
+    // Nothing claims it (its class waits for a consumer), so the binder makes it Available.
+    const pv = await eventually(async () => {
+      const t = await table(['get', 'pv', 'pv-ssa']);
+      return t[1]?.[4] === 'Available' && t;
+    }, 10_000, 'pv-ssa Available');
     assert.deepEqual(pv[0], ['NAME', 'CAPACITY', 'ACCESS MODES', 'RECLAIM POLICY', 'STATUS', 'CLAIM', 'STORAGECLASS', 'VOLUMEATTRIBUTESCLASS', 'REASON', 'AGE']);
-    assert.deepEqual(pv[1]!.slice(0, 7), ['pv-ssa', '5Gi', 'RWO', 'Retain', 'Pending', 'manual-ssa', '<unset>']);
+    assert.deepEqual(pv[1]!.slice(0, 7), ['pv-ssa', '5Gi', 'RWO', 'Retain', 'Available', 'manual-ssa', '<unset>']);
     const pvc = await table(['-n', 'ssa', 'get', 'pvc', '-o', 'wide']);
     assert.deepEqual(pvc[0], ['NAME', 'STATUS', 'VOLUME', 'CAPACITY', 'ACCESS MODES', 'STORAGECLASS', 'VOLUMEATTRIBUTESCLASS', 'AGE', 'VOLUMEMODE']);
     assert.equal(pvc[1]![0], 'data-ssa');
@@ -209,5 +213,39 @@ describe('networking and storage kinds with kubectl', () => {
     assert.match(sc.stderr, /StorageClass "manual-ssa" is invalid: \n\* parameters: Forbidden: updates to parameters are forbidden\.\n\* reclaimPolicy: Forbidden: updates to reclaimPolicy are forbidden\./);
     const pvc = await s.kubectl(['-n', 'ssa', 'create', '-f', '-'], { input: 'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: nosize}\nspec: {accessModes: [ReadWriteOnce]}\n' });
     assert.match(pvc.stderr, /PersistentVolumeClaim "nosize" is invalid: spec\.resources\[storage\]: Required value/);
+  });
+
+  it('binds a static volume to its claim, releases it when the claim goes, and deletes it by policy', async () => {
+    const volume = (name: string, size: string, policy: string) =>
+      `apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: ${name}, labels: {tier: fast}}\nspec:\n  capacity: {storage: ${size}}\n  accessModes: [ReadWriteOnce, ReadOnlyMany]\n  persistentVolumeReclaimPolicy: ${policy}\n  storageClassName: static\n  hostPath: {path: /tmp/${name}}\n---\n`;
+    await s.k(['apply', '-f', '-'], { input: volume('big', '10Gi', 'Retain') + volume('small', '2Gi', 'Delete') + volume('tiny', '500Mi', 'Retain') });
+    const claim = (name: string) =>
+      `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: ${name}, namespace: ssa}\nspec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: static\n  selector: {matchLabels: {tier: fast}}\n  resources: {requests: {storage: 1Gi}}\n`;
+    await s.k(['apply', '-f', '-'], { input: claim('one') });
+    // The smallest volume that fits (not the 500Mi one, not the 10Gi one).
+    const bound = await eventually(async () => {
+      const c = JSON.parse(await s.k(['-n', 'ssa', 'get', 'pvc', 'one', '-o', 'json']));
+      return c.status?.phase === 'Bound' && c;
+    }, 15_000, 'claim one Bound');
+    assert.equal(bound.spec.volumeName, 'small');
+    assert.deepEqual(bound.status.capacity, { storage: '2Gi' });
+    assert.deepEqual(bound.metadata.finalizers, ['kubernetes.io/pvc-protection']);
+    assert.equal(bound.metadata.annotations['pv.kubernetes.io/bind-completed'], 'yes');
+    const pv = JSON.parse(await s.k(['get', 'pv', 'small', '-o', 'json']));
+    assert.equal(pv.status.phase, 'Bound');
+    assert.deepEqual([pv.spec.claimRef.namespace, pv.spec.claimRef.name, pv.spec.claimRef.uid], ['ssa', 'one', bound.metadata.uid]);
+    assert.deepEqual(pv.metadata.finalizers, ['kubernetes.io/pv-protection']);
+    assert.match(await s.k(['-n', 'ssa', 'get', 'pvc', 'one']), /^one\s+Bound\s+small\s+2Gi\s+RWO,ROX\s+static\s+<unset>\s+/m);
+    assert.match(await s.k(['get', 'pv', 'small']), /^small\s+2Gi\s+RWO,ROX\s+Delete\s+Bound\s+ssa\/one\s+static\s+/m);
+
+    // Deleting the claim releases the volume; its Delete policy then removes it (and its finalizer goes first).
+    await s.k(['-n', 'ssa', 'delete', 'pvc', 'one', '--wait=false']);
+    await eventually(async () => (await s.kubectl(['get', 'pv', 'small'])).stderr.includes('NotFound'), 15_000, 'pv small deleted');
+    await s.k(['apply', '-f', '-'], { input: claim('two').replace('storage: 1Gi', 'storage: 3Gi') });
+    await eventually(async () => JSON.parse(await s.k(['-n', 'ssa', 'get', 'pvc', 'two', '-o', 'json'])).spec.volumeName === 'big', 15_000, 'claim two bound to big');
+    await s.k(['-n', 'ssa', 'delete', 'pvc', 'two']);
+    // Retain keeps the released volume and its claimRef.
+    await eventually(async () => JSON.parse(await s.k(['get', 'pv', 'big', '-o', 'json'])).status.phase === 'Released', 15_000, 'pv big Released');
+    assert.match(await s.k(['get', 'pv', 'big']), /^big\s+10Gi\s+RWO,ROX\s+Retain\s+Released\s+ssa\/two\s+/m);
   });
 });

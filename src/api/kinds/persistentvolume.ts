@@ -8,6 +8,7 @@ import type { KubeObject, StatusCause } from '../types.js';
 import { childPath, isDNS1123Subdomain, keyPath, nameIsDNSSubdomain, notSupportedRendered, validateImmutable, validateMeta, validateObjectMetaUpdate } from '../validation.js';
 import { arr, child, isObject, obj, semanticEqual, str } from './json.js';
 import { age, ageColumn, column, nameColumn } from './printing.js';
+import { addFinalizer, PV_PROTECTION_FINALIZER } from './volume-protection.js';
 
 export const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 export const VOLUME_MODES = ['Block', 'Filesystem'];
@@ -184,8 +185,9 @@ function defaultPersistentVolume(o: KubeObject): void {
   if (spec.volumeMode === undefined || spec.volumeMode === null) spec.volumeMode = 'Filesystem';
 }
 
-/** What a volume's status becomes on create: Pending, stamped with the moment (upstream PrepareForCreate). */
+/** A new volume: protected while bound, and Pending, stamped with the moment (upstream PrepareForCreate). */
 function prepareForCreate(o: KubeObject): void {
+  addFinalizer(o, PV_PROTECTION_FINALIZER);
   o.status = { phase: 'Pending', lastPhaseTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
 }
 

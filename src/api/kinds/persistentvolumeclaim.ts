@@ -9,6 +9,7 @@ import { childPath, keyPath, nameIsDNSSubdomain, validateImmutable, validateMeta
 import { child, isObject, obj, semanticEqual, str } from './json.js';
 import { VOLUME_MODES, accessModesText, storageClassOf, validateAccessModes, validatePositiveQuantity } from './persistentvolume.js';
 import { age, ageColumn, column, nameColumn } from './printing.js';
+import { addFinalizer, PVC_PROTECTION_FINALIZER } from './volume-protection.js';
 
 /** Upstream ValidatePersistentVolumeClaimSpec (also a StatefulSet's volumeClaimTemplates'). */
 export function validateClaimSpec(spec: Record<string, unknown>, path: string): StatusCause[] {
@@ -116,8 +117,9 @@ export const persistentVolumeClaimResource: ResourceType = {
   defaults: defaultClaim,
   validate: validateClaim,
   validateStatusUpdate: validateClaimStatusUpdate,
-  // A new claim waits for a volume: its status starts as Pending whatever the client sent.
+  // A new claim waits for a volume (Pending whatever the client sent) and is protected while pods use it.
   prepareForCreate: (o) => {
+    addFinalizer(o, PVC_PROTECTION_FINALIZER);
     o.status = { phase: 'Pending' };
   },
 };
