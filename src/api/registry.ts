@@ -23,6 +23,16 @@ import { serviceAccountResource } from './kinds/serviceaccount.js';
 import { clusterRoleBindingResource, clusterRoleResource, roleBindingResource, roleResource } from './kinds/rbac.js';
 import { serviceResource } from './kinds/service.js';
 import { flowSchemaResource, priorityLevelConfigurationResource } from './kinds/flowcontrol.js';
+import { persistentVolumeResource } from './kinds/persistentvolume.js';
+import { persistentVolumeClaimResource } from './kinds/persistentvolumeclaim.js';
+import { podTemplateResource } from './kinds/podtemplate.js';
+import { storageClassResource } from './kinds/storageclass.js';
+import { csiDriverResource } from './kinds/csidriver.js';
+import { csiNodeResource } from './kinds/csinode.js';
+import { volumeAttachmentResource } from './kinds/volumeattachment.js';
+import { networkPolicyResource } from './kinds/networkpolicy.js';
+import { ingressResource } from './kinds/ingress.js';
+import { ingressClassResource } from './kinds/ingressclass.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -35,6 +45,9 @@ export const allResourceTypes: ResourceType[] = [
   configMapResource,
   secretResource,
   serviceAccountResource,
+  persistentVolumeResource,
+  persistentVolumeClaimResource,
+  podTemplateResource,
   replicationControllerResource,
   deploymentResource,
   replicaSetResource,
@@ -46,6 +59,13 @@ export const allResourceTypes: ResourceType[] = [
   leaseResource,
   podDisruptionBudgetResource,
   endpointSliceResource,
+  networkPolicyResource,
+  ingressResource,
+  ingressClassResource,
+  storageClassResource,
+  csiDriverResource,
+  csiNodeResource,
+  volumeAttachmentResource,
   clusterRoleBindingResource,
   clusterRoleResource,
   roleBindingResource,

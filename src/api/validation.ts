@@ -218,6 +218,40 @@ export function isDNS1035Label(value: string): string[] {
   return errs;
 }
 
+const WILDCARD_DNS1123_SUBDOMAIN_FMT = `\\*\\.${DNS1123_SUBDOMAIN_FMT}`;
+const WILDCARD_DNS1123_SUBDOMAIN_RE = new RegExp(`^${WILDCARD_DNS1123_SUBDOMAIN_FMT}$`);
+
+/** A host such as "*.example.com" (Ingress rule and TLS hosts). */
+export function isWildcardDNS1123Subdomain(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 253) errs.push(maxLenError(253));
+  if (!WILDCARD_DNS1123_SUBDOMAIN_RE.test(value)) {
+    errs.push(
+      regexError(
+        "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
+        WILDCARD_DNS1123_SUBDOMAIN_FMT,
+        '*.example.com',
+      ),
+    );
+  }
+  return errs;
+}
+
+const HTTP_PATH_FMT = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";
+const HTTP_PATH_RE = new RegExp(`^${HTTP_PATH_FMT}$`);
+
+/** A domain-prefixed path such as "acme.io/ingress-controller" (IngressClass controller). */
+export function validateDomainPrefixedPath(value: string, path: string): StatusCause[] {
+  if (value.length === 0) return [field.required(path)];
+  const slash = value.indexOf('/');
+  if (slash <= 0 || slash === value.length - 1) return [field.invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')];
+  const host = value.slice(0, slash);
+  const rest = value.slice(slash + 1);
+  const out = isDNS1123Subdomain(host).map((m) => field.invalid(path, host, m));
+  if (!HTTP_PATH_RE.test(rest)) out.push(field.invalid(path, rest, regexError('Invalid path', HTTP_PATH_FMT)));
+  return out;
+}
+
 const CONFIG_KEY_FMT = '[-._a-zA-Z0-9]+';
 const CONFIG_KEY_RE = new RegExp(`^${CONFIG_KEY_FMT}$`);
 

@@ -80,4 +80,7 @@ export const PATHS = {
   endpointslices: resourcePath('discovery.k8s.io', 'endpointslices'),
   pdbs: resourcePath('policy', 'poddisruptionbudgets'),
   customresourcedefinitions: collectionPath(customResourceDefinitionResource),
+  persistentvolumes: resourcePath('', 'persistentvolumes'),
+  persistentvolumeclaims: resourcePath('', 'persistentvolumeclaims'),
+  storageclasses: resourcePath('storage.k8s.io', 'storageclasses'),
 } as const;

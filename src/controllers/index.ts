@@ -5,6 +5,7 @@ import { REPLICATION_CONTROLLERS, ReplicaSetController } from './replicaset.js';
 import { DeploymentController } from './deployment.js';
 import { DaemonSetController } from './daemonset.js';
 import { StatefulSetController } from './statefulset.js';
+import { VolumeBindingController } from './volume-binding.js';
 import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslices.js';
 import { JobController } from './job.js';
@@ -34,6 +35,7 @@ export function allControllers(cloud?: CloudProvider, autoscaler?: AutoscalerOpt
     new DeploymentController(),
     new DaemonSetController(),
     new StatefulSetController(),
+    new VolumeBindingController(),
     new EndpointsController(),
     new EndpointSliceController(),
     new JobController(),

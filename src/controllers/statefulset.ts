@@ -219,6 +219,7 @@ class StatefulSetReconciler implements Reconciler {
     spec.hostname = podName;
     if (set.spec?.serviceName) spec.subdomain = set.spec.serviceName;
     const what = `Pod ${podName} in StatefulSet ${set.metadata.name}`;
+    await this.createClaims(set, podName, signal);
     try {
       await this.ctx.client.create(objectPath('/api/v1', 'pods', set.metadata.namespace!), pod, { signal });
       this.recorder.event(set, 'Normal', 'SuccessfulCreate', `create ${what} successful`);
@@ -227,6 +228,45 @@ class StatefulSetReconciler implements Reconciler {
       if (isStatusError(e, 'AlreadyExists') || isNamespaceTerminating(e)) return;
       this.recorder.event(set, 'Warning', 'FailedCreate', `create ${what} failed error: ${errorText(e)}`);
       throw e;
+    }
+  }
+
+  /**
+   * Each claim template's claim for a pod, `<template>-<pod>`, made before the pod (upstream
+   * createPersistentVolumeClaims): labelled with the template's labels and the set's selector, kept
+   * when it exists, owned by the set when its retention policy deletes claims with it.
+   */
+  private async createClaims(set: StatefulSet, podName: string, signal: AbortSignal): Promise<void> {
+    const namespace = set.metadata.namespace!;
+    const matchLabels = obj(obj(set.spec?.selector).matchLabels) as Record<string, string>;
+    const deleteWithSet = obj(set.spec?.persistentVolumeClaimRetentionPolicy).whenDeleted === 'Delete';
+    for (const t of Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : []) {
+      const template = obj(t);
+      const meta = obj(template.metadata);
+      const templateName = typeof meta.name === 'string' ? meta.name : '';
+      if (!templateName) continue;
+      const claimName = `${templateName}-${podName}`;
+      const claim = {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: {
+          name: claimName,
+          namespace,
+          labels: { ...(obj(meta.labels) as Record<string, string>), ...matchLabels },
+          ...(isObject(meta.annotations) ? { annotations: meta.annotations } : {}),
+          ...(deleteWithSet ? { ownerReferences: [controllerRefTo(set, 'apps/v1', 'StatefulSet')] } : {}),
+        },
+        spec: template.spec,
+      };
+      const what = `Claim ${claimName} Pod ${podName} in StatefulSet ${set.metadata.name}`;
+      try {
+        await this.ctx.client.create(objectPath('/api/v1', 'persistentvolumeclaims', namespace), claim, { signal });
+        this.recorder.event(set, 'Normal', 'SuccessfulCreate', `create ${what} success`);
+      } catch (e) {
+        if (isStatusError(e, 'AlreadyExists') || isNamespaceTerminating(e)) continue;
+        this.recorder.event(set, 'Warning', 'FailedCreate', `create ${what} failed error: ${errorText(e)}`);
+        throw e;
+      }
     }
   }
 

@@ -619,7 +619,7 @@ describe('decodeProtobufObject: malformed input is a 400, never a crash', () => 
 
   it('rejects unknown or unsupported kinds', () => {
     assertBadRequest(() => decodeProtobufObject(body('v1', 'Frobnicator', new Uint8Array(0))), /Frobnicator.*not supported/);
-    assertBadRequest(() => decodeProtobufObject(body('networking.k8s.io/v1', 'Ingress', new Uint8Array(0))), /Ingress.*networking.k8s.io\/v1.*not supported/);
+    assertBadRequest(() => decodeProtobufObject(body('node.k8s.io/v1', 'RuntimeClass', new Uint8Array(0))), /RuntimeClass.*node.k8s.io\/v1.*not supported/);
     assertBadRequest(() => decodeProtobufObject(body('apps/v1', 'Pod', new Uint8Array(0))), /Pod.*not supported/);
     assertBadRequest(() => decodeProtobufObject(body('v1', 'ObjectMeta', new Uint8Array(0))), /not supported/);
     assertBadRequest(() => decodeProtobufObject(body('v1', '', new Uint8Array(0))), /kind/);

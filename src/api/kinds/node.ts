@@ -1,5 +1,6 @@
 // core/v1 Node.
 import { field } from '../errors.js';
+import { INVALID_CIDR_MESSAGE, isValidCidr } from '../cidr.js';
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import {
@@ -117,21 +118,12 @@ export function validateTaints(taints: unknown, path: string): StatusCause[] {
   return out;
 }
 
-function isCIDR(s: string): boolean {
-  const m = /^(.+)\/(\d{1,3})$/.exec(s);
-  if (!m) return false;
-  const ip = m[1]!;
-  const bits = Number(m[2]);
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(ip)) return ip.split('.').every((o) => Number(o) <= 255) && bits <= 32;
-  return ip.includes(':') && bits <= 128;
-}
-
 function validateNode(o: KubeObject, old: KubeObject | undefined): StatusCause[] {
   const out = validateMeta(o, old, false, nameIsDNSSubdomain);
   const spec = obj(o.spec);
   out.push(...validateTaints(spec.taints, 'spec.taints'));
   arr(spec.podCIDRs).forEach((c, i) => {
-    if (!isCIDR(str(c))) out.push(field.invalid(indexPath('spec.podCIDRs', i), str(c), 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'));
+    if (!isValidCidr(str(c))) out.push(field.invalid(indexPath('spec.podCIDRs', i), str(c), INVALID_CIDR_MESSAGE));
   });
   if (old) {
     const oldSpec = obj(old.spec);

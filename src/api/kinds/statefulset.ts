@@ -1,5 +1,5 @@
-// apps/v1 StatefulSet: defaults, validation and the table as upstream. volumeClaimTemplates are
-// stored as given; skiff serves no PersistentVolumeClaims, so pods get no claims made for them.
+// apps/v1 StatefulSet: defaults, validation and the table as upstream. The controller makes each
+// pod's claims from volumeClaimTemplates (<template>-<set>-<ordinal>) before the pod.
 import { field } from '../errors.js';
 import { type LabelSelectorObject, validateLabelSelectorObject } from '../labels.js';
 import type { ResourceType } from '../resource.js';

@@ -347,6 +347,145 @@ message NodeFeatures {
   optional bool supplementalGroupsPolicy = 1 [(ptr) = true];
 }
 
+message PersistentVolume {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional PersistentVolumeSpec spec = 2;
+  optional PersistentVolumeStatus status = 3;
+}
+message PersistentVolumeSpec {
+  map<string, .k8s.io.apimachinery.pkg.api.resource.Quantity> capacity = 1;
+  optional PersistentVolumeSource persistentVolumeSource = 2 [(inline) = true];
+  repeated string accessModes = 3 [(listType) = "atomic"];
+  optional ObjectReference claimRef = 4 [(ptr) = true];
+  optional string persistentVolumeReclaimPolicy = 5;
+  optional string storageClassName = 6;
+  repeated string mountOptions = 7 [(listType) = "atomic"];
+  optional string volumeMode = 8 [(ptr) = true];
+  optional VolumeNodeAffinity nodeAffinity = 9 [(ptr) = true];
+  optional string volumeAttributesClassName = 10 [(ptr) = true];
+}
+message PersistentVolumeSource {
+  optional GCEPersistentDiskVolumeSource gcePersistentDisk = 1 [(ptr) = true];
+  optional AWSElasticBlockStoreVolumeSource awsElasticBlockStore = 2 [(ptr) = true];
+  optional HostPathVolumeSource hostPath = 3 [(ptr) = true];
+  optional GlusterfsPersistentVolumeSource glusterfs = 4 [(ptr) = true];
+  optional NFSVolumeSource nfs = 5 [(ptr) = true];
+  optional RBDPersistentVolumeSource rbd = 6 [(ptr) = true];
+  optional ISCSIPersistentVolumeSource iscsi = 7 [(ptr) = true];
+  optional CinderPersistentVolumeSource cinder = 8 [(ptr) = true];
+  optional CephFSPersistentVolumeSource cephfs = 9 [(ptr) = true];
+  optional FCVolumeSource fc = 10 [(ptr) = true];
+  optional FlockerVolumeSource flocker = 11 [(ptr) = true];
+  optional FlexPersistentVolumeSource flexVolume = 12 [(ptr) = true];
+  optional AzureFilePersistentVolumeSource azureFile = 13 [(ptr) = true];
+  optional VsphereVirtualDiskVolumeSource vsphereVolume = 14 [(ptr) = true];
+  optional QuobyteVolumeSource quobyte = 15 [(ptr) = true];
+  optional AzureDiskVolumeSource azureDisk = 16 [(ptr) = true];
+  optional PhotonPersistentDiskVolumeSource photonPersistentDisk = 17 [(ptr) = true];
+  optional PortworxVolumeSource portworxVolume = 18 [(ptr) = true];
+  optional ScaleIOPersistentVolumeSource scaleIO = 19 [(ptr) = true];
+  optional LocalVolumeSource local = 20 [(ptr) = true];
+  optional StorageOSPersistentVolumeSource storageos = 21 [(ptr) = true];
+  optional CSIPersistentVolumeSource csi = 22 [(ptr) = true];
+}
+message PersistentVolumeStatus {
+  optional string phase = 1;
+  optional string message = 2;
+  optional string reason = 3;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastPhaseTransitionTime = 4 [(ptr) = true];
+}
+message VolumeNodeAffinity { optional NodeSelector required = 1 [(ptr) = true]; }
+message GlusterfsPersistentVolumeSource {
+  optional string endpoints = 1;
+  optional string path = 2;
+  optional bool readOnly = 3;
+  optional string endpointsNamespace = 4 [(ptr) = true];
+}
+message RBDPersistentVolumeSource {
+  repeated string monitors = 1;
+  optional string image = 2;
+  optional string fsType = 3;
+  optional string pool = 4;
+  optional string user = 5;
+  optional string keyring = 6;
+  optional SecretReference secretRef = 7 [(ptr) = true];
+  optional bool readOnly = 8;
+}
+message ISCSIPersistentVolumeSource {
+  optional string targetPortal = 1;
+  optional string iqn = 2;
+  optional int32 lun = 3 [(keep) = true];
+  optional string iscsiInterface = 4;
+  optional string fsType = 5;
+  optional bool readOnly = 6;
+  repeated string portals = 7;
+  optional bool chapAuthDiscovery = 8;
+  optional SecretReference secretRef = 10 [(ptr) = true];
+  optional bool chapAuthSession = 11;
+  optional string initiatorName = 12 [(ptr) = true];
+}
+message CinderPersistentVolumeSource {
+  optional string volumeID = 1;
+  optional string fsType = 2;
+  optional bool readOnly = 3;
+  optional SecretReference secretRef = 4 [(ptr) = true];
+}
+message CephFSPersistentVolumeSource {
+  repeated string monitors = 1;
+  optional string path = 2;
+  optional string user = 3;
+  optional string secretFile = 4;
+  optional SecretReference secretRef = 5 [(ptr) = true];
+  optional bool readOnly = 6;
+}
+message FlexPersistentVolumeSource {
+  optional string driver = 1;
+  optional string fsType = 2;
+  optional SecretReference secretRef = 3 [(ptr) = true];
+  optional bool readOnly = 4;
+  map<string, string> options = 5;
+}
+message AzureFilePersistentVolumeSource {
+  optional string secretName = 1;
+  optional string shareName = 2;
+  optional bool readOnly = 3;
+  optional string secretNamespace = 4 [(ptr) = true];
+}
+message ScaleIOPersistentVolumeSource {
+  optional string gateway = 1;
+  optional string system = 2;
+  optional SecretReference secretRef = 3 [(ptr) = true];
+  optional bool sslEnabled = 4;
+  optional string protectionDomain = 5;
+  optional string storagePool = 6;
+  optional string storageMode = 7;
+  optional string volumeName = 8;
+  optional string fsType = 9;
+  optional bool readOnly = 10;
+}
+message LocalVolumeSource { optional string path = 1; optional string fsType = 2 [(ptr) = true]; }
+message StorageOSPersistentVolumeSource {
+  optional string volumeName = 1;
+  optional string volumeNamespace = 2;
+  optional string fsType = 3;
+  optional bool readOnly = 4;
+  optional ObjectReference secretRef = 5 [(ptr) = true];
+}
+message CSIPersistentVolumeSource {
+  optional string driver = 1;
+  optional string volumeHandle = 2;
+  optional bool readOnly = 3;
+  optional string fsType = 4;
+  map<string, string> volumeAttributes = 5;
+  optional SecretReference controllerPublishSecretRef = 6 [(ptr) = true];
+  optional SecretReference nodeStageSecretRef = 7 [(ptr) = true];
+  optional SecretReference nodePublishSecretRef = 8 [(ptr) = true];
+  optional SecretReference controllerExpandSecretRef = 9 [(ptr) = true];
+  optional SecretReference nodeExpandSecretRef = 10 [(ptr) = true];
+}
+message TopologySelectorTerm { repeated TopologySelectorLabelRequirement matchLabelExpressions = 1 [(listType) = "atomic"]; }
+message TopologySelectorLabelRequirement { optional string key = 1; repeated string values = 2 [(listType) = "atomic"]; }
+
 message PersistentVolumeClaim {
   optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
   optional PersistentVolumeClaimSpec spec = 2;
@@ -1750,6 +1889,186 @@ message CustomResourceDefinitionCondition {
 }
 `;
 
+export const NETWORKING_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.networking.v1;
+message NetworkPolicy {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional NetworkPolicySpec spec = 2;
+}
+message NetworkPolicySpec {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector podSelector = 1;
+  repeated NetworkPolicyIngressRule ingress = 2 [(listType) = "atomic"];
+  repeated NetworkPolicyEgressRule egress = 3 [(listType) = "atomic"];
+  repeated string policyTypes = 4 [(listType) = "atomic"];
+}
+message NetworkPolicyIngressRule {
+  repeated NetworkPolicyPort ports = 1 [(listType) = "atomic"];
+  repeated NetworkPolicyPeer from = 2 [(listType) = "atomic"];
+}
+message NetworkPolicyEgressRule {
+  repeated NetworkPolicyPort ports = 1 [(listType) = "atomic"];
+  repeated NetworkPolicyPeer to = 2 [(listType) = "atomic"];
+}
+message NetworkPolicyPort {
+  optional string protocol = 1 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.util.intstr.IntOrString port = 2 [(ptr) = true];
+  optional int32 endPort = 3 [(ptr) = true];
+}
+message NetworkPolicyPeer {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector podSelector = 1 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector namespaceSelector = 2 [(ptr) = true];
+  optional IPBlock ipBlock = 3 [(ptr) = true];
+}
+message IPBlock { optional string cidr = 1 [(keep) = true]; repeated string except = 2 [(listType) = "atomic"]; }
+
+message Ingress {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional IngressSpec spec = 2;
+  optional IngressStatus status = 3;
+}
+message IngressSpec {
+  optional IngressBackend defaultBackend = 1 [(ptr) = true];
+  repeated IngressTLS tls = 2 [(listType) = "atomic"];
+  repeated IngressRule rules = 3 [(listType) = "atomic"];
+  optional string ingressClassName = 4 [(ptr) = true];
+}
+message IngressBackend {
+  optional .k8s.io.api.core.v1.TypedLocalObjectReference resource = 3 [(ptr) = true];
+  optional IngressServiceBackend service = 4 [(ptr) = true];
+}
+message IngressServiceBackend { optional string name = 1; optional ServiceBackendPort port = 2; }
+message ServiceBackendPort { option (structType) = "atomic"; optional string name = 1; optional int32 number = 2; }
+message IngressTLS { repeated string hosts = 1 [(listType) = "atomic"]; optional string secretName = 2; }
+message IngressRule {
+  optional string host = 1;
+  optional IngressRuleValue ingressRuleValue = 2 [(inline) = true];
+}
+message IngressRuleValue { optional HTTPIngressRuleValue http = 1 [(ptr) = true]; }
+message HTTPIngressRuleValue { repeated HTTPIngressPath paths = 1 [(listType) = "atomic"]; }
+message HTTPIngressPath {
+  optional string path = 1;
+  optional IngressBackend backend = 2;
+  optional string pathType = 3 [(ptr) = true];
+}
+message IngressStatus { optional IngressLoadBalancerStatus loadBalancer = 1; }
+message IngressLoadBalancerStatus { repeated IngressLoadBalancerIngress ingress = 1 [(listType) = "atomic"]; }
+message IngressLoadBalancerIngress {
+  optional string ip = 1;
+  optional string hostname = 2;
+  repeated IngressPortStatus ports = 4 [(listType) = "atomic"];
+}
+message IngressPortStatus {
+  optional int32 port = 1 [(keep) = true];
+  optional string protocol = 2 [(keep) = true];
+  optional string error = 3 [(ptr) = true];
+}
+
+message IngressClass {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional IngressClassSpec spec = 2;
+}
+message IngressClassSpec {
+  optional string controller = 1;
+  optional IngressClassParametersReference parameters = 2 [(ptr) = true];
+}
+message IngressClassParametersReference {
+  optional string apiGroup = 1 [(ptr) = true];
+  optional string kind = 2;
+  optional string name = 3;
+  optional string scope = 4 [(ptr) = true];
+  optional string namespace = 5 [(ptr) = true];
+}
+`;
+
+export const STORAGE_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.storage.v1;
+message StorageClass {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional string provisioner = 2 [(keep) = true];
+  map<string, string> parameters = 3;
+  optional string reclaimPolicy = 4 [(ptr) = true];
+  repeated string mountOptions = 5 [(listType) = "atomic"];
+  optional bool allowVolumeExpansion = 6 [(ptr) = true];
+  optional string volumeBindingMode = 7 [(ptr) = true];
+  repeated .k8s.io.api.core.v1.TopologySelectorTerm allowedTopologies = 8 [(listType) = "atomic"];
+}
+
+message CSIDriver {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional CSIDriverSpec spec = 2;
+}
+message CSIDriverSpec {
+  optional bool attachRequired = 1 [(ptr) = true];
+  optional bool podInfoOnMount = 2 [(ptr) = true];
+  repeated string volumeLifecycleModes = 3 [(listType) = "set"];
+  optional bool storageCapacity = 4 [(ptr) = true];
+  optional string fsGroupPolicy = 5 [(ptr) = true];
+  repeated TokenRequest tokenRequests = 6 [(listType) = "atomic"];
+  optional bool requiresRepublish = 7 [(ptr) = true];
+  optional bool seLinuxMount = 8 [(ptr) = true];
+  optional int64 nodeAllocatableUpdatePeriodSeconds = 9 [(ptr) = true];
+  optional bool serviceAccountTokenInSecrets = 10 [(ptr) = true];
+  optional bool preventPodSchedulingIfMissing = 11 [(ptr) = true];
+}
+message TokenRequest { optional string audience = 1 [(keep) = true]; optional int64 expirationSeconds = 2 [(ptr) = true]; }
+
+message CSINode {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional CSINodeSpec spec = 2;
+  optional CSINodeStatus status = 3;
+}
+message CSINodeSpec {
+  repeated CSINodeDriver drivers = 1 [(keep) = true, (patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+}
+message CSINodeDriver {
+  optional string name = 1;
+  optional string nodeID = 2 [(keep) = true];
+  repeated string topologyKeys = 3 [(listType) = "atomic"];
+  optional VolumeNodeResources allocatable = 4 [(ptr) = true];
+}
+message VolumeNodeResources { optional int32 count = 1 [(ptr) = true]; }
+message CSINodeStatus {
+  repeated StorageHealth storageHealth = 1 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+}
+message StorageHealth { optional string name = 1; repeated StorageHealthCondition healthConditions = 2 [(listType) = "atomic"]; }
+message StorageHealthCondition {
+  optional string status = 1;
+  optional string reason = 2;
+  optional string message = 3;
+  optional string accessMode = 4 [(ptr) = true];
+  optional string volumeMode = 5 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 6;
+}
+
+message VolumeAttachment {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional VolumeAttachmentSpec spec = 2;
+  optional VolumeAttachmentStatus status = 3;
+}
+message VolumeAttachmentSpec {
+  optional string attacher = 1;
+  optional VolumeAttachmentSource source = 2;
+  optional string nodeName = 3;
+}
+message VolumeAttachmentSource {
+  optional string persistentVolumeName = 1 [(ptr) = true];
+  optional .k8s.io.api.core.v1.PersistentVolumeSpec inlineVolumeSpec = 2 [(ptr) = true];
+}
+message VolumeAttachmentStatus {
+  optional bool attached = 1 [(keep) = true];
+  map<string, string> attachmentMetadata = 2;
+  optional VolumeError attachError = 3 [(ptr) = true];
+  optional VolumeError detachError = 4 [(ptr) = true];
+}
+message VolumeError {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time time = 1;
+  optional string message = 2;
+  optional int32 errorCode = 3 [(ptr) = true];
+}
+`;
+
 /** Every definition above, dependencies first; parse them into one protobufjs Root. */
 export const PROTO_SOURCES: readonly string[] = [
   RUNTIME_PROTO,
@@ -1768,6 +2087,8 @@ export const PROTO_SOURCES: readonly string[] = [
   AUTHORIZATION_V1_PROTO,
   AUTHENTICATION_V1_PROTO,
   AUTHENTICATION_V1BETA1_PROTO,
+  NETWORKING_V1_PROTO,
+  STORAGE_V1_PROTO,
   APIEXTENSIONS_V1_PROTO,
 ];
 
@@ -1780,7 +2101,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
     pkg: 'k8s.io.api.core.v1',
     kinds: [
       'Namespace', 'Node', 'Pod', 'Event', 'Service', 'Endpoints', 'ConfigMap', 'Secret', 'ServiceAccount',
-      'Binding', 'PersistentVolumeClaim', 'ResourceQuota', 'LimitRange', 'ReplicationController', 'PodTemplate',
+      'Binding', 'PersistentVolume', 'PersistentVolumeClaim', 'ResourceQuota', 'LimitRange', 'ReplicationController', 'PodTemplate',
     ],
   },
   'apps/v1': { pkg: 'k8s.io.api.apps.v1', kinds: ['Deployment', 'ReplicaSet', 'DaemonSet', 'StatefulSet', 'ControllerRevision'] },
@@ -1794,6 +2115,8 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'authorization.k8s.io/v1': { pkg: 'k8s.io.api.authorization.v1', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
   'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview', 'TokenRequest'] },
   'authentication.k8s.io/v1beta1': { pkg: 'k8s.io.api.authentication.v1beta1', kinds: ['SelfSubjectReview'] },
+  'networking.k8s.io/v1': { pkg: 'k8s.io.api.networking.v1', kinds: ['NetworkPolicy', 'Ingress', 'IngressClass'] },
+  'storage.k8s.io/v1': { pkg: 'k8s.io.api.storage.v1', kinds: ['StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment'] },
   'apiextensions.k8s.io/v1': { pkg: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1', kinds: ['CustomResourceDefinition'] },
 };
 
