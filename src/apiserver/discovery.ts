@@ -50,8 +50,13 @@ function subresourceInfo(rt: DiscoveredResource, sub: Subresource): SubresourceI
   }
 }
 
-function hash(text: string): string {
+function contentHash(text: string): string {
   return createHash('sha256').update(text).digest('base64').slice(0, 11);
+}
+
+/** Upstream's: the first 8 bytes of sha256("group/version/kind"), base64 with its padding. */
+export function storageVersionHash(group: string, version: string, kind: string): string {
+  return createHash('sha256').update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString('base64');
 }
 
 /**
@@ -149,7 +154,7 @@ export class Discovery {
         verbs: rt.verbs ?? ALL_VERBS,
       };
       // One hash for every version of a resource: it names where the objects are stored.
-      if (!rt.verbs) entry.storageVersionHash = hash(`${rt.group}/${rt.storageVersion ?? rt.version}/${rt.kind}`);
+      if (!rt.verbs) entry.storageVersionHash = storageVersionHash(rt.group, rt.storageVersion ?? rt.version, rt.kind);
       if (rt.shortNames.length > 0) entry.shortNames = rt.shortNames;
       if (rt.categories.length > 0) entry.categories = rt.categories;
       resources.push(entry);
@@ -222,7 +227,7 @@ export class Discovery {
     const types = this.groups.get(gv);
     if (!types) return undefined;
     const text = `${JSON.stringify(openApiV3Document(gv, types.map(withDefinitions), SERVED_VERSION.gitVersion))}\n`;
-    const doc = { text, hash: hash(text) };
+    const doc = { text, hash: contentHash(text) };
     this.openApiCache.set(gv, doc);
     return doc;
   }

@@ -2,12 +2,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
-import { apiVersionOf, parseApiVersion } from '../api/types.js';
+import { apiVersionOf } from '../api/types.js';
 import { deepClone } from '../api/kinds/json.js';
 import { StatusError, badRequest, methodNotAllowed, notFound, notFoundPath } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
 import { upgradeOf, type Upgrade } from '../util/upgrade.js';
 import type { ResourceRequest } from './http/request-info.js';
+import { checkTypeMeta, UndecodableBody, unrecognizedBody } from './type-meta.js';
 import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, sendJsonStream, warningHeader, type PatchType } from './http/codec.js';
 import { typedListParts } from './stored-json.js';
 import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/negotiate.js';
@@ -215,23 +216,16 @@ export class ResourceHandler {
   /** Reads a full object body, checking its kind/apiVersion and (per fieldValidation) its fields. */
   /** The request's object, decoded and checked; `live` is the object it replaces, if any. */
   private async readObject(req: IncomingMessage, rt: ResourceType, ctx: WriteContext, live?: KubeObject): Promise<KubeObject> {
-    const obj = decodeObjectBody(await readBody(req), req.headers['content-type']);
-    this.checkTypeMeta(obj, rt);
+    const body = await readBody(req);
+    let obj: KubeObject;
+    try {
+      obj = decodeObjectBody(body, req.headers['content-type']);
+    } catch (e) {
+      throw e instanceof UndecodableBody ? unrecognizedBody(rt, e.cause, body) : e;
+    }
+    checkTypeMeta(obj, rt);
     this.checkFields(obj, rt, ctx, live);
     return obj;
-  }
-
-  private checkTypeMeta(obj: KubeObject, rt: ResourceType): void {
-    const expected = apiVersionOf(rt.group, rt.version);
-    if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
-      const { group } = parseApiVersion(String(obj.apiVersion));
-      if (group !== rt.group || obj.kind === undefined || obj.kind === rt.kind) {
-        throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
-      }
-    }
-    if (obj.kind !== undefined && obj.kind !== rt.kind) {
-      throw badRequest(`${String(obj.kind)} in version "${rt.version}" cannot be handled as a ${rt.kind}: the object provided is unrecognized (must be of type ${rt.kind})`);
-    }
   }
 
   /**
@@ -295,7 +289,7 @@ export class ResourceHandler {
     const gvk = rt;
     if (type === 'apply') {
       const applied = asObject(patchBody);
-      this.checkTypeMeta(applied, rt);
+      checkTypeMeta(applied, rt);
       if (applied.apiVersion === undefined || applied.kind === undefined) {
         throw badRequest('apiVersion and kind must be set in the applied configuration');
       }

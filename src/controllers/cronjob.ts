@@ -11,6 +11,7 @@ import { errorText } from '../util/error-text.js';
 import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../api/errors.js';
 import { parseSchedule, type CronJob } from '../api/kinds/cronjob.js';
+import { scheduleError } from '../api/kinds/cron-schedule.js';
 import { jobCondition, type Job } from '../api/kinds/job.js';
 import { deepClone, semanticEqual } from '../api/kinds/json.js';
 import type { Informer } from '../client/informer.js';
@@ -85,6 +86,8 @@ class CronJobReconciler implements Reconciler {
       try {
         times = parseSchedule(spec.schedule, spec.timeZone, now + 1);
       } catch (e) {
+        // A valid schedule cron-parser refuses names a day no month has (31 2): it never fires.
+        if (scheduleError(spec.schedule) === undefined) return;
         this.recorder.event(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: ${JSON.stringify(spec.schedule)} : ${errorText(e)}`);
         return;
       }

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { scheduleError } from '../../src/api/kinds/cron-schedule.js';
+import { cronJobResource } from '../../src/api/kinds/cronjob.js';
 
 describe('CronJob schedules', () => {
   it('accept what robfig/cron accepts: ranges, steps, lists, names, descriptors', () => {
@@ -14,5 +15,19 @@ describe('CronJob schedules', () => {
     assert.equal(scheduleError('* * * *'), 'expected exactly 5 fields, found 4: [* * * *]');
     assert.equal(scheduleError('*/0 * * * *'), 'step of range should be a positive number: */0');
     assert.equal(scheduleError('@often'), 'unrecognized descriptor: @often');
+    assert.equal(scheduleError('@every 1d'), 'failed to parse duration @every 1d: time: unknown unit "d" in duration "1d"');
+    assert.equal(scheduleError('@every 5'), 'failed to parse duration @every 5: time: missing unit in duration "5"');
+    assert.equal(scheduleError('@every soon'), 'failed to parse duration @every soon: time: invalid duration "soon"');
+    assert.equal(scheduleError('@every 1h30m'), undefined);
+    assert.equal(scheduleError('@every 1.5s'), undefined);
+  });
+
+  it('are only range-checked per field, as robfig/cron does: a day no month has is valid (it never fires)', () => {
+    for (const s of ['59 23 31 2 *', '0 0 30 2 *', '0 0 31 4,6,9,11 *', '*/90 * * * *']) {
+      assert.equal(scheduleError(s), undefined, s);
+      const o = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'c', namespace: 'default' }, spec: { schedule: s, jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox' }] } } } } } };
+      cronJobResource.defaults(o);
+      assert.deepEqual(cronJobResource.validate(o, undefined), [], s);
+    }
   });
 });

@@ -46,11 +46,35 @@ function checkPart(part: string, b: Bounds): void {
   if (start > end) throw new Error(`beginning of range (${start}) beyond end of range (${end}): ${part}`);
 }
 
+const DURATION_UNITS = new Set(['ns', 'us', 'µs', 'μs', 'ms', 's', 'm', 'h']);
+
+/** Go's time.ParseDuration error for text, or undefined when it reads as a duration. */
+function goDurationError(text: string): string | undefined {
+  const invalid = `time: invalid duration ${JSON.stringify(text)}`;
+  let rest = text.replace(/^[-+]/, '');
+  if (rest === '0') return undefined;
+  if (rest === '') return invalid;
+  while (rest !== '') {
+    const m = /^(\d*)(?:\.(\d*))?/.exec(rest)!;
+    if (m[0] === '' || m[0] === '.') return invalid;
+    rest = rest.slice(m[0].length);
+    const unit = /^[^\d.]*/.exec(rest)![0];
+    if (unit === '') return `time: missing unit in duration ${JSON.stringify(text)}`;
+    if (!DURATION_UNITS.has(unit)) return `time: unknown unit ${JSON.stringify(unit)} in duration ${JSON.stringify(text)}`;
+    rest = rest.slice(unit.length);
+  }
+  return undefined;
+}
+
 /** Upstream's error for a schedule robfig/cron refuses, or undefined when it would accept it. */
 export function scheduleError(schedule: string): string | undefined {
   const spec = schedule.trim();
   if (spec.startsWith('@')) {
-    if (DESCRIPTORS.has(spec) || spec.startsWith('@every ')) return undefined;
+    if (DESCRIPTORS.has(spec)) return undefined;
+    if (spec.startsWith('@every ')) {
+      const problem = goDurationError(spec.slice('@every '.length));
+      return problem === undefined ? undefined : `failed to parse duration ${spec}: ${problem}`;
+    }
     return `unrecognized descriptor: ${spec}`;
   }
   const fields = spec.split(/\s+/).filter((f) => f.length > 0);

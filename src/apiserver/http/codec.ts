@@ -5,6 +5,7 @@ import YAML from 'yaml';
 import type { KubeObject, Status } from '../../api/types.js';
 import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } from '../../api/errors.js';
 import { decodeProtobufObject } from '../protobuf/decode.js';
+import { UndecodableBody } from '../type-meta.js';
 import { objectJson } from '../stored-json.js';
 import { abortResponse, clientGone, streamClosedEarly } from './listener.js';
 
@@ -94,11 +95,27 @@ function checkValueNesting(value: unknown): void {
 
 function parseJson(body: Buffer): unknown {
   checkJsonNesting(body);
+  const text = body.toString('utf8');
   try {
-    return JSON.parse(body.toString('utf8'));
+    return JSON.parse(text);
   } catch (e) {
-    throw badRequest(`json: cannot unmarshal request body: ${(e as Error).message}`);
+    throw new UndecodableBody(`couldn't get version/kind; json parse error: ${goJsonSyntaxError(text, e)}`);
   }
+}
+
+/** Go's encoding/json wording for the commonest syntax errors (an empty, cut-off or non-JSON body). */
+function goJsonSyntaxError(text: string, e: unknown): string {
+  const first = /\S/.exec(text)?.[0];
+  if (first === undefined || /end of JSON input|Unterminated|Expected .* after/.test(String((e as Error).message))) return 'unexpected end of JSON input';
+  if (!/[{["\-0-9tfn]/.test(first)) return `invalid character '${first}' looking for beginning of value`;
+  return `invalid character in JSON: ${(e as Error).message}`;
+}
+
+// What upstream's decoder says of JSON that is not an object: it looks for apiVersion and kind first.
+const TYPE_META_STRUCT = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
+
+function jsonTypeName(v: unknown): string {
+  return Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v;
 }
 
 function parseYaml(body: Buffer): unknown {
@@ -112,7 +129,7 @@ function parseYaml(body: Buffer): unknown {
     return value;
   } catch (e) {
     if (e instanceof StatusError) throw e;
-    throw badRequest(`error converting YAML to JSON: ${(e as Error).message}`);
+    throw new UndecodableBody(`error converting YAML to JSON: ${(e as Error).message}`);
   }
 }
 
@@ -124,7 +141,10 @@ export function decodeObjectBody(body: Buffer, contentType: string | undefined):
   else if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') value = parseYaml(body);
   else if (type === 'application/vnd.kubernetes.protobuf') value = decodeProtobufObject(body);
   else throw unsupportedMediaType(contentType ?? '');
-  return asObject(value);
+  if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+    throw new UndecodableBody(`couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonTypeName(value)} into Go value of type ${TYPE_META_STRUCT}`);
+  }
+  return asObject(value ?? {});
 }
 
 export function asObject(value: unknown): KubeObject {

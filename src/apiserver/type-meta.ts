@@ -1,0 +1,59 @@
+// What a create or update body must be: the URL's kind in the URL's version. Upstream's handlers
+// decode the body through the scheme into the URL's internal type, and their refusal says which
+// step failed: the body did not decode at all ("the object provided is unrecognized"), its kind is
+// not registered, it does not convert into the URL's type, or it is another version of the right
+// kind. The messages below are those steps' messages.
+import { badRequest, StatusError } from '../api/errors.js';
+import { resourceTypeForKind } from '../api/registry.js';
+import type { ResourceType } from '../api/resource.js';
+import type { KubeObject } from '../api/types.js';
+
+// runtime.NewScheme names a scheme after the line that made it; the built-in kinds' is this one.
+const SCHEME = 'k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:29';
+
+/** A body that is not an object at all, with the decoder's reason. */
+export class UndecodableBody extends StatusError {
+  constructor(override readonly cause: string) {
+    super(400, 'BadRequest', cause);
+  }
+}
+
+/** The first bytes of a body as upstream quotes them: JSON as text, anything else in hex. */
+export function summarizeBody(body: Buffer, max = 30): string {
+  if (body.length === 0) return '<empty>';
+  const head = body.subarray(0, max);
+  const text = body[0] === 0x7b ? head.toString('utf8') : head.toString('hex');
+  return body.length > max ? `${text} ...` : text;
+}
+
+export function unrecognizedBody(rt: ResourceType, cause: string, body: Buffer): StatusError {
+  return badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): ${cause} (${summarizeBody(body)})`);
+}
+
+function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** The Go package an internal type lives in: `core` for the core group, else the group's first label. */
+function internalPackage(group: string): string {
+  return group === '' ? 'core' : group.split('.')[0]!;
+}
+
+/** Refuses a body whose apiVersion and kind (defaulted from the URL when absent) are not the URL's. */
+export function checkTypeMeta(obj: KubeObject, rt: ResourceType): void {
+  const urlApiVersion = rt.group ? `${rt.group}/${rt.version}` : rt.version;
+  const apiVersion = typeof obj.apiVersion === 'string' && obj.apiVersion !== '' ? obj.apiVersion : urlApiVersion;
+  const kind = typeof obj.kind === 'string' && obj.kind !== '' ? obj.kind : rt.kind;
+  if (apiVersion === urlApiVersion && kind === rt.kind) return;
+  const { group, version } = splitApiVersion(apiVersion);
+  const cannot = `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${rt.kind}`;
+  if (!resourceTypeForKind(group, version, kind)) {
+    throw badRequest(`${cannot}: no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme ${JSON.stringify(SCHEME)}`);
+  }
+  if (kind !== rt.kind || group !== rt.group) {
+    throw badRequest(`${cannot}: converting (${version}.${kind}) to (${internalPackage(rt.group)}.${rt.kind}): unknown conversion`);
+  }
+  // Another version of the URL's kind decodes and converts; only the version check refuses it.
+  throw badRequest(`the API version in the data (${apiVersion}) does not match the expected API version (${urlApiVersion})`);
+}
