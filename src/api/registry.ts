@@ -23,6 +23,7 @@ import { serviceAccountResource } from './kinds/serviceaccount.js';
 import { clusterRoleBindingResource, clusterRoleResource, roleBindingResource, roleResource } from './kinds/rbac.js';
 import { serviceResource } from './kinds/service.js';
 import { flowSchemaResource, priorityLevelConfigurationResource } from './kinds/flowcontrol.js';
+import { priorityClassResource } from './kinds/priorityclass.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -52,6 +53,8 @@ export const allResourceTypes: ResourceType[] = [
   roleResource,
   flowSchemaResource,
   priorityLevelConfigurationResource,
+  // Scheduling and quota.
+  priorityClassResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));

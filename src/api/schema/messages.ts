@@ -1750,6 +1750,19 @@ message CustomResourceDefinitionCondition {
 }
 `;
 
+// scheduling.k8s.io/v1.
+export const SCHEDULING_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.scheduling.v1;
+message PriorityClass {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional int32 value = 2 [(keep) = true];
+  optional bool globalDefault = 3;
+  optional string description = 4;
+  optional string preemptionPolicy = 5 [(ptr) = true];
+}
+`;
+
 /** Every definition above, dependencies first; parse them into one protobufjs Root. */
 export const PROTO_SOURCES: readonly string[] = [
   RUNTIME_PROTO,
@@ -1769,6 +1782,7 @@ export const PROTO_SOURCES: readonly string[] = [
   AUTHENTICATION_V1_PROTO,
   AUTHENTICATION_V1BETA1_PROTO,
   APIEXTENSIONS_V1_PROTO,
+  SCHEDULING_V1_PROTO,
 ];
 
 /**
@@ -1795,6 +1809,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'authentication.k8s.io/v1': { pkg: 'k8s.io.api.authentication.v1', kinds: ['SelfSubjectReview', 'TokenRequest'] },
   'authentication.k8s.io/v1beta1': { pkg: 'k8s.io.api.authentication.v1beta1', kinds: ['SelfSubjectReview'] },
   'apiextensions.k8s.io/v1': { pkg: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1', kinds: ['CustomResourceDefinition'] },
+  'scheduling.k8s.io/v1': { pkg: 'k8s.io.api.scheduling.v1', kinds: ['PriorityClass'] },
 };
 
 export const META_V1_PACKAGE = 'k8s.io.apimachinery.pkg.apis.meta.v1';
