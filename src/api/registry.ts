@@ -24,6 +24,7 @@ import { clusterRoleBindingResource, clusterRoleResource, roleBindingResource, r
 import { serviceResource } from './kinds/service.js';
 import { flowSchemaResource, priorityLevelConfigurationResource } from './kinds/flowcontrol.js';
 import { priorityClassResource } from './kinds/priorityclass.js';
+import { limitRangeResource } from './kinds/limitrange.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -55,6 +56,7 @@ export const allResourceTypes: ResourceType[] = [
   priorityLevelConfigurationResource,
   // Scheduling and quota.
   priorityClassResource,
+  limitRangeResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));

@@ -32,6 +32,8 @@ import { namespaceLifecycle } from './admission/namespace-lifecycle.js';
 import { serviceAccountAdmission } from './admission/service-account.js';
 import { defaultTolerationSeconds, type DefaultTolerationOptions } from './admission/default-toleration-seconds.js';
 import { priorityAdmission } from './admission/priority.js';
+import { limitRanger } from './admission/limit-ranger.js';
+import type { LimitRange } from '../api/kinds/limitrange.js';
 import { serviceAddresses } from './admission/service-addresses.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
 import type { UserInfo, WriteContext } from './request-context.js';
@@ -335,6 +337,7 @@ export class ApiServer {
       }),
       serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items),
       rbacEscalation(this.rbac),
+      limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),
       priorityAdmission({
         list: () => this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cache.objectsUnder('/registry/priorityclasses/') as PriorityClass[],
         find: async (name) => (await this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cachedOrStored(undefined, name)) as PriorityClass | undefined,

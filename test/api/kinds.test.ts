@@ -30,9 +30,9 @@ test('registry lookups', () => {
   assert.equal(resourceTypeFor('apps', 'v1', 'deployments'), deploymentResource);
   assert.equal(resourceTypeForKind('policy', 'v1', 'PodDisruptionBudget'), podDisruptionBudgetResource);
   assert.equal(resourceTypeFor('apps', 'v1', 'pods'), undefined);
-  assert.equal(servedKinds.length, 28);
+  assert.equal(servedKinds.length, 29);
   const shorts = servedKinds.flatMap((rt) => rt.shortNames).sort();
-  assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'deploy', 'ds', 'ep', 'ev', 'no', 'ns', 'pc', 'pdb', 'po', 'rc', 'rs', 'sa', 'sts', 'svc']);
+  assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'deploy', 'ds', 'ep', 'ev', 'limits', 'no', 'ns', 'pc', 'pdb', 'po', 'rc', 'rs', 'sa', 'sts', 'svc']);
 });
 
 test('pod defaults', () => {
