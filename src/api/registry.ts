@@ -33,6 +33,8 @@ import { volumeAttachmentResource } from './kinds/volumeattachment.js';
 import { networkPolicyResource } from './kinds/networkpolicy.js';
 import { ingressResource } from './kinds/ingress.js';
 import { ingressClassResource } from './kinds/ingressclass.js';
+import { priorityClassResource } from './kinds/priorityclass.js';
+import { limitRangeResource } from './kinds/limitrange.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -48,6 +50,7 @@ export const allResourceTypes: ResourceType[] = [
   persistentVolumeResource,
   persistentVolumeClaimResource,
   podTemplateResource,
+  limitRangeResource,
   replicationControllerResource,
   deploymentResource,
   replicaSetResource,
@@ -72,6 +75,7 @@ export const allResourceTypes: ResourceType[] = [
   roleResource,
   flowSchemaResource,
   priorityLevelConfigurationResource,
+  priorityClassResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));

@@ -31,6 +31,9 @@ import { orderedChain } from './admission/chain.js';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.js';
 import { serviceAccountAdmission } from './admission/service-account.js';
 import { defaultTolerationSeconds, type DefaultTolerationOptions } from './admission/default-toleration-seconds.js';
+import { priorityAdmission } from './admission/priority.js';
+import { limitRanger } from './admission/limit-ranger.js';
+import type { LimitRange } from '../api/kinds/limitrange.js';
 import { serviceAddresses } from './admission/service-addresses.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
 import type { UserInfo, WriteContext } from './request-context.js';
@@ -50,6 +53,7 @@ import { CRD_GROUP } from '../apiextensions/customresourcedefinition.js';
 import { servedKinds } from '../apiextensions/served-kinds.js';
 import { CustomResourceDefinitions } from './custom-resource-definitions.js';
 import { FLOWCONTROL_GROUP, type FlowSchema, type PriorityLevelConfiguration } from '../api/kinds/flowcontrol.js';
+import { SCHEDULING_GROUP, SYSTEM_PRIORITY_CLASSES, type PriorityClass } from '../api/kinds/priorityclass.js';
 import { FLOW_SCHEMA_UID_HEADER, PRIORITY_LEVEL_UID_HEADER, PriorityAndFairness } from './flowcontrol/priority-and-fairness.js';
 import { MaxInFlight } from './flowcontrol/max-in-flight.js';
 import { MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS, reconcileApfObject } from './flowcontrol/bootstrap-config.js';
@@ -333,6 +337,11 @@ export class ApiServer {
       }),
       serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items),
       rbacEscalation(this.rbac),
+      limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),
+      priorityAdmission({
+        list: () => this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cache.objectsUnder('/registry/priorityclasses/') as PriorityClass[],
+        find: async (name) => (await this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cachedOrStored(undefined, name)) as PriorityClass | undefined,
+      }),
     ]);
   }
 
@@ -394,6 +403,8 @@ export class ApiServer {
     this.keepSystemNamespaces();
     await this.ensureBootstrapPolicy();
     await this.ensureFlowControlConfig();
+    // Existing system classes are left as they are: their value and policy cannot change.
+    await ensureObjects(this.storeByResource(SCHEDULING_GROUP, 'priorityclasses'), SYSTEM_PRIORITY_CLASSES, () => undefined);
     this.keepFlowSchemaStatus();
     // Without a key of its own (in-process tests) a server signs with a key that lives as long as it does.
     this.serviceAccountTokens = await ServiceAccountTokens.fromPrivateKey(this.opts.serviceAccountKeyPem ?? (await createSigningKey()), this.tokenObjects(), this.clock);

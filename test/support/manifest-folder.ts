@@ -70,15 +70,7 @@ export const NOT_SERVED_YET: readonly { group: string; kind: string; why: string
   { group: 'admissionregistration.k8s.io', kind: 'ValidatingWebhookConfiguration', why: 'admission webhooks: the extension-points issue' },
   { group: 'admissionregistration.k8s.io', kind: 'MutatingWebhookConfiguration', why: 'admission webhooks: the extension-points issue' },
   { group: 'apiregistration.k8s.io', kind: 'APIService', why: 'aggregation: the extension-points issue' },
-  { group: 'networking.k8s.io', kind: 'NetworkPolicy', why: 'networking kinds are being added' },
-  { group: 'networking.k8s.io', kind: 'Ingress', why: 'networking kinds are being added' },
-  { group: 'networking.k8s.io', kind: 'IngressClass', why: 'networking kinds are being added' },
-  { group: 'storage.k8s.io', kind: 'StorageClass', why: 'storage kinds are being added' },
-  { group: 'storage.k8s.io', kind: 'CSIDriver', why: 'storage kinds are being added' },
-  { group: '', kind: 'PersistentVolume', why: 'storage kinds are being added' },
-  { group: '', kind: 'PersistentVolumeClaim', why: 'storage kinds are being added' },
-  { group: '', kind: 'ResourceQuota', why: 'quota kinds are being added' },
-  { group: '', kind: 'LimitRange', why: 'quota kinds are being added' },
+  { group: '', kind: 'ResourceQuota', why: 'quota: admission and its controller are next' },
 ];
 
 /** CRDs whose versions convert through a webhook: conversion is part of the extension-points issue. */

@@ -2069,6 +2069,19 @@ message VolumeError {
 }
 `;
 
+// scheduling.k8s.io/v1.
+export const SCHEDULING_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.scheduling.v1;
+message PriorityClass {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional int32 value = 2 [(keep) = true];
+  optional bool globalDefault = 3;
+  optional string description = 4;
+  optional string preemptionPolicy = 5 [(ptr) = true];
+}
+`;
+
 /** Every definition above, dependencies first; parse them into one protobufjs Root. */
 export const PROTO_SOURCES: readonly string[] = [
   RUNTIME_PROTO,
@@ -2090,6 +2103,7 @@ export const PROTO_SOURCES: readonly string[] = [
   NETWORKING_V1_PROTO,
   STORAGE_V1_PROTO,
   APIEXTENSIONS_V1_PROTO,
+  SCHEDULING_V1_PROTO,
 ];
 
 /**
@@ -2118,6 +2132,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'networking.k8s.io/v1': { pkg: 'k8s.io.api.networking.v1', kinds: ['NetworkPolicy', 'Ingress', 'IngressClass'] },
   'storage.k8s.io/v1': { pkg: 'k8s.io.api.storage.v1', kinds: ['StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment'] },
   'apiextensions.k8s.io/v1': { pkg: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1', kinds: ['CustomResourceDefinition'] },
+  'scheduling.k8s.io/v1': { pkg: 'k8s.io.api.scheduling.v1', kinds: ['PriorityClass'] },
 };
 
 export const META_V1_PACKAGE = 'k8s.io.apimachinery.pkg.apis.meta.v1';
