@@ -115,6 +115,6 @@ export function storageSegment(rt: Pick<ResourceType, 'resource' | 'storageKey'>
 }
 
 /** A status subresource exists: main-resource writes keep the old status, status writes keep the rest. */
-export function hasStatusSubresource(rt: Pick<ResourceType, 'subresources'>): boolean {
+export function hasStatusSubresource(rt: { readonly subresources: readonly string[] }): boolean {
   return rt.subresources.includes('status');
 }

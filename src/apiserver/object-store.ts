@@ -512,19 +512,17 @@ export class ObjectStore {
       delete meta.generation;
     }
     if (subresource === undefined || subresource === 'scale') this.rt.prepareForUpdate?.(next, old);
-    // Admission sees every update, subresources too (a plugin says which it acts on); a write no
-    // plugin handles (a Lease renewal) awaits nothing.
-    const attrs = this.attributes('UPDATE', next, old, ctx, subresource);
-    const mutated = this.admission.mutate(attrs);
-    if (mutated) await mutated;
+    // Admission sees every update, subresources too (a plugin says which it acts on). For a write
+    // no plugin handles (a Lease renewal) no attributes are built and no plugin code runs.
+    const attrs = this.admission.admits('UPDATE', this.rt) ? this.attributes('UPDATE', next, old, ctx, subresource) : undefined;
+    if (attrs) await this.admission.mutate(attrs);
     // A binding is the one write allowed to set a pod's nodeName; upstream skips update validation for it.
     if (subresource !== 'binding') {
       const causes = subresource === 'status' && this.rt.validateStatusUpdate ? this.rt.validateStatusUpdate(next, old) : this.rt.validate(next, old);
       if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
       if (subresource === undefined) addWarnings(ctx, this.rt.warningsFor?.(next));
     }
-    const validated = this.admission.validate(attrs);
-    if (validated) await validated;
+    if (attrs) await this.admission.validate(attrs);
     if (ctx.managedFieldsSet) return next;
     meta.managedFields = old.metadata.managedFields;
     updateManagedFields(old, next, {

@@ -269,7 +269,7 @@ export class ApiServer {
     const ttl = rt.group === '' && rt.resource === 'events' && this.opts.eventTtlSeconds ? { ttlSeconds: this.opts.eventTtlSeconds } : {};
     const hooks: StorageHooks = { written: () => this.storageOutage.writeSucceeded() };
     // A deleted Node's labels are kept for its agent's re-registration (NodeRestriction reads them).
-    if (builtin && rt.group === '' && rt.resource === 'nodes') hooks.beforeDelete = (node) => this.deletedNodeLabels.recordDeletion(node);
+    if (rt.group === '' && rt.resource === 'nodes') hooks.beforeDelete = (node) => this.deletedNodeLabels.recordDeletion(node);
     const store = new ObjectStore(rt, this.store, this.clock, cache, this.admission, hooks, ttl);
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.

@@ -7,6 +7,8 @@ import { orderedChain } from '../../src/apiserver/admission/chain.js';
 import type { AdmissionAttributes, AdmissionPlugin, Operation } from '../../src/apiserver/admission/plugin.js';
 import { resourceTypeFor } from '../../src/api/registry.js';
 import type { ResourceType } from '../../src/api/resource.js';
+import type { Store } from '../../src/store/store.js';
+import { DeletedNodeLabels, nodeRestriction } from '../../src/apiserver/admission/node-restriction.js';
 
 const pods = resourceTypeFor('', 'v1', 'pods')!;
 const leases = resourceTypeFor('coordination.k8s.io', 'v1', 'leases')!;
@@ -44,6 +46,14 @@ test('a write no plugin handles costs no promise; a synchronous chain stays sync
   assert.equal(chain.mutate(attrs(pods)), undefined);
   assert.deepEqual(seen, ['mutate:DefaultTolerationSeconds']);
   assert.deepEqual(chain.pluginsFor('mutate', 'UPDATE', leases), []);
+});
+
+test('NodeRestriction leaves Lease renewals alone: the heartbeat path runs no admission', () => {
+  const chain = orderedChain([nodeRestriction(new DeletedNodeLabels(undefined as unknown as Store))]);
+  assert.equal(chain.admits('UPDATE', leases), false);
+  assert.equal(chain.admits('CREATE', leases), true);
+  assert.equal(chain.admits('UPDATE', pods), true);
+  assert.equal(chain.admits('DELETE', pods), true);
 });
 
 test('a refusal stops the chain, also after an asynchronous step', async () => {

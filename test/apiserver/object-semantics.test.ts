@@ -69,6 +69,20 @@ describe('object semantics', () => {
 
   it('refuses content in a missing namespace (404)', async () => {
     await assert.rejects(c.create('/api/v1/namespaces/nope/configmaps', { metadata: { name: 'x' } }), (e) => isStatusError(e, 'NotFound') && /namespaces "nope" not found/.test(e.message));
+    // NamespaceLifecycle runs first, as upstream's: the missing namespace is what is reported, not
+    // the invalid name or the missing service account that later steps would refuse.
+    await assert.rejects(c.create('/api/v1/namespaces/nope/configmaps', { metadata: { name: 'Not_A_Name' } }), (e) => isStatusError(e, 'NotFound') && /namespaces "nope" not found/.test(e.message));
+    await assert.rejects(c.create('/api/v1/namespaces/nope/pods', { metadata: { name: 'p' }, spec: { serviceAccountName: 'ghost', containers: [{ name: 'c', image: 'i' }] } }), (e) => isStatusError(e, 'NotFound') && /namespaces "nope" not found/.test(e.message));
+  });
+
+  it('refuses new content in a terminating namespace (403) with upstream\'s message', async () => {
+    await c.create('/api/v1/namespaces', { metadata: { name: 'leaving' } });
+    // No namespace controller runs here: its `kubernetes` finalizer keeps it Terminating.
+    await c.delete('/api/v1/namespaces/leaving');
+    await assert.rejects(
+      c.create('/api/v1/namespaces/leaving/configmaps', { metadata: { name: 'late' } }),
+      (e) => isStatusError(e, 'Forbidden') && e.message === 'configmaps "late" is forbidden: unable to create new content in namespace leaving because it is being terminated',
+    );
   });
 
   it('deletes a bound pod gracefully, an unbound pod at once, and force-deletes with grace 0', async () => {

@@ -148,11 +148,6 @@ export function schemaFor(gvk: SchemaKind): StructSchema {
   return otherKind;
 }
 
-/** Kinds whose status is written through the status subresource, so main-resource writes drop it: as the kind says. */
-export function hasStatusSubresource(kind: MergeKind): boolean {
-  return kind.subresources.includes('status');
-}
-
 /** The schema of `key` inside a value described by `s` (undefined: no rule, use the defaults). */
 export function childSchema(s: Schema | undefined, key: string): Schema | undefined {
   if (!s) return undefined;

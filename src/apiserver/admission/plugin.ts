@@ -32,7 +32,7 @@ export interface AdmissionPlugin {
   readonly name: string;
   /**
    * Whether the plugin may act on this operation of this type. Asked once per type and operation
-   * and remembered, so a write no plugin handles (a Lease renewal) pays nothing for admission.
+   * and remembered, so a write no plugin handles (a Lease renewal) runs no plugin code.
    */
   handles(operation: Operation, resource: ResourceType): boolean;
   mutate?(a: AdmissionAttributes): void | Promise<void>;
@@ -50,6 +50,11 @@ export class AdmissionChain {
   private readonly byType = new WeakMap<ResourceType, Map<string, readonly AdmissionPlugin[]>>();
 
   constructor(readonly plugins: readonly AdmissionPlugin[]) {}
+
+  /** Whether any plugin acts on this operation of this type, in either stage. */
+  admits(operation: Operation, resource: ResourceType): boolean {
+    return this.pluginsFor('mutate', operation, resource).length > 0 || this.pluginsFor('validate', operation, resource).length > 0;
+  }
 
   mutate(a: AdmissionAttributes): void | Promise<void> {
     return this.run('mutate', a);

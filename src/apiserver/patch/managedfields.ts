@@ -8,7 +8,8 @@ import { FieldSet, fieldElement } from './fieldpath.js';
 import { STRIPPED_FIELDS, compare, createdFieldsV1, type Comparison } from './fieldset.js';
 import { isObject, type JsonObject } from './json.js';
 import { rfc3339 } from '../../util/time.js';
-import { hasStatusSubresource, schemaFor, type MergeKind } from '../../api/schema/merge-schema.js';
+import { schemaFor, type MergeKind } from '../../api/schema/merge-schema.js';
+import { hasStatusSubresource } from '../../api/resource.js';
 import { internFieldsV1, isInterned } from './fields-intern.js';
 
 export interface Manager {
