@@ -18,7 +18,8 @@ import { objectKeyOf } from '../client/informer.js';
 import { PATHS } from '../controller-kit/informers.js';
 import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
-import { objectPath } from './pod-control.js';
+import { rfc3339 } from '../util/time.js';
+import { isPodTerminal, objectPath } from './pod-control.js';
 
 /** Set on a claim once bound, and when the controller (not the user) chose its volume. */
 const BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
@@ -77,11 +78,6 @@ function claimNamesOf(p: Pod): string[] {
   return out;
 }
 
-function isTerminal(p: Pod): boolean {
-  const phase = p.status?.phase;
-  return phase === 'Succeeded' || phase === 'Failed';
-}
-
 function phaseOf(o: KubeObject): string {
   return str(obj(o.status).phase);
 }
@@ -127,7 +123,7 @@ class VolumeBinder implements Reconciler {
   }
 
   private claimInUse(namespace: string, name: string): boolean {
-    return this.pods.list().some((p) => p.metadata.namespace === namespace && !isTerminal(p) && claimNamesOf(p).includes(name));
+    return this.pods.list().some((p) => p.metadata.namespace === namespace && !isPodTerminal(p) && claimNamesOf(p).includes(name));
   }
 
   private async syncClaim(key: string, signal: AbortSignal): Promise<void> {
@@ -236,7 +232,7 @@ class VolumeBinder implements Reconciler {
   }
 
   private async setVolumeStatus(volume: KubeObject, status: Record<string, unknown>, signal: AbortSignal): Promise<void> {
-    const stamped = { ...status, lastPhaseTransitionTime: new Date(this.ctx.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    const stamped = { ...status, lastPhaseTransitionTime: rfc3339(this.ctx.clock.now()) };
     await this.ctx.client.patch(`/api/v1/persistentvolumes/${volume.metadata.name}/status`, { metadata: { resourceVersion: volume.metadata.resourceVersion }, status: stamped }, 'merge', { signal });
   }
 

@@ -5,6 +5,7 @@ import { field } from '../errors.js';
 import { quantityErrors, quantitySign, quantityText } from '../quantity.js';
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, StatusCause } from '../types.js';
+import { rfc3339 } from '../../util/time.js';
 import { childPath, isDNS1123Subdomain, keyPath, nameIsDNSSubdomain, notSupportedRendered, validateImmutable, validateMeta, validateObjectMetaUpdate } from '../validation.js';
 import { arr, child, isObject, obj, semanticEqual, str } from './json.js';
 import { age, ageColumn, column, nameColumn } from './printing.js';
@@ -188,7 +189,7 @@ function defaultPersistentVolume(o: KubeObject): void {
 /** A new volume: protected while bound, and Pending, stamped with the moment (upstream PrepareForCreate). */
 function prepareForCreate(o: KubeObject): void {
   addFinalizer(o, PV_PROTECTION_FINALIZER);
-  o.status = { phase: 'Pending', lastPhaseTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  o.status = { phase: 'Pending', lastPhaseTransitionTime: rfc3339(Date.now()) };
 }
 
 export const persistentVolumeResource: ResourceType = {
