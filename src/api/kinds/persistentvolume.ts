@@ -9,7 +9,6 @@ import { rfc3339 } from '../../util/time.js';
 import { childPath, isDNS1123Subdomain, keyPath, nameIsDNSSubdomain, notSupportedRendered, validateImmutable, validateMeta, validateObjectMetaUpdate } from '../validation.js';
 import { arr, child, isObject, obj, semanticEqual, str } from './json.js';
 import { age, ageColumn, column, nameColumn } from './printing.js';
-import { addFinalizer, PV_PROTECTION_FINALIZER } from './volume-protection.js';
 
 export const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 export const VOLUME_MODES = ['Block', 'Filesystem'];
@@ -186,9 +185,8 @@ function defaultPersistentVolume(o: KubeObject): void {
   if (spec.volumeMode === undefined || spec.volumeMode === null) spec.volumeMode = 'Filesystem';
 }
 
-/** A new volume: protected while bound, and Pending, stamped with the moment (upstream PrepareForCreate). */
+/** A new volume is Pending, stamped with the moment (upstream PrepareForCreate). */
 function prepareForCreate(o: KubeObject): void {
-  addFinalizer(o, PV_PROTECTION_FINALIZER);
   o.status = { phase: 'Pending', lastPhaseTransitionTime: rfc3339(Date.now()) };
 }
 
