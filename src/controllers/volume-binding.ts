@@ -74,6 +74,12 @@ function claimRefKey(v: KubeObject): string | undefined {
   return str(ref.name) ? `${str(ref.namespace)}/${str(ref.name)}` : undefined;
 }
 
+/** A claimRef without a uid waits for whichever claim takes its name; one with a uid is that claim's only. */
+function claimRefUidAllows(v: KubeObject, claim: KubeObject): boolean {
+  const uid = str(obj(obj(v.spec).claimRef).uid);
+  return !uid || uid === claim.metadata.uid;
+}
+
 /** The claims a pod mounts: named ones, and the claims of its ephemeral volumes (<pod>-<volume>). */
 function claimNamesOf(p: Pod): string[] {
   const out: string[] = [];
@@ -171,7 +177,9 @@ class VolumeBinder implements Reconciler {
     }
     if (this.waitsForConsumer(claim) && !this.claimInUse(key)) return;
     // A volume pre-bound to this claim wins; otherwise the smallest volume that fits.
-    const chosen = this.volumesByClaim.get(key)[0] ?? smallest(this.volumes.list().filter((v) => claimRefKey(v) === undefined && phaseOf(v) !== 'Released' && fits(v, claim)));
+    // A claimRef naming another claim's uid (a released volume whose claim was recreated under the same name) is not this claim's.
+    const preBound = this.volumesByClaim.get(key).find((v) => claimRefUidAllows(v, claim));
+    const chosen = preBound ?? smallest(this.volumes.list().filter((v) => claimRefKey(v) === undefined && phaseOf(v) !== 'Released' && fits(v, claim)));
     if (chosen) await this.bind(chosen, claim, true, signal);
   }
 

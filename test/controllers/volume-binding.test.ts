@@ -102,7 +102,7 @@ describe('volume binding controller', () => {
     }
   });
 
-  it('keeps a released Retain volume and deletes a released Delete volume', async () => {
+  it('keeps a released Retain volume (from a new claim of the same name too) and deletes a released Delete volume', async () => {
     const ns = await h.namespace('reclaim');
     const running = startControllers(h.client, [new VolumeBindingController()]);
     try {
@@ -120,7 +120,15 @@ describe('volume binding controller', () => {
       await eventually(async () => (await tryGet(volumePath(`${ns}-gone`))) === undefined, 10_000, 'Delete volume deleted');
       // The Retain volume was released first and went through the same steps: it is still there.
       const kept = await h.client.get<KubeObject>(volumePath(`${ns}-kept`));
-      assert.deepEqual([phase(kept), (kept.spec as { claimRef?: { name?: string } }).claimRef?.name], ['Released', 'first']);
+      const claimRefOf = (v: KubeObject) => (v.spec as { claimRef?: { name?: string; uid?: string } }).claimRef;
+      assert.deepEqual([phase(kept), claimRefOf(kept)?.name], ['Released', 'first']);
+
+      // A new claim under the released one's name is another claim: it does not take the kept volume.
+      await claim(ns, 'first', '1Gi', cls);
+      await volume(`${ns}-later`, '1Gi', cls);
+      assert.equal(await boundTo(ns, 'first'), `${ns}-later`);
+      const still = await h.client.get<KubeObject>(volumePath(`${ns}-kept`));
+      assert.deepEqual([phase(still), claimRefOf(still)?.uid], ['Released', claimRefOf(kept)?.uid]);
     } finally {
       running.stop();
     }
