@@ -2,6 +2,7 @@
 // kube-openapi strfmt). Any other format, int32/int64/float/double included, is stripped before
 // validation and so ignored: checkers exist only for the names upstream keeps.
 import { isIP } from 'node:net';
+import { isValidCidr } from '../api/cidr.js';
 
 type Checker = (s: string) => boolean;
 
@@ -82,17 +83,6 @@ function isIPv4Sloppy(s: string): boolean {
   return isIP(s) === 6 && s.includes('.');
 }
 
-function isCIDR(s: string): boolean {
-  const i = s.indexOf('/');
-  if (i < 0) return false;
-  const ip = s.slice(0, i);
-  const bits = s.slice(i + 1);
-  if (!/^\d{1,3}$/.test(bits)) return false;
-  const v4 = /^(\d{1,3}\.){3}\d{1,3}$/.test(ip) && isIPv4Sloppy(ip);
-  if (v4) return Number(bits) <= 32;
-  return isIP(ip) === 6 && Number(bits) <= 128;
-}
-
 // net.ParseMAC: 6, 8 or 20 octets as xx:xx/xx-xx groups, or 3, 4 or 10 xxxx.xxxx groups.
 function isMAC(s: string): boolean {
   if (s.length < 14) return false;
@@ -153,7 +143,7 @@ const CHECKERS: Record<string, Checker> = {
   hostname: isHostname,
   ipv4: isIPv4Sloppy,
   ipv6: (s) => isIP(s) !== 0 && s.includes(':'),
-  cidr: isCIDR,
+  cidr: isValidCidr,
   mac: isMAC,
   uuid: (s) => UUID.test(s),
   uuid3: (s) => UUID3.test(s),

@@ -36,6 +36,7 @@ import { limitRanger } from './admission/limit-ranger.js';
 import type { LimitRange } from '../api/kinds/limitrange.js';
 import { serviceAddresses } from './admission/service-addresses.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
+import { storageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import { NodeAuthorizer } from './node-authorizer.js';
@@ -335,6 +336,7 @@ export class ApiServer {
         defaultNotReadyTolerationSeconds: opts.admission?.defaultNotReadyTolerationSeconds ?? 300,
         defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
       }),
+      storageObjectInUseProtection(),
       serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items),
       rbacEscalation(this.rbac),
       limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),

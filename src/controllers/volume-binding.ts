@@ -16,9 +16,11 @@ import type { KubeObject } from '../api/types.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
 import { PATHS } from '../controller-kit/informers.js';
+import { KeyIndex } from '../controller-kit/key-index.js';
 import type { Controller, ControllerContext } from '../controller-kit/manager.js';
 import { ReconcileLoop, type Reconciler } from '../controller-kit/reconciler.js';
-import { objectPath } from './pod-control.js';
+import { rfc3339 } from '../util/time.js';
+import { isPodTerminal, objectPath } from './pod-control.js';
 
 /** Set on a claim once bound, and when the controller (not the user) chose its volume. */
 const BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
@@ -31,17 +33,24 @@ export class VolumeBindingController implements Controller {
   readonly name = 'persistentvolume-binder';
 
   start(ctx: ControllerContext, signal: AbortSignal): void {
-    const volumes = ctx.informers.for<KubeObject>(PATHS.persistentvolumes);
-    const claims = ctx.informers.for<KubeObject>(PATHS.persistentvolumeclaims);
-    const classes = ctx.informers.for<KubeObject>(PATHS.storageclasses);
+    // The binder only reads what it is informed of (it writes through the API).
+    const volumes = ctx.informers.for<KubeObject>(PATHS.persistentvolumes, { readOnly: true });
+    const claims = ctx.informers.for<KubeObject>(PATHS.persistentvolumeclaims, { readOnly: true });
+    const classes = ctx.informers.for<KubeObject>(PATHS.storageclasses, { readOnly: true });
     const pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
-    const loop = new ReconcileLoop(new VolumeBinder(ctx, volumes, claims, classes, pods), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
+    // Registered before the handlers below, so they read indexes that already include the event.
+    const volumesByClaim = new KeyIndex(volumes, (v) => {
+      const ref = claimRefKey(v);
+      return ref ? [ref] : [];
+    });
+    const podsByClaim = new KeyIndex(pods, (p) => claimNamesOf(p).map((name) => `${p.metadata.namespace}/${name}`));
+    const loop = new ReconcileLoop(new VolumeBinder(ctx, volumes, claims, classes, volumesByClaim, podsByClaim), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     const claimChanged = (c: KubeObject) => {
       loop.enqueue(CLAIM + objectKeyOf(c));
       const volumeName = str(obj(c.spec).volumeName);
       if (volumeName) loop.enqueue(VOLUME + volumeName);
       // A volume whose claim went away is Released (or reclaimed).
-      for (const v of volumes.list()) if (claimRefKey(v) === objectKeyOf(c)) loop.enqueue(VOLUME + v.metadata.name!);
+      for (const v of volumesByClaim.get(objectKeyOf(c))) loop.enqueue(VOLUME + v.metadata.name!);
     };
     const volumeChanged = (v: KubeObject) => {
       loop.enqueue(VOLUME + v.metadata.name!);
@@ -65,6 +74,12 @@ function claimRefKey(v: KubeObject): string | undefined {
   return str(ref.name) ? `${str(ref.namespace)}/${str(ref.name)}` : undefined;
 }
 
+/** A claimRef without a uid waits for whichever claim takes its name; one with a uid is that claim's only. */
+function claimRefUidAllows(v: KubeObject, claim: KubeObject): boolean {
+  const uid = str(obj(obj(v.spec).claimRef).uid);
+  return !uid || uid === claim.metadata.uid;
+}
+
 /** The claims a pod mounts: named ones, and the claims of its ephemeral volumes (<pod>-<volume>). */
 function claimNamesOf(p: Pod): string[] {
   const out: string[] = [];
@@ -75,11 +90,6 @@ function claimNamesOf(p: Pod): string[] {
     else if (isObject(volume.ephemeral)) out.push(`${p.metadata.name}-${str(volume.name)}`);
   }
   return out;
-}
-
-function isTerminal(p: Pod): boolean {
-  const phase = p.status?.phase;
-  return phase === 'Succeeded' || phase === 'Failed';
 }
 
 function phaseOf(o: KubeObject): string {
@@ -105,6 +115,16 @@ function fits(volume: KubeObject, claim: KubeObject): boolean {
   return true;
 }
 
+function capacityOf(volume: KubeObject): string {
+  return storageOf(obj(obj(volume.spec).capacity).storage);
+}
+
+function smallest(volumes: KubeObject[]): KubeObject | undefined {
+  let best: KubeObject | undefined;
+  for (const v of volumes) if (!best || compareQuantities(capacityOf(v), capacityOf(best)) < 0) best = v;
+  return best;
+}
+
 class VolumeBinder implements Reconciler {
   readonly name = 'persistentvolume-binder';
 
@@ -113,7 +133,8 @@ class VolumeBinder implements Reconciler {
     private readonly volumes: Informer<KubeObject>,
     private readonly claims: Informer<KubeObject>,
     private readonly classes: Informer<KubeObject>,
-    private readonly pods: Informer<Pod>,
+    private readonly volumesByClaim: KeyIndex<KubeObject>,
+    private readonly podsByClaim: KeyIndex<Pod>,
   ) {}
 
   async reconcile(key: string, signal: AbortSignal): Promise<void> {
@@ -126,8 +147,8 @@ class VolumeBinder implements Reconciler {
     }
   }
 
-  private claimInUse(namespace: string, name: string): boolean {
-    return this.pods.list().some((p) => p.metadata.namespace === namespace && !isTerminal(p) && claimNamesOf(p).includes(name));
+  private claimInUse(key: string): boolean {
+    return this.podsByClaim.get(key).some((p) => !isPodTerminal(p));
   }
 
   private async syncClaim(key: string, signal: AbortSignal): Promise<void> {
@@ -137,7 +158,7 @@ class VolumeBinder implements Reconciler {
     const name = claim.metadata.name!;
     const path = objectPath('/api/v1', 'persistentvolumeclaims', namespace, name);
     if (claim.metadata.deletionTimestamp) {
-      if (claim.metadata.finalizers?.includes(PVC_PROTECTION_FINALIZER) && !this.claimInUse(namespace, name)) await this.dropFinalizer(claim, path, PVC_PROTECTION_FINALIZER, signal);
+      if (claim.metadata.finalizers?.includes(PVC_PROTECTION_FINALIZER) && !this.claimInUse(key)) await this.dropFinalizer(claim, path, PVC_PROTECTION_FINALIZER, signal);
       return;
     }
     const volumeName = str(obj(claim.spec).volumeName);
@@ -154,15 +175,11 @@ class VolumeBinder implements Reconciler {
       else if (refMatches) await this.finishBinding(volume, claim, false, signal);
       return;
     }
-    if (this.waitsForConsumer(claim) && !this.claimInUse(namespace, name)) return;
+    if (this.waitsForConsumer(claim) && !this.claimInUse(key)) return;
     // A volume pre-bound to this claim wins; otherwise the smallest volume that fits.
-    const candidates = this.volumes.list().filter((v) => {
-      const ref = claimRefKey(v);
-      if (ref === key) return true;
-      return ref === undefined && phaseOf(v) !== 'Released' && fits(v, claim);
-    });
-    const preBound = candidates.find((v) => claimRefKey(v) === key);
-    const chosen = preBound ?? candidates.sort((a, b) => compareQuantities(storageOf(obj(obj(a.spec).capacity).storage), storageOf(obj(obj(b.spec).capacity).storage)))[0];
+    // A claimRef naming another claim's uid (a released volume whose claim was recreated under the same name) is not this claim's.
+    const preBound = this.volumesByClaim.get(key).find((v) => claimRefUidAllows(v, claim));
+    const chosen = preBound ?? smallest(this.volumes.list().filter((v) => claimRefKey(v) === undefined && phaseOf(v) !== 'Released' && fits(v, claim)));
     if (chosen) await this.bind(chosen, claim, true, signal);
   }
 
@@ -236,7 +253,7 @@ class VolumeBinder implements Reconciler {
   }
 
   private async setVolumeStatus(volume: KubeObject, status: Record<string, unknown>, signal: AbortSignal): Promise<void> {
-    const stamped = { ...status, lastPhaseTransitionTime: new Date(this.ctx.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    const stamped = { ...status, lastPhaseTransitionTime: rfc3339(this.ctx.clock.now()) };
     await this.ctx.client.patch(`/api/v1/persistentvolumes/${volume.metadata.name}/status`, { metadata: { resourceVersion: volume.metadata.resourceVersion }, status: stamped }, 'merge', { signal });
   }
 

@@ -1,23 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject, StatusCause } from '../../src/api/types.js';
+import { lines, make } from '../support/kind-checks.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { networkPolicyResource } from '../../src/api/kinds/networkpolicy.js';
 import { ingressResource } from '../../src/api/kinds/ingress.js';
 import { ingressClassResource } from '../../src/api/kinds/ingressclass.js';
-import type { ResourceType } from '../../src/api/resource.js';
 
 const NOW = Date.UTC(2026, 0, 10, 12, 0, 0);
 const created = new Date(NOW - 5 * 60_000).toISOString();
-
-function lines(causes: StatusCause[]): string[] {
-  return causes.map((c) => `${c.field}: ${c.message}`);
-}
-
-function make(rt: ResourceType, o: KubeObject): KubeObject {
-  rt.defaults(o);
-  rt.prepareForCreate?.(o);
-  return o;
-}
 
 test('network policy defaults: empty pod selector, TCP ports, policy types from the rules', () => {
   const np = make(networkPolicyResource, { metadata: { name: 'np', namespace: 'd' }, spec: { egress: [{ ports: [{ port: 53 }] }] } });

@@ -1,23 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject, StatusCause } from '../../src/api/types.js';
-import type { ResourceType } from '../../src/api/resource.js';
+import { lines, make } from '../support/kind-checks.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { persistentVolumeResource } from '../../src/api/kinds/persistentvolume.js';
 import { persistentVolumeClaimResource } from '../../src/api/kinds/persistentvolumeclaim.js';
 import { podTemplateResource } from '../../src/api/kinds/podtemplate.js';
 
 const NOW = Date.UTC(2026, 0, 10, 12, 0, 0);
 const created = new Date(NOW - 5 * 60_000).toISOString();
-
-function lines(causes: StatusCause[]): string[] {
-  return causes.map((c) => `${c.field}: ${c.message}`);
-}
-
-function make(rt: ResourceType, o: KubeObject): KubeObject {
-  rt.defaults(o);
-  rt.prepareForCreate?.(o);
-  return o;
-}
 
 test('persistent volume defaults, validation and table', () => {
   const pv = make(persistentVolumeResource, {

@@ -1,12 +1,13 @@
 // networking.k8s.io/v1 NetworkPolicy: stored and validated as upstream; skiff enforces no traffic rules.
 import { field } from '../errors.js';
 import { isStrictSubset, INVALID_CIDR_MESSAGE, parseCidr } from '../cidr.js';
-import { selectorObjectToString, validateLabelSelectorObject } from '../labels.js';
+import { validateLabelSelectorObject } from '../labels.js';
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, StatusCause } from '../types.js';
 import { childPath, indexPath, invalidRendered, isValidPortName, isValidPortNum, goStringSlice, nameIsDNSSubdomain, validateMeta } from '../validation.js';
 import { arr, child, childObjects, isObject, obj, str } from './json.js';
 import { age, ageColumn, column, nameColumn } from './printing.js';
+import { formatLabelSelector } from './replicaset.js';
 
 const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
 const POLICY_TYPES = ['Ingress', 'Egress'];
@@ -125,11 +126,6 @@ function validateNetworkPolicy(o: KubeObject, old: KubeObject | undefined): Stat
   return out;
 }
 
-/** Upstream FormatLabelSelector: the selector's string form, "<none>" when it selects everything. */
-export function labelSelectorText(sel: unknown): string {
-  return selectorObjectToString(sel) || '<none>';
-}
-
 export const networkPolicyResource: ResourceType = {
   group: 'networking.k8s.io',
   version: 'v1',
@@ -144,7 +140,7 @@ export const networkPolicyResource: ResourceType = {
   fieldSelectors: {},
   table: {
     columns: [nameColumn, column('Pod-Selector', 'string', 'podSelector selects the pods to which this NetworkPolicy object applies.'), ageColumn],
-    cells: (o, now) => [o.metadata?.name ?? '', labelSelectorText(obj(o.spec).podSelector), age(o, now)],
+    cells: (o, now) => [o.metadata?.name ?? '', formatLabelSelector(obj(o.spec).podSelector), age(o, now)],
   },
   hasGeneration: true,
   defaults: defaultNetworkPolicy,

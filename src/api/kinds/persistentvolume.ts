@@ -5,10 +5,10 @@ import { field } from '../errors.js';
 import { quantityErrors, quantitySign, quantityText } from '../quantity.js';
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, StatusCause } from '../types.js';
+import { rfc3339 } from '../../util/time.js';
 import { childPath, isDNS1123Subdomain, keyPath, nameIsDNSSubdomain, notSupportedRendered, validateImmutable, validateMeta, validateObjectMetaUpdate } from '../validation.js';
 import { arr, child, isObject, obj, semanticEqual, str } from './json.js';
 import { age, ageColumn, column, nameColumn } from './printing.js';
-import { addFinalizer, PV_PROTECTION_FINALIZER } from './volume-protection.js';
 
 export const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 export const VOLUME_MODES = ['Block', 'Filesystem'];
@@ -185,10 +185,9 @@ function defaultPersistentVolume(o: KubeObject): void {
   if (spec.volumeMode === undefined || spec.volumeMode === null) spec.volumeMode = 'Filesystem';
 }
 
-/** A new volume: protected while bound, and Pending, stamped with the moment (upstream PrepareForCreate). */
+/** A new volume is Pending, stamped with the moment (upstream PrepareForCreate). */
 function prepareForCreate(o: KubeObject): void {
-  addFinalizer(o, PV_PROTECTION_FINALIZER);
-  o.status = { phase: 'Pending', lastPhaseTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  o.status = { phase: 'Pending', lastPhaseTransitionTime: rfc3339(Date.now()) };
 }
 
 export const persistentVolumeResource: ResourceType = {

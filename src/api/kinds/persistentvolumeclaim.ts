@@ -9,7 +9,6 @@ import { childPath, keyPath, nameIsDNSSubdomain, validateImmutable, validateMeta
 import { child, isObject, obj, semanticEqual, str } from './json.js';
 import { VOLUME_MODES, accessModesText, storageClassOf, validateAccessModes, validatePositiveQuantity } from './persistentvolume.js';
 import { age, ageColumn, column, nameColumn } from './printing.js';
-import { addFinalizer, PVC_PROTECTION_FINALIZER } from './volume-protection.js';
 
 /** Upstream ValidatePersistentVolumeClaimSpec (also a StatefulSet's volumeClaimTemplates'). */
 export function validateClaimSpec(spec: Record<string, unknown>, path: string): StatusCause[] {
@@ -117,9 +116,8 @@ export const persistentVolumeClaimResource: ResourceType = {
   defaults: defaultClaim,
   validate: validateClaim,
   validateStatusUpdate: validateClaimStatusUpdate,
-  // A new claim waits for a volume (Pending whatever the client sent) and is protected while pods use it.
+  // A new claim waits for a volume: Pending whatever the client sent.
   prepareForCreate: (o) => {
-    addFinalizer(o, PVC_PROTECTION_FINALIZER);
     o.status = { phase: 'Pending' };
   },
 };
