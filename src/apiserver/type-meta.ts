@@ -8,8 +8,9 @@ import { resourceTypeForKind } from '../api/registry.js';
 import type { ResourceType } from '../api/resource.js';
 import type { KubeObject } from '../api/types.js';
 
-// runtime.NewScheme names a scheme after the line that made it; the built-in kinds' is this one.
-const SCHEME = 'k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:29';
+// runtime.NewScheme names a scheme after the line that made it: `Scheme = runtime.NewScheme()` is
+// line 30 of upstream's pkg/api/legacyscheme/scheme.go, and clusters' refusals quote that line.
+const SCHEME = 'k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30';
 
 /** A body that is not an object at all, with the decoder's reason. */
 export class UndecodableBody extends StatusError {

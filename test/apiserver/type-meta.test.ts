@@ -58,11 +58,11 @@ describe('bodies that are not the URL kind', () => {
     );
     assert.equal(
       await refusal('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Nonsense', metadata: { name: 'x' } }),
-      'Nonsense in version "v1" cannot be handled as a Namespace: no kind "Nonsense" is registered for version "v1" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:29"',
+      'Nonsense in version "v1" cannot be handled as a Namespace: no kind "Nonsense" is registered for version "v1" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"',
     );
     assert.equal(
       await refusal('/api/v1/namespaces', { apiVersion: 'v2', metadata: { name: 'x' } }),
-      'Namespace in version "v2" cannot be handled as a Namespace: no kind "Namespace" is registered for version "v2" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:29"',
+      'Namespace in version "v2" cannot be handled as a Namespace: no kind "Namespace" is registered for version "v2" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"',
     );
   });
 
