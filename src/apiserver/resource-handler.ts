@@ -223,7 +223,7 @@ export class ResourceHandler {
     } catch (e) {
       throw e instanceof UndecodableBody ? unrecognizedBody(rt, e.cause, body) : e;
     }
-    checkTypeMeta(obj, rt);
+    checkTypeMeta(obj, rt, this.deps.typeFor);
     this.checkFields(obj, rt, ctx, live);
     return obj;
   }
@@ -289,7 +289,7 @@ export class ResourceHandler {
     const gvk = rt;
     if (type === 'apply') {
       const applied = asObject(patchBody);
-      checkTypeMeta(applied, rt);
+      checkTypeMeta(applied, rt, this.deps.typeFor);
       if (applied.apiVersion === undefined || applied.kind === undefined) {
         throw badRequest('apiVersion and kind must be set in the applied configuration');
       }
