@@ -44,6 +44,22 @@ describe('bodies that are not the URL kind', () => {
     );
   });
 
+  it("a body cut short or broken inside: encoding/json's words for where its scanner stopped", async () => {
+    const cause = async (body: string): Promise<string> => {
+      const m = /^the object provided is unrecognized \(must be of type Namespace\): couldn't get version\/kind; json parse error: (.*) \(.*\)$/s.exec(await refusal('/api/v1/namespaces', body));
+      assert.ok(m, body);
+      return m[1]!;
+    };
+    assert.equal(await cause('{'), 'unexpected end of JSON input');
+    assert.equal(await cause('{"a":"xx'), 'unexpected end of JSON input');
+    assert.equal(await cause('{"a":1 "b":2}'), `invalid character '"' after object key:value pair`);
+    assert.equal(await cause('{"a" 1}'), "invalid character '1' after object key");
+    assert.equal(await cause('{"a":1,}'), "invalid character '}' looking for beginning of object key string");
+    assert.equal(await cause('{"a":[1 2]}'), "invalid character '2' after array element");
+    assert.equal(await cause('{"a":1}}'), "invalid character '}' after top-level value");
+    assert.equal(await cause('{"a":"\\q"}'), "invalid character 'q' in string escape code");
+  });
+
   it('another kind: it does not convert into the URL type; an unknown kind: it is not registered', async () => {
     assert.equal(
       await refusal('/api/v1/namespaces', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }),
