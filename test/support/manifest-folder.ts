@@ -1,12 +1,11 @@
 // "Apply a folder of manifests and report": every bundle (top-level subfolder) of a directory is
 // applied with real kubectl, read back, and compared with what was sent. The objects a bundle's
 // authors wrote are the test data; the check knows nothing of any particular bundle.
-import { execFile } from 'node:child_process';
 import { copyFileSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import YAML from 'yaml';
 import { ApiClient } from '../../src/client/rest.js';
-import { kubectlBinary } from './cluster.js';
+import { runKubectl, type KubectlResult } from './cluster.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -197,32 +196,15 @@ export interface KubectlTarget {
   version?: string;
 }
 
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+// A big bundle's apply is one kubectl call, and its output lists every object.
+const KUBECTL_TIMEOUT_MS = 120_000;
+const KUBECTL_MAX_BUFFER = 256 * 1024 * 1024;
 
-function kubectl(t: KubectlTarget, args: string[], input?: string, timeoutMs = 120_000): Promise<RunResult> {
+async function kubectl(t: KubectlTarget, args: string[], input?: string): Promise<KubectlResult> {
   const t0 = Date.now();
-  return new Promise<RunResult>((done) => {
-    const resolve = (r: RunResult): void => {
-      if (process.env.SKIFF_MANIFESTS_TRACE) console.error(`kubectl ${args.slice(0, 3).join(" ")}: ${Date.now() - t0} ms, code ${r.code}\n${r.stdout.slice(0, 3000)}\n${r.stderr.slice(0, 3000)}`);
-      done(r);
-    };
-    const child = execFile(
-      kubectlBinary(t.version),
-      ['--kubeconfig', t.kubeconfig, '--cache-dir', t.cacheDir, ...args],
-      { timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-        resolve({ code, stdout: stdout.toString(), stderr: stderr.toString() });
-      },
-    );
-    // kubectl that stops early (a bad flag, an unreachable server) closes stdin: its exit says why.
-    child.stdin?.on('error', () => {});
-    if (input !== undefined) child.stdin?.end(input);
-  });
+  const r = await runKubectl(t, args, { version: t.version, input, timeoutMs: KUBECTL_TIMEOUT_MS, maxBuffer: KUBECTL_MAX_BUFFER });
+  if (process.env.SKIFF_MANIFESTS_TRACE) console.error(`kubectl ${args.slice(0, 3).join(' ')}: ${Date.now() - t0} ms, code ${r.code}\n${r.stdout.slice(0, 3000)}\n${r.stderr.slice(0, 3000)}`);
+  return r;
 }
 
 /** A JSON stream: kubectl reads a stream that starts with JSON as JSON throughout, without `---`. */
