@@ -5,6 +5,8 @@ import { copyFileSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import YAML from 'yaml';
 import { ApiClient } from '../../src/client/rest.js';
+import { groupVersionPath } from '../../src/api/paths.js';
+import { parseApiVersion } from '../../src/api/types.js';
 import { runKubectl, type KubectlResult } from './cluster.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -85,10 +87,7 @@ function conversionWebhook(o: ManifestObject): boolean {
  */
 export const LAST_APPLIED_LIMIT_BYTES = 262_144;
 
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
+const groupOf = (apiVersion: string): string => parseApiVersion(apiVersion).group;
 
 function expectedRefusal(o: ManifestObject, mode: ApplyMode, error: string, crdRefused: Map<string, string>): string | undefined {
   const listed = NOT_SERVED_YET.find((k) => k.kind === o.kind && k.group === groupOf(o.apiVersion));
@@ -166,7 +165,7 @@ export function readBundles(dir: string): Bundle[] {
  * absent (upstream's types omit empty ones), as on any cluster.
  */
 export function changedPaths(sent: JsonValue | undefined, got: JsonValue | undefined, path = ''): string[] {
-  if (sent === null || sent === undefined) return got === null || got === undefined ? [] : [];
+  if (sent === null || sent === undefined) return [];
   if (Array.isArray(sent)) {
     if (got === undefined && sent.length === 0) return [];
     if (!Array.isArray(got) || got.length !== sent.length) return [path || '.'];
@@ -322,7 +321,7 @@ interface Mapping {
 async function discover(client: ApiClient, objects: ManifestObject[]): Promise<Map<string, Mapping>> {
   const out = new Map<string, Mapping>();
   for (const apiVersion of new Set(objects.map((o) => o.apiVersion))) {
-    const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const path = groupVersionPath(parseApiVersion(apiVersion));
     const list = await client.get<{ resources: { name: string; kind: string; namespaced: boolean }[] }>(path).catch(() => ({ resources: [] }));
     for (const r of list.resources) if (!r.name.includes('/')) out.set(`${apiVersion}/${r.kind}`, { resource: r.name, namespaced: r.namespaced });
   }
@@ -339,7 +338,7 @@ async function readBack(t: KubectlTarget, bundle: Bundle): Promise<{ got: Map<st
       const namespace = bundle.namespaces[i]!;
       const m = served.get(`${o.apiVersion}/${o.kind}`);
       if (!m) continue;
-      const prefix = o.apiVersion.includes('/') ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;
+      const prefix = groupVersionPath(parseApiVersion(o.apiVersion));
       const ns = m.namespaced ? `/namespaces/${encodeURIComponent(o.metadata.namespace ?? namespace)}` : '';
       const back = await client.get<ManifestObject>(`${prefix}${ns}/${m.resource}/${encodeURIComponent(o.metadata.name)}`).catch(() => undefined);
       if (back) got.set(identity(o, back.metadata.namespace ?? ''), back);
