@@ -3,7 +3,7 @@
 // step failed: the body did not decode at all ("the object provided is unrecognized"), its kind is
 // not registered, it does not convert into the URL's type, or it is another version of the right
 // kind. The messages below are those steps' messages.
-import { badRequest, StatusError } from '../api/errors.js';
+import { badRequest, type StatusError } from '../api/errors.js';
 import { resourceTypeForKind } from '../api/registry.js';
 import type { ResourceType } from '../api/resource.js';
 import { apiVersionOf, parseApiVersion, type KubeObject } from '../api/types.js';
@@ -11,13 +11,6 @@ import { apiVersionOf, parseApiVersion, type KubeObject } from '../api/types.js'
 // runtime.NewScheme names a scheme after the line that made it: `Scheme = runtime.NewScheme()` is
 // line 30 of upstream's pkg/api/legacyscheme/scheme.go, and clusters' refusals quote that line.
 const SCHEME = 'k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30';
-
-/** A body that is not an object at all, with the decoder's reason. */
-export class UndecodableBody extends StatusError {
-  constructor(override readonly cause: string) {
-    super(400, 'BadRequest', cause);
-  }
-}
 
 /** The first bytes of a body as upstream quotes them: JSON as text, anything else in hex. */
 export function summarizeBody(body: Buffer, max = 30): string {

@@ -5,7 +5,6 @@ import YAML from 'yaml';
 import type { KubeObject, Status } from '../../api/types.js';
 import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } from '../../api/errors.js';
 import { decodeProtobufObject } from '../protobuf/decode.js';
-import { UndecodableBody } from '../type-meta.js';
 import { objectJson } from '../stored-json.js';
 import { abortResponse, clientGone, streamClosedEarly } from './listener.js';
 
@@ -90,6 +89,16 @@ function checkValueNesting(value: unknown): void {
     const [v, depth] = stack.pop()!;
     if (depth > MAX_BODY_NESTING) throw nestingError();
     for (const child of Object.values(v as object)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+}
+
+/**
+ * A body that is not an object at all, with the decoder's reason: a 400 as it stands, and what a
+ * create or update reports as an unrecognized object (type-meta.ts's unrecognizedBody).
+ */
+export class UndecodableBody extends StatusError {
+  constructor(override readonly cause: string) {
+    super(400, 'BadRequest', cause);
   }
 }
 
