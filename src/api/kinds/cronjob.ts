@@ -96,10 +96,11 @@ function validateCronJob(o: KubeObject, old: KubeObject | undefined): StatusCaus
   const spec = obj(o.spec);
   const schedule = str(spec.schedule);
   const timeZone = typeof spec.timeZone === 'string' ? spec.timeZone : undefined;
+  // Only robfig/cron's per-field range checks, as upstream: `59 23 31 2 *` is valid (it never fires).
+  const problem = schedule ? scheduleError(schedule) : undefined;
   if (!schedule) out.push(field.required('spec.schedule'));
   else if (/^\s*(CRON_)?TZ=/.test(schedule)) out.push(field.invalid('spec.schedule', schedule, 'cannot use TZ or CRON_TZ in schedule, use timeZone field instead'));
-  // Only robfig/cron's per-field range checks, as upstream: `59 23 31 2 *` is valid (it never fires).
-  else if (scheduleError(schedule)) out.push(field.invalid('spec.schedule', schedule, scheduleError(schedule)!));
+  else if (problem) out.push(field.invalid('spec.schedule', schedule, problem));
   if (timeZone !== undefined && !validTimeZone(timeZone)) out.push(field.invalid('spec.timeZone', timeZone, 'unknown time zone'));
   const policy = str(spec.concurrencyPolicy);
   if (!POLICIES.includes(policy)) out.push(field.notSupported('spec.concurrencyPolicy', policy, POLICIES));
