@@ -246,9 +246,12 @@ export function translateGoRegExp(pattern: string): string {
       case '(': {
         const start = pos;
         if (peek(1) === '?') {
-          const rest = text(pos, Math.min(cps.length, pos + 4));
-          if (rest.startsWith('(?P<') || (rest.startsWith('(?<') && !rest.startsWith('(?<=') && !rest.startsWith('(?<!'))) {
-            pos += rest.startsWith('(?P<') ? 4 : 3;
+          // Go (1.22 on) reads any `(?<` with something after it as a named capture, so lookbehind
+          // is refused as a bad name; `(?P<` likewise needs something after it.
+          const left = cps.length - pos;
+          const withP = left > 4 && peek(2) === 'P' && peek(3) === '<';
+          if (withP || (left > 3 && peek(2) === '<')) {
+            pos += withP ? 4 : 3;
             const close = cps.indexOf('>'.codePointAt(0)!, pos);
             const name = close < 0 ? '' : text(pos, close);
             if (close < 0 || !/^[A-Za-z0-9_]+$/.test(name)) fail('invalid named capture', text(start, close < 0 ? cps.length : close + 1));

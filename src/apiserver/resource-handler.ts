@@ -8,8 +8,8 @@ import { StatusError, badRequest, methodNotAllowed, notFound, notFoundPath } fro
 import type { Clock } from '../util/clock.js';
 import { upgradeOf, type Upgrade } from '../util/upgrade.js';
 import type { ResourceRequest } from './http/request-info.js';
-import { checkTypeMeta, UndecodableBody, unrecognizedBody } from './type-meta.js';
-import { asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, sendJsonStream, warningHeader, type PatchType } from './http/codec.js';
+import { checkTypeMeta, unrecognizedBody } from './type-meta.js';
+import { UndecodableBody, asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, sendJsonStream, warningHeader, type PatchType } from './http/codec.js';
 import { typedListParts } from './stored-json.js';
 import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/negotiate.js';
 import { serveWatch } from './http/watch-stream.js';
@@ -223,7 +223,7 @@ export class ResourceHandler {
     } catch (e) {
       throw e instanceof UndecodableBody ? unrecognizedBody(rt, e.cause, body) : e;
     }
-    checkTypeMeta(obj, rt);
+    checkTypeMeta(obj, rt, this.deps.typeFor);
     this.checkFields(obj, rt, ctx, live);
     return obj;
   }
@@ -289,7 +289,7 @@ export class ResourceHandler {
     const gvk = rt;
     if (type === 'apply') {
       const applied = asObject(patchBody);
-      checkTypeMeta(applied, rt);
+      checkTypeMeta(applied, rt, this.deps.typeFor);
       if (applied.apiVersion === undefined || applied.kind === undefined) {
         throw badRequest('apiVersion and kind must be set in the applied configuration');
       }

@@ -3,20 +3,14 @@
 // step failed: the body did not decode at all ("the object provided is unrecognized"), its kind is
 // not registered, it does not convert into the URL's type, or it is another version of the right
 // kind. The messages below are those steps' messages.
-import { badRequest, StatusError } from '../api/errors.js';
+import { badRequest, type StatusError } from '../api/errors.js';
 import { resourceTypeForKind } from '../api/registry.js';
 import type { ResourceType } from '../api/resource.js';
-import type { KubeObject } from '../api/types.js';
+import { apiVersionOf, parseApiVersion, type KubeObject } from '../api/types.js';
 
-// runtime.NewScheme names a scheme after the line that made it; the built-in kinds' is this one.
-const SCHEME = 'k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:29';
-
-/** A body that is not an object at all, with the decoder's reason. */
-export class UndecodableBody extends StatusError {
-  constructor(override readonly cause: string) {
-    super(400, 'BadRequest', cause);
-  }
-}
+// runtime.NewScheme names a scheme after the line that made it: `Scheme = runtime.NewScheme()` is
+// line 30 of upstream's pkg/api/legacyscheme/scheme.go, and clusters' refusals quote that line.
+const SCHEME = 'k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30';
 
 /** The first bytes of a body as upstream quotes them: JSON as text, anything else in hex. */
 export function summarizeBody(body: Buffer, max = 30): string {
@@ -30,30 +24,30 @@ export function unrecognizedBody(rt: ResourceType, cause: string, body: Buffer):
   return badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): ${cause} (${summarizeBody(body)})`);
 }
 
-function splitApiVersion(apiVersion: string): { group: string; version: string } {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
-}
-
 /** The Go package an internal type lives in: `core` for the core group, else the group's first label. */
 function internalPackage(group: string): string {
   return group === '' ? 'core' : group.split('.')[0]!;
 }
 
-/** Refuses a body whose apiVersion and kind (defaulted from the URL when absent) are not the URL's. */
-export function checkTypeMeta(obj: KubeObject, rt: ResourceType): void {
-  const urlApiVersion = rt.group ? `${rt.group}/${rt.version}` : rt.version;
+/**
+ * Refuses a body whose apiVersion and kind (defaulted from the URL when absent) are not the URL's.
+ * `typeFor`: what the server serves at a path now, custom resources included.
+ */
+export function checkTypeMeta(obj: KubeObject, rt: ResourceType, typeFor: (group: string, version: string, resource: string) => ResourceType | undefined): void {
+  const urlApiVersion = apiVersionOf(rt.group, rt.version);
   const apiVersion = typeof obj.apiVersion === 'string' && obj.apiVersion !== '' ? obj.apiVersion : urlApiVersion;
   const kind = typeof obj.kind === 'string' && obj.kind !== '' ? obj.kind : rt.kind;
   if (apiVersion === urlApiVersion && kind === rt.kind) return;
-  const { group, version } = splitApiVersion(apiVersion);
+  const { group, version } = parseApiVersion(apiVersion);
+  // Another served version of the URL's kind decodes and converts; only the version check refuses
+  // it. Asked of the server rather than the built-in scheme, since a CRD's versions are not in it.
+  const sameKind = group === rt.group && kind === rt.kind;
+  const mismatch = `the API version in the data (${apiVersion}) does not match the expected API version (${urlApiVersion})`;
+  if (sameKind && typeFor(group, version, rt.resource)?.kind === kind) throw badRequest(mismatch);
   const cannot = `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${rt.kind}`;
   if (!resourceTypeForKind(group, version, kind)) {
     throw badRequest(`${cannot}: no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme ${JSON.stringify(SCHEME)}`);
   }
-  if (kind !== rt.kind || group !== rt.group) {
-    throw badRequest(`${cannot}: converting (${version}.${kind}) to (${internalPackage(rt.group)}.${rt.kind}): unknown conversion`);
-  }
-  // Another version of the URL's kind decodes and converts; only the version check refuses it.
-  throw badRequest(`the API version in the data (${apiVersion}) does not match the expected API version (${urlApiVersion})`);
+  if (!sameKind) throw badRequest(`${cannot}: converting (${version}.${kind}) to (${internalPackage(rt.group)}.${rt.kind}): unknown conversion`);
+  throw badRequest(mismatch);
 }

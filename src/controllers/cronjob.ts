@@ -10,8 +10,7 @@
 import { errorText } from '../util/error-text.js';
 import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../api/errors.js';
-import { parseSchedule, type CronJob } from '../api/kinds/cronjob.js';
-import { scheduleError } from '../api/kinds/cron-schedule.js';
+import { scheduleTimes, type CronJob, type ScheduleTimes } from '../api/kinds/cronjob.js';
 import { jobCondition, type Job } from '../api/kinds/job.js';
 import { deepClone, semanticEqual } from '../api/kinds/json.js';
 import type { Informer } from '../client/informer.js';
@@ -82,26 +81,23 @@ class CronJobReconciler implements Reconciler {
     let lastScheduleTime = cj.status?.lastScheduleTime;
     let requeueAfterMs: number | undefined;
     if (spec.suspend !== true && typeof spec.schedule === 'string') {
-      let times;
+      const earliest = Date.parse(lastScheduleTime ?? cj.metadata.creationTimestamp ?? '') || now;
+      let times: ScheduleTimes;
       try {
-        times = parseSchedule(spec.schedule, spec.timeZone, now + 1);
+        times = scheduleTimes(spec.schedule, spec.timeZone, earliest, now);
       } catch (e) {
-        // A valid schedule cron-parser refuses names a day no month has (31 2): it never fires.
-        if (scheduleError(spec.schedule) === undefined) return;
         this.recorder.event(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: ${JSON.stringify(spec.schedule)} : ${errorText(e)}`);
         return;
       }
-      const latest = times.prev().getTime();
-      const next = parseSchedule(spec.schedule, spec.timeZone, now).next().getTime();
-      requeueAfterMs = Math.max(1, next - now);
-      const earliest = Date.parse(lastScheduleTime ?? cj.metadata.creationTimestamp ?? '') || now;
+      const { latest, next } = times;
+      if (next !== undefined) requeueAfterMs = Math.max(1, next - now);
       const deadline = typeof spec.startingDeadlineSeconds === 'number' ? spec.startingDeadlineSeconds * 1000 : undefined;
-      if (latest > earliest && latest <= now) {
+      if (latest !== undefined && latest > earliest && latest <= now) {
         if (deadline !== undefined && now - latest > deadline) {
           this.recorder.event(cj, 'Warning', 'MissSchedule', `Missed scheduled time to start a job: ${rfc3339(latest)}`);
         } else if (spec.concurrencyPolicy === 'Forbid' && active.length > 0) {
           // Upstream leaves the time for later: it runs once the active Job has finished, if still in time.
-          requeueAfterMs = Math.min(requeueAfterMs, 10_000);
+          requeueAfterMs = Math.min(requeueAfterMs ?? 10_000, 10_000);
         } else {
           if (spec.concurrencyPolicy === 'Replace') {
             for (const j of active) await this.remove(cj, j, signal);

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { scheduleError } from '../../src/api/kinds/cron-schedule.js';
-import { cronJobResource } from '../../src/api/kinds/cronjob.js';
+import { cronJobResource, scheduleTimes } from '../../src/api/kinds/cronjob.js';
 
 describe('CronJob schedules', () => {
   it('accept what robfig/cron accepts: ranges, steps, lists, names, descriptors', () => {
@@ -29,5 +29,18 @@ describe('CronJob schedules', () => {
       cronJobResource.defaults(o);
       assert.deepEqual(cronJobResource.validate(o, undefined), [], s);
     }
+  });
+
+  it('fire when robfig/cron would: @every from the anchor in whole seconds, a day no month has never', () => {
+    const since = Date.parse('2024-05-01T10:00:00.700Z');
+    const t = (iso: string): number => Date.parse(iso);
+    assert.deepEqual(scheduleTimes('@every 30m', undefined, since, t('2024-05-01T10:20:00Z')), { next: t('2024-05-01T10:30:00Z') });
+    assert.deepEqual(scheduleTimes('@every 30m', undefined, since, t('2024-05-01T11:35:00Z')), { latest: t('2024-05-01T11:30:00Z'), next: t('2024-05-01T12:00:00Z') });
+    // Every: shorter than a second is a second, and fractions of one are dropped.
+    assert.deepEqual(scheduleTimes('@every 1.5s', undefined, since, since + 1_000), { latest: t('2024-05-01T10:00:01Z'), next: t('2024-05-01T10:00:02Z') });
+    assert.deepEqual(scheduleTimes('@every 10ms', undefined, since, since + 300), { latest: t('2024-05-01T10:00:01Z'), next: t('2024-05-01T10:00:02Z') });
+    assert.deepEqual(scheduleTimes('*/15 * * * *', undefined, since, t('2024-05-01T10:20:00Z')), { latest: t('2024-05-01T10:15:00Z'), next: t('2024-05-01T10:30:00Z') });
+    assert.deepEqual(scheduleTimes('59 23 31 2 *', undefined, since, t('2024-05-01T10:20:00Z')), {});
+    assert.throws(() => scheduleTimes('61 * * * *', undefined, since, since));
   });
 });

@@ -42,7 +42,12 @@ test('what RE2 refuses is refused, in its words', () => {
   const refused: [string, string][] = [
     ['(?=a)', 'invalid or unsupported Perl syntax: `(?=`'],
     ['(?!a)', 'invalid or unsupported Perl syntax: `(?!`'],
-    ['(?<=a)b', 'invalid or unsupported Perl syntax: `(?<`'],
+    // Go 1.22 and later (Kubernetes 1.32 is built with 1.23) take `(?<` for a named capture.
+    ['(?<=a)b', 'invalid named capture: `(?<=a)b`'],
+    ['(?<!a)b', 'invalid named capture: `(?<!a)b`'],
+    ['(?<=a)>', 'invalid named capture: `(?<=a)>`'],
+    ['(?<', 'invalid or unsupported Perl syntax: `(?<`'],
+    ['(?P<', 'invalid or unsupported Perl syntax: `(?P`'],
     ['(?>a)', 'invalid or unsupported Perl syntax: `(?>`'],
     ['a*+', 'invalid nested repetition operator: `*+`'],
     ['a**', 'invalid nested repetition operator: `**`'],

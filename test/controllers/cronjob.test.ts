@@ -89,6 +89,26 @@ describe('CronJob controller', () => {
     }
   });
 
+  it('@every counts from the creation time, and a day no month has never fires, without a warning', async () => {
+    const ns = await h.namespace('cron3');
+    const clock = new FakeClock(Date.now());
+    const stop = start(clock);
+    try {
+      const created = await h.client.create<CronJob>(nsPath(ns, 'cronjobs', undefined, 'batch/v1'), cronJob('every', { schedule: '@every 90s' }));
+      await h.client.create(nsPath(ns, 'cronjobs', undefined, 'batch/v1'), cronJob('never', { schedule: '0 0 31 2 *' }));
+      await clock.advance(95_000);
+      await eventually(async () => (await jobs(ns)).length === 1, 5000, 'a Job 90 s after creation');
+      const at = Date.parse(created.metadata.creationTimestamp!) + 90_000;
+      assert.equal((await jobs(ns))[0]!.metadata.name, `every-${Math.floor(at / 60_000)}`);
+      await clock.advance(90_000);
+      await eventually(async () => (await jobs(ns)).length === 2, 5000, 'a second Job 90 s later');
+      assert.ok((await jobs(ns)).every((j) => j.metadata.labels?.from === 'every'), 'the never-firing CronJob made no Job');
+      assert.deepEqual((await events(h.client, ns, 'never')).map((e) => e.reason), []);
+    } finally {
+      stop();
+    }
+  });
+
   it('suspend holds, startingDeadlineSeconds skips a time too late, and bad schedules are 422s', async () => {
     const ns = await h.namespace('cron2');
     const clock = new FakeClock(Date.now());

@@ -24,11 +24,18 @@ export interface CommandResult {
   stderr: string;
 }
 
+/** A finished child's exit code: 1 when it was killed or could not start. */
+function exitCode(err: Error | null): number {
+  if (!err) return 0;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'number' ? code : 1;
+}
+
 /** Runs `skiff ARGS` as a separate process and gives back its exit code and output. */
 export function runSkiff(args: string[], o: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CommandResult> {
   return new Promise((resolve) =>
     execFile(process.execPath, [SKIFF_BIN, ...args], { timeout: o.timeoutMs ?? 60_000, env: { ...process.env, ...o.env } }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout: stdout.toString(), stderr: stderr.toString() }),
+      resolve({ code: exitCode(err), stdout: stdout.toString(), stderr: stderr.toString() }),
     ),
   );
 }
@@ -37,6 +44,29 @@ export interface KubectlResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+export interface KubectlOptions {
+  /** kubectl.1.NN beside kubectl; absent: the kubectl on PATH. */
+  version?: string;
+  input?: string;
+  timeoutMs?: number;
+  maxBuffer?: number;
+}
+
+/** Real kubectl against a kubeconfig; it never rejects: the exit code and output say how it went. */
+export function runKubectl(target: { kubeconfig: string; cacheDir: string }, args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      kubectlBinary(opts.version),
+      ['--kubeconfig', target.kubeconfig, '--cache-dir', target.cacheDir, ...args],
+      { timeout: opts.timeoutMs ?? 30_000, maxBuffer: opts.maxBuffer ?? 16 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ code: exitCode(err), stdout: stdout.toString(), stderr: stderr.toString() }),
+    );
+    // kubectl that stops early (a bad flag, an unreachable server) closes stdin: its exit says why.
+    child.stdin?.on('error', () => {});
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+  });
 }
 
 export class TestServer {
@@ -84,18 +114,7 @@ export class TestServer {
   }
 
   kubectl(args: string[], opts: { version?: string; input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
-    return new Promise((resolve) => {
-      const child = execFile(
-        kubectlBinary(opts.version),
-        ['--kubeconfig', this.kubeconfig, '--cache-dir', this.cacheDir, ...args],
-        { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 * 1024 * 1024 },
-        (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-          resolve({ code, stdout: stdout.toString(), stderr: stderr.toString() });
-        },
-      );
-      if (opts.input !== undefined) child.stdin?.end(opts.input);
-    });
+    return runKubectl(this, args, opts);
   }
 
   /** kubectl that must succeed; returns stdout. */

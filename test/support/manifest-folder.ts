@@ -1,12 +1,13 @@
 // "Apply a folder of manifests and report": every bundle (top-level subfolder) of a directory is
 // applied with real kubectl, read back, and compared with what was sent. The objects a bundle's
 // authors wrote are the test data; the check knows nothing of any particular bundle.
-import { execFile } from 'node:child_process';
 import { copyFileSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import YAML from 'yaml';
 import { ApiClient } from '../../src/client/rest.js';
-import { kubectlBinary } from './cluster.js';
+import { groupVersionPath } from '../../src/api/paths.js';
+import { parseApiVersion } from '../../src/api/types.js';
+import { runKubectl, type KubectlResult } from './cluster.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -86,10 +87,7 @@ function conversionWebhook(o: ManifestObject): boolean {
  */
 export const LAST_APPLIED_LIMIT_BYTES = 262_144;
 
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
+const groupOf = (apiVersion: string): string => parseApiVersion(apiVersion).group;
 
 function expectedRefusal(o: ManifestObject, mode: ApplyMode, error: string, crdRefused: Map<string, string>): string | undefined {
   const listed = NOT_SERVED_YET.find((k) => k.kind === o.kind && k.group === groupOf(o.apiVersion));
@@ -167,7 +165,7 @@ export function readBundles(dir: string): Bundle[] {
  * absent (upstream's types omit empty ones), as on any cluster.
  */
 export function changedPaths(sent: JsonValue | undefined, got: JsonValue | undefined, path = ''): string[] {
-  if (sent === null || sent === undefined) return got === null || got === undefined ? [] : [];
+  if (sent === null || sent === undefined) return [];
   if (Array.isArray(sent)) {
     if (got === undefined && sent.length === 0) return [];
     if (!Array.isArray(got) || got.length !== sent.length) return [path || '.'];
@@ -197,32 +195,15 @@ export interface KubectlTarget {
   version?: string;
 }
 
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+// A big bundle's apply is one kubectl call, and its output lists every object.
+const KUBECTL_TIMEOUT_MS = 120_000;
+const KUBECTL_MAX_BUFFER = 256 * 1024 * 1024;
 
-function kubectl(t: KubectlTarget, args: string[], input?: string, timeoutMs = 120_000): Promise<RunResult> {
+async function kubectl(t: KubectlTarget, args: string[], input?: string): Promise<KubectlResult> {
   const t0 = Date.now();
-  return new Promise<RunResult>((done) => {
-    const resolve = (r: RunResult): void => {
-      if (process.env.SKIFF_MANIFESTS_TRACE) console.error(`kubectl ${args.slice(0, 3).join(" ")}: ${Date.now() - t0} ms, code ${r.code}\n${r.stdout.slice(0, 3000)}\n${r.stderr.slice(0, 3000)}`);
-      done(r);
-    };
-    const child = execFile(
-      kubectlBinary(t.version),
-      ['--kubeconfig', t.kubeconfig, '--cache-dir', t.cacheDir, ...args],
-      { timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-        resolve({ code, stdout: stdout.toString(), stderr: stderr.toString() });
-      },
-    );
-    // kubectl that stops early (a bad flag, an unreachable server) closes stdin: its exit says why.
-    child.stdin?.on('error', () => {});
-    if (input !== undefined) child.stdin?.end(input);
-  });
+  const r = await runKubectl(t, args, { version: t.version, input, timeoutMs: KUBECTL_TIMEOUT_MS, maxBuffer: KUBECTL_MAX_BUFFER });
+  if (process.env.SKIFF_MANIFESTS_TRACE) console.error(`kubectl ${args.slice(0, 3).join(' ')}: ${Date.now() - t0} ms, code ${r.code}\n${r.stdout.slice(0, 3000)}\n${r.stderr.slice(0, 3000)}`);
+  return r;
 }
 
 /** A JSON stream: kubectl reads a stream that starts with JSON as JSON throughout, without `---`. */
@@ -340,7 +321,7 @@ interface Mapping {
 async function discover(client: ApiClient, objects: ManifestObject[]): Promise<Map<string, Mapping>> {
   const out = new Map<string, Mapping>();
   for (const apiVersion of new Set(objects.map((o) => o.apiVersion))) {
-    const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const path = groupVersionPath(parseApiVersion(apiVersion));
     const list = await client.get<{ resources: { name: string; kind: string; namespaced: boolean }[] }>(path).catch(() => ({ resources: [] }));
     for (const r of list.resources) if (!r.name.includes('/')) out.set(`${apiVersion}/${r.kind}`, { resource: r.name, namespaced: r.namespaced });
   }
@@ -357,7 +338,7 @@ async function readBack(t: KubectlTarget, bundle: Bundle): Promise<{ got: Map<st
       const namespace = bundle.namespaces[i]!;
       const m = served.get(`${o.apiVersion}/${o.kind}`);
       if (!m) continue;
-      const prefix = o.apiVersion.includes('/') ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;
+      const prefix = groupVersionPath(parseApiVersion(o.apiVersion));
       const ns = m.namespaced ? `/namespaces/${encodeURIComponent(o.metadata.namespace ?? namespace)}` : '';
       const back = await client.get<ManifestObject>(`${prefix}${ns}/${m.resource}/${encodeURIComponent(o.metadata.name)}`).catch(() => undefined);
       if (back) got.set(identity(o, back.metadata.namespace ?? ''), back);

@@ -1,6 +1,6 @@
 // Schedule errors worded as upstream's (robfig/cron v3 ParseStandard, which the API server uses to
-// validate CronJobs): "end of range (61) above maximum (59): 61". cron-parser then reads the
-// schedules this accepts; anything it still refuses is reported in its own words.
+// validate CronJobs): "end of range (61) above maximum (59): 61". Validation is these checks alone,
+// as upstream's; when a schedule fires is src/api/kinds/cronjob.ts's scheduleTimes.
 
 interface Bounds {
   min: number;
@@ -46,24 +46,40 @@ function checkPart(part: string, b: Bounds): void {
   if (start > end) throw new Error(`beginning of range (${start}) beyond end of range (${end}): ${part}`);
 }
 
-const DURATION_UNITS = new Set(['ns', 'us', 'µs', 'μs', 'ms', 's', 'm', 'h']);
+const DURATION_UNITS_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** Go's time.ParseDuration error for text, or undefined when it reads as a duration. */
-function goDurationError(text: string): string | undefined {
-  const invalid = `time: invalid duration ${JSON.stringify(text)}`;
+/** Go's time.ParseDuration: the duration in milliseconds, or its error. */
+export function goDuration(text: string): number | { error: string } {
+  const invalid = { error: `time: invalid duration ${JSON.stringify(text)}` };
+  const sign = text.startsWith('-') ? -1 : 1;
   let rest = text.replace(/^[-+]/, '');
-  if (rest === '0') return undefined;
+  if (rest === '0') return 0;
   if (rest === '') return invalid;
+  let ms = 0;
   while (rest !== '') {
     const m = /^(\d*)(?:\.(\d*))?/.exec(rest)!;
     if (m[0] === '' || m[0] === '.') return invalid;
     rest = rest.slice(m[0].length);
     const unit = /^[^\d.]*/.exec(rest)![0];
-    if (unit === '') return `time: missing unit in duration ${JSON.stringify(text)}`;
-    if (!DURATION_UNITS.has(unit)) return `time: unknown unit ${JSON.stringify(unit)} in duration ${JSON.stringify(text)}`;
+    if (unit === '') return { error: `time: missing unit in duration ${JSON.stringify(text)}` };
+    const scale = DURATION_UNITS_MS[unit];
+    if (scale === undefined) return { error: `time: unknown unit ${JSON.stringify(unit)} in duration ${JSON.stringify(text)}` };
+    ms += Number(`${m[1] || '0'}.${m[2] || '0'}`) * scale;
     rest = rest.slice(unit.length);
   }
-  return undefined;
+  return sign * ms;
+}
+
+/**
+ * robfig/cron's `@every <duration>` interval in milliseconds (Every: whole seconds, at least one),
+ * or undefined for any other schedule. Assumes scheduleError accepted it.
+ */
+export function everyIntervalMs(schedule: string): number | undefined {
+  const spec = schedule.trim();
+  if (!spec.startsWith('@every ')) return undefined;
+  const d = goDuration(spec.slice('@every '.length));
+  if (typeof d !== 'number') return undefined;
+  return Math.max(1000, d - (d % 1000));
 }
 
 /** Upstream's error for a schedule robfig/cron refuses, or undefined when it would accept it. */
@@ -72,8 +88,8 @@ export function scheduleError(schedule: string): string | undefined {
   if (spec.startsWith('@')) {
     if (DESCRIPTORS.has(spec)) return undefined;
     if (spec.startsWith('@every ')) {
-      const problem = goDurationError(spec.slice('@every '.length));
-      return problem === undefined ? undefined : `failed to parse duration ${spec}: ${problem}`;
+      const d = goDuration(spec.slice('@every '.length));
+      return typeof d === 'number' ? undefined : `failed to parse duration ${spec}: ${d.error}`;
     }
     return `unrecognized descriptor: ${spec}`;
   }

@@ -10,7 +10,7 @@ import type { JobSpec } from './job.js';
 import { defaultPodTemplate, validatePodTemplateSpec } from './pod.js';
 import { age, column, containerCells, containersColumn, imagesColumn, nameColumn, since } from './printing.js';
 import { formatLabelSelector } from './replicaset.js';
-import { scheduleError } from './cron-schedule.js';
+import { everyIntervalMs, scheduleError } from './cron-schedule.js';
 
 export interface CronJobSpec {
   schedule?: string;
@@ -34,9 +34,39 @@ const MAX_NAME = 52;
 const POLICIES = ['Allow', 'Forbid', 'Replace'];
 const COUNT_FIELDS = ['startingDeadlineSeconds', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit'];
 
-/** The schedule's times, read in the CronJob's time zone; throws on a schedule cron cannot read. */
-export function parseSchedule(schedule: string, timeZone: string | undefined, from: number) {
-  return CronExpressionParser.parse(schedule, { currentDate: new Date(from), tz: timeZone || 'UTC' });
+/** When a schedule fires around `now`; both absent: a valid schedule that never fires. */
+export interface ScheduleTimes {
+  /** The last time at or before now (an @every schedule's: only those after `since`). */
+  latest?: number;
+  /** The first time after now. */
+  next?: number;
+}
+
+/**
+ * The schedule's times, read in the CronJob's time zone. `since` (the last scheduled time, else the
+ * creation time) anchors `@every`, as robfig/cron's ConstantDelaySchedule counts from it. Throws for
+ * a schedule upstream would refuse.
+ */
+export function scheduleTimes(schedule: string, timeZone: string | undefined, since: number, now: number): ScheduleTimes {
+  const every = everyIntervalMs(schedule);
+  if (every !== undefined) {
+    const from = since - (since % 1000);
+    if (now < from + every) return { next: from + every };
+    const latest = from + Math.floor((now - from) / every) * every;
+    return { latest, next: latest + every };
+  }
+  const tz = timeZone || 'UTC';
+  try {
+    return {
+      latest: CronExpressionParser.parse(schedule, { currentDate: new Date(now + 1), tz }).prev().getTime(),
+      next: CronExpressionParser.parse(schedule, { currentDate: new Date(now), tz }).next().getTime(),
+    };
+  } catch (e) {
+    // robfig/cron checks each field's range alone, so `31 2` (a day no month has) is valid; cron-parser
+    // refuses it. It never fires.
+    if (scheduleError(schedule) === undefined) return {};
+    throw e;
+  }
 }
 
 function validTimeZone(tz: string): boolean {
@@ -66,10 +96,11 @@ function validateCronJob(o: KubeObject, old: KubeObject | undefined): StatusCaus
   const spec = obj(o.spec);
   const schedule = str(spec.schedule);
   const timeZone = typeof spec.timeZone === 'string' ? spec.timeZone : undefined;
+  // Only robfig/cron's per-field range checks, as upstream: `59 23 31 2 *` is valid (it never fires).
+  const problem = schedule ? scheduleError(schedule) : undefined;
   if (!schedule) out.push(field.required('spec.schedule'));
   else if (/^\s*(CRON_)?TZ=/.test(schedule)) out.push(field.invalid('spec.schedule', schedule, 'cannot use TZ or CRON_TZ in schedule, use timeZone field instead'));
-  // Only robfig/cron's per-field range checks, as upstream: `59 23 31 2 *` is valid (it never fires).
-  else if (scheduleError(schedule)) out.push(field.invalid('spec.schedule', schedule, scheduleError(schedule)!));
+  else if (problem) out.push(field.invalid('spec.schedule', schedule, problem));
   if (timeZone !== undefined && !validTimeZone(timeZone)) out.push(field.invalid('spec.timeZone', timeZone, 'unknown time zone'));
   const policy = str(spec.concurrencyPolicy);
   if (!POLICIES.includes(policy)) out.push(field.notSupported('spec.concurrencyPolicy', policy, POLICIES));

@@ -5,7 +5,6 @@ import YAML from 'yaml';
 import type { KubeObject, Status } from '../../api/types.js';
 import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } from '../../api/errors.js';
 import { decodeProtobufObject } from '../protobuf/decode.js';
-import { UndecodableBody } from '../type-meta.js';
 import { objectJson } from '../stored-json.js';
 import { abortResponse, clientGone, streamClosedEarly } from './listener.js';
 
@@ -93,6 +92,16 @@ function checkValueNesting(value: unknown): void {
   }
 }
 
+/**
+ * A body that is not an object at all, with the decoder's reason: a 400 as it stands, and what a
+ * create or update reports as an unrecognized object (type-meta.ts's unrecognizedBody).
+ */
+export class UndecodableBody extends StatusError {
+  constructor(override readonly cause: string) {
+    super(400, 'BadRequest', cause);
+  }
+}
+
 function parseJson(body: Buffer): unknown {
   checkJsonNesting(body);
   const text = body.toString('utf8');
@@ -103,12 +112,38 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
-/** Go's encoding/json wording for the commonest syntax errors (an empty, cut-off or non-JSON body). */
+// Where JSON.parse stopped, by its message, as the step of Go's encoding/json scanner that stops
+// there. What V8 says is no guide to Go's words (it calls a missing `}` at the end "Expected ','
+// or '}'"), but where it stopped is: Go's scanner stops at the same character.
+const GO_JSON_STEPS: [RegExp, string][] = [
+  [/^Expected ',' or '\}' after property value/, 'after object key:value pair'],
+  [/^Expected ':' after property name/, 'after object key'],
+  [/^Expected (property name or '\}'|double-quoted property name)/, 'looking for beginning of object key string'],
+  [/^Expected ',' or '\]' after array element/, 'after array element'],
+  [/^Unexpected non-whitespace character after JSON/, 'after top-level value'],
+  [/^Bad control character in string literal/, 'in string literal'],
+  [/^Bad escaped character/, 'in string escape code'],
+];
+
+/** Go's quoteChar: the character as a Go rune literal. */
+function goQuoteChar(c: string): string {
+  if (c === "'") return "'\\''";
+  if (c === '"') return "'\"'";
+  return `'${JSON.stringify(c).slice(1, -1)}'`;
+}
+
+/** Go's encoding/json message for a body JSON.parse refused. */
 function goJsonSyntaxError(text: string, e: unknown): string {
-  const first = /\S/.exec(text)?.[0];
-  if (first === undefined || /end of JSON input|Unterminated|Expected .* after/.test(String((e as Error).message))) return 'unexpected end of JSON input';
-  if (!/[{["\-0-9tfn]/.test(first)) return `invalid character '${first}' looking for beginning of value`;
-  return `invalid character in JSON: ${(e as Error).message}`;
+  const message = e instanceof Error ? e.message : String(e);
+  const at = /at position (\d+)/.exec(message);
+  const pos = at ? Number(at[1]) : undefined;
+  if (/end of JSON input|^Unterminated/.test(message) || (pos !== undefined && text.slice(pos).trim() === '')) return 'unexpected end of JSON input';
+  const step = GO_JSON_STEPS.find(([re]) => re.test(message));
+  if (step && pos !== undefined) return `invalid character ${goQuoteChar(text[pos]!)} ${step[1]}`;
+  // V8 names the token but not where it is: where a value was to begin, as in a body of plain text.
+  const token = /^Unexpected token '(.)'/su.exec(message);
+  if (token) return `invalid character ${goQuoteChar(token[1]!)} looking for beginning of value`;
+  return `invalid character in JSON: ${message}`;
 }
 
 // What upstream's decoder says of JSON that is not an object: it looks for apiVersion and kind first.
