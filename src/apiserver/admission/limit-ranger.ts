@@ -1,6 +1,6 @@
 // LimitRanger: a namespace's LimitRanges fill in the requests and limits its containers leave
 // out, and refuse a pod outside their bounds, so quota and scheduling see real numbers.
-import { forbidden } from '../../api/errors.js';
+import { forbiddenObject } from '../../api/errors.js';
 import { quantities, type LimitRange, type Quantities } from '../../api/kinds/limitrange.js';
 import { isObject, objArr, str } from '../../api/kinds/json.js';
 import { milliValue, quantityErrors, quantityText } from '../../api/quantity.js';
@@ -130,7 +130,7 @@ export function limitViolations(pod: KubeObject, ranges: readonly LimitRange[]):
 
 function refuse(a: AdmissionAttributes, errs: string[]): never {
   const why = errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`;
-  throw forbidden(`pods "${a.name}" is forbidden: ${why}`, 'pods', '', a.name);
+  throw forbiddenObject('pods', '', a.name, why);
 }
 
 export function limitRanger(ranges: LimitRangeLookup): AdmissionPlugin {
