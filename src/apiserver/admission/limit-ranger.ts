@@ -23,9 +23,10 @@ function items(ranges: readonly LimitRange[], type: string): Record<string, unkn
   return ranges.flatMap((lr) => objArr(isObject(lr.spec) ? lr.spec.limits : undefined)).filter((i) => i.type === type);
 }
 
+/** App containers before init containers: upstream's order, which its annotation and messages show. */
 function containersOf(pod: KubeObject): { kind: string; c: Record<string, unknown> }[] {
   const spec = isObject(pod.spec) ? pod.spec : {};
-  return [...objArr(spec.initContainers).map((c) => ({ kind: 'init container', c })), ...objArr(spec.containers).map((c) => ({ kind: 'container', c }))];
+  return [...objArr(spec.containers).map((c) => ({ kind: 'container', c })), ...objArr(spec.initContainers).map((c) => ({ kind: 'init container', c }))];
 }
 
 /** Fills each container's missing requests and limits from the Container items' defaults. */
