@@ -97,6 +97,15 @@ export function forbidden(message: string, resource?: string, group?: string, na
   return new StatusError(403, 'Forbidden', message, d);
 }
 
+/**
+ * Upstream's NewForbidden for a refusal about one object: the resource qualified by its group
+ * ("priorityclasses.scheduling.k8s.io"), as every other status message names it.
+ */
+export function forbiddenObject(resource: string, group: string, name: string, why: string): StatusError {
+  const qualified = qualifiedResource(resource, group);
+  return forbidden(name ? `${qualified} "${name}" is forbidden: ${why}` : `${qualified} is forbidden: ${why}`, resource, group, name);
+}
+
 export function methodNotAllowed(message = 'the server does not allow this method on the requested resource'): StatusError {
   return new StatusError(405, 'MethodNotAllowed', message);
 }

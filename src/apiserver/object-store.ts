@@ -11,7 +11,7 @@ import {
   badRequest,
   conflict,
   expired,
-  forbidden,
+  forbiddenObject,
   invalid,
   methodNotAllowed,
   notFound,
@@ -546,7 +546,7 @@ export class ObjectStore {
       // Admitted on the object as stored at each attempt: a retry may find another one of the name.
       await this.admission.validate(this.attributes('DELETE', undefined, current, ctx));
       const refused = this.rt.refuseDelete?.(current);
-      if (refused) throw forbidden(`${this.rt.resource} "${name}" is forbidden: ${refused}`, this.rt.resource, this.rt.group, name);
+      if (refused) throw forbiddenObject(this.rt.resource, this.rt.group, name, refused);
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== current.metadata.uid) {
         throw conflict(this.rt.resource, this.rt.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);

@@ -449,10 +449,17 @@ export class WatchCache {
     return this.objects.get(key)?.object;
   }
 
-  /** The current objects under keyPrefix, unordered: for in-process readers that need no paging or revision. */
+  /**
+   * The current objects under keyPrefix: for in-process readers that need no paging or revision.
+   * Read from the prefix's range of the ordered keys, not a pass over every object: admission asks
+   * for one namespace's LimitRanges or RoleBindings on every pod create or request.
+   */
   objectsUnder(keyPrefix: string): KubeObject[] {
     const out: KubeObject[] = [];
-    for (const [key, e] of this.objects) if (key.startsWith(keyPrefix)) out.push(e.object);
+    for (const key of this.orderedKeys.withPrefix(keyPrefix)) {
+      const e = this.objects.get(key);
+      if (e) out.push(e.object);
+    }
     return out;
   }
 

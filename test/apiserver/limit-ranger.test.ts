@@ -29,6 +29,15 @@ test('container defaults fill what is missing and are recorded', () => {
   );
 });
 
+test('app containers come before init containers, in the annotation and in refusals, as upstream', () => {
+  const p = pod({ name: 'app', image: 'i', resources: { limits: { cpu: '2' } } });
+  (p.spec as Record<string, unknown>).initContainers = [{ name: 'setup', image: 'i', resources: { limits: { cpu: '3' } } }];
+  const range = lr({ type: 'Container', max: { cpu: '1' } });
+  applyContainerDefaults(p, [range]);
+  assert.equal(p.metadata.annotations![LIMIT_RANGER_ANNOTATION], 'LimitRanger plugin set: cpu request for container app; cpu request for init container setup');
+  assert.deepEqual(limitViolations(p, [range]), ['maximum cpu usage per Container is 1, but limit is 2', 'maximum cpu usage per Container is 1, but limit is 3']);
+});
+
 test('a max alone becomes the default limit and request', () => {
   const range = lr({ type: 'Container', max: { cpu: '1' } });
   assert.deepEqual(range.spec!.limits![0], { type: 'Container', max: { cpu: '1' }, default: { cpu: '1' }, defaultRequest: { cpu: '1' } });

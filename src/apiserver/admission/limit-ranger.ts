@@ -1,9 +1,9 @@
 // LimitRanger: a namespace's LimitRanges fill in the requests and limits its containers leave
 // out, and refuse a pod outside their bounds, so quota and scheduling see real numbers.
-import { forbidden } from '../../api/errors.js';
+import { forbiddenObject } from '../../api/errors.js';
 import { quantities, type LimitRange, type Quantities } from '../../api/kinds/limitrange.js';
 import { isObject, objArr, str } from '../../api/kinds/json.js';
-import { milliValue, quantityErrors, quantityText } from '../../api/quantity.js';
+import { milliValue, quantityText } from '../../api/quantity.js';
 import type { KubeObject } from '../../api/types.js';
 import { isCore, type AdmissionAttributes, type AdmissionPlugin } from './plugin.js';
 
@@ -23,9 +23,10 @@ function items(ranges: readonly LimitRange[], type: string): Record<string, unkn
   return ranges.flatMap((lr) => objArr(isObject(lr.spec) ? lr.spec.limits : undefined)).filter((i) => i.type === type);
 }
 
+/** App containers before init containers: upstream's order, which its annotation and messages show. */
 function containersOf(pod: KubeObject): { kind: string; c: Record<string, unknown> }[] {
   const spec = isObject(pod.spec) ? pod.spec : {};
-  return [...objArr(spec.initContainers).map((c) => ({ kind: 'init container', c })), ...objArr(spec.containers).map((c) => ({ kind: 'container', c }))];
+  return [...objArr(spec.containers).map((c) => ({ kind: 'container', c })), ...objArr(spec.initContainers).map((c) => ({ kind: 'init container', c }))];
 }
 
 /** Fills each container's missing requests and limits from the Container items' defaults. */
@@ -64,17 +65,19 @@ export function applyContainerDefaults(pod: KubeObject, ranges: readonly LimitRa
   if (notes.length > 0) pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), [LIMIT_RANGER_ANNOTATION]: `LimitRanger plugin set: ${notes.join('; ')}` };
 }
 
-type Observed = Record<string, string | number>;
-
-function observed(v: unknown): Observed {
-  const out: Observed = {};
-  if (!isObject(v)) return out;
-  for (const [k, q] of Object.entries(v)) if ((typeof q === 'string' || typeof q === 'number') && quantityErrors(q).length === 0) out[k] = q;
-  return out;
+/** One item's bounds, parsed once for all of a pod's containers. */
+interface Bounds {
+  min: Quantities;
+  max: Quantities;
+  ratio: Quantities;
 }
 
-function checkBounds(limitType: string, item: Record<string, unknown>, requests: Observed, limits: Observed, errs: string[]): void {
-  for (const [k, min] of Object.entries(quantities(item.min))) {
+function boundsOf(item: Record<string, unknown>): Bounds {
+  return { min: quantities(item.min), max: quantities(item.max), ratio: quantities(item.maxLimitRequestRatio) };
+}
+
+function checkBounds(limitType: string, bounds: Bounds, requests: Quantities, limits: Quantities, errs: string[]): void {
+  for (const [k, min] of Object.entries(bounds.min)) {
     const req = requests[k];
     const lim = limits[k];
     const m = quantityText(min);
@@ -82,7 +85,7 @@ function checkBounds(limitType: string, item: Record<string, unknown>, requests:
     else if (milliValue(req) < milliValue(min)) errs.push(`minimum ${k} usage per ${limitType} is ${m}, but request is ${quantityText(req)}`);
     else if (lim !== undefined && milliValue(lim) < milliValue(min)) errs.push(`minimum ${k} usage per ${limitType} is ${m}, but limit is ${quantityText(lim)}`);
   }
-  for (const [k, max] of Object.entries(quantities(item.max))) {
+  for (const [k, max] of Object.entries(bounds.max)) {
     const req = requests[k];
     const lim = limits[k];
     const m = quantityText(max);
@@ -90,7 +93,7 @@ function checkBounds(limitType: string, item: Record<string, unknown>, requests:
     else if (milliValue(lim) > milliValue(max)) errs.push(`maximum ${k} usage per ${limitType} is ${m}, but limit is ${quantityText(lim)}`);
     else if (req !== undefined && milliValue(req) > milliValue(max)) errs.push(`maximum ${k} usage per ${limitType} is ${m}, but request is ${quantityText(req)}`);
   }
-  for (const [k, ratio] of Object.entries(quantities(item.maxLimitRequestRatio))) {
+  for (const [k, ratio] of Object.entries(bounds.ratio)) {
     const req = requests[k] === undefined ? 0 : milliValue(requests[k]);
     const lim = limits[k] === undefined ? 0 : milliValue(limits[k]);
     const r = quantityText(ratio);
@@ -101,16 +104,16 @@ function checkBounds(limitType: string, item: Record<string, unknown>, requests:
 }
 
 /** A pod's total: its containers' sum, or its largest init container where that is more. */
-function podTotals(pod: KubeObject, which: 'requests' | 'limits'): Observed {
+function podTotals(pod: KubeObject, which: 'requests' | 'limits'): Quantities {
   const spec = isObject(pod.spec) ? pod.spec : {};
   const sum: Record<string, number> = {};
   for (const c of objArr(spec.containers)) {
-    for (const [k, q] of Object.entries(observed(isObject(c.resources) ? c.resources[which] : undefined))) sum[k] = (sum[k] ?? 0) + milliValue(q);
+    for (const [k, q] of Object.entries(quantities(isObject(c.resources) ? c.resources[which] : undefined))) sum[k] = (sum[k] ?? 0) + milliValue(q);
   }
   for (const c of objArr(spec.initContainers)) {
-    for (const [k, q] of Object.entries(observed(isObject(c.resources) ? c.resources[which] : undefined))) sum[k] = Math.max(sum[k] ?? 0, milliValue(q));
+    for (const [k, q] of Object.entries(quantities(isObject(c.resources) ? c.resources[which] : undefined))) sum[k] = Math.max(sum[k] ?? 0, milliValue(q));
   }
-  const out: Observed = {};
+  const out: Quantities = {};
   for (const [k, m] of Object.entries(sum)) out[k] = m % 1000 === 0 ? String(m / 1000) : `${m}m`;
   return out;
 }
@@ -118,19 +121,24 @@ function podTotals(pod: KubeObject, which: 'requests' | 'limits'): Observed {
 /** Why the pod is outside its namespace's ranges, in upstream's words; empty when it is inside. */
 export function limitViolations(pod: KubeObject, ranges: readonly LimitRange[]): string[] {
   const errs: string[] = [];
-  for (const item of items(ranges, 'Container')) {
-    for (const { c } of containersOf(pod)) {
-      const res = isObject(c.resources) ? c.resources : {};
-      checkBounds('Container', item, observed(res.requests), observed(res.limits), errs);
-    }
+  const containerBounds = items(ranges, 'Container').map(boundsOf);
+  if (containerBounds.length > 0) {
+    const containers = containersOf(pod).map(({ c }) => (isObject(c.resources) ? c.resources : {}));
+    const observed = containers.map((res) => ({ requests: quantities(res.requests), limits: quantities(res.limits) }));
+    for (const bounds of containerBounds) for (const o of observed) checkBounds('Container', bounds, o.requests, o.limits, errs);
   }
-  for (const item of items(ranges, 'Pod')) checkBounds('Pod', item, podTotals(pod, 'requests'), podTotals(pod, 'limits'), errs);
+  const podBounds = items(ranges, 'Pod').map(boundsOf);
+  if (podBounds.length > 0) {
+    const requests = podTotals(pod, 'requests');
+    const limits = podTotals(pod, 'limits');
+    for (const bounds of podBounds) checkBounds('Pod', bounds, requests, limits, errs);
+  }
   return errs;
 }
 
 function refuse(a: AdmissionAttributes, errs: string[]): never {
   const why = errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`;
-  throw forbidden(`pods "${a.name}" is forbidden: ${why}`, 'pods', '', a.name);
+  throw forbiddenObject('pods', '', a.name, why);
 }
 
 export function limitRanger(ranges: LimitRangeLookup): AdmissionPlugin {

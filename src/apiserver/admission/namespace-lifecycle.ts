@@ -1,6 +1,6 @@
 // NamespaceLifecycle: nothing is created in a namespace that does not exist or is being deleted
 // (upstream's messages), so a namespace's deletion can finish. It runs first, as upstream's does.
-import { forbidden, notFound } from '../../api/errors.js';
+import { forbiddenObject, notFound } from '../../api/errors.js';
 import type { AdmissionPlugin } from './plugin.js';
 
 /** Namespace existence and lifecycle, answered from the watch cache where it can be. */
@@ -18,8 +18,7 @@ export function namespaceLifecycle(namespaces: NamespaceLookup): AdmissionPlugin
       const phase = await namespaces.phaseOf(ns);
       if (!phase) throw notFound('namespaces', '', ns);
       if (phase === 'Terminating') {
-        const rt = a.resource;
-        throw forbidden(`${rt.resource} "${a.name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`, rt.resource, rt.group, a.name);
+        throw forbiddenObject(a.resource.resource, a.resource.group, a.name, `unable to create new content in namespace ${ns} because it is being terminated`);
       }
     },
   };

@@ -1,7 +1,7 @@
 // Priority: a pod's priority is its PriorityClass's value, resolved once at creation (the
 // scheduler and preemption compare numbers, not names). A pod naming no class gets the global
 // default's, else 0; and only one class may be the global default.
-import { forbidden } from '../../api/errors.js';
+import { forbiddenObject } from '../../api/errors.js';
 import type { PriorityClass } from '../../api/kinds/priorityclass.js';
 import { isObject } from '../../api/kinds/json.js';
 import { isCore, type AdmissionAttributes, type AdmissionPlugin } from './plugin.js';
@@ -27,9 +27,7 @@ export function defaultPriorityClass(classes: readonly PriorityClass[]): Priorit
 }
 
 function refuse(a: AdmissionAttributes, why: string): never {
-  const rt = a.resource;
-  const resource = rt.group ? `${rt.resource}.${rt.group}` : rt.resource;
-  throw forbidden(`${resource} "${a.name}" is forbidden: ${why}`, rt.resource, rt.group, a.name);
+  throw forbiddenObject(a.resource.resource, a.resource.group, a.name, why);
 }
 
 async function admitPod(a: AdmissionAttributes, classes: PriorityClassLookup): Promise<void> {

@@ -3,7 +3,7 @@
 // binding only to a role whose rules they hold (or the `bind` verb on it). Without it, anyone who
 // may edit RoleBindings could bind themselves to cluster-admin.
 import { isDeepStrictEqual } from 'node:util';
-import { forbidden, notFound } from '../../api/errors.js';
+import { forbiddenObject, notFound } from '../../api/errors.js';
 import { isObject, objArr, str } from '../../api/kinds/json.js';
 import { RBAC_GROUP, type Binding, type RoleLike } from '../../api/kinds/rbac.js';
 import type { KubeObject } from '../../api/types.js';
@@ -42,7 +42,7 @@ export function checkRbacEscalation(rbac: RbacAuthorizer, user: UserInfo, resour
   const name = obj.metadata.name ?? '';
   const namespace = obj.metadata.namespace;
   const refuse = (why: string): never => {
-    throw forbidden(`${resource}.${RBAC_GROUP} "${name}" is forbidden: ${why}`, resource, RBAC_GROUP, name);
+    throw forbiddenObject(resource, RBAC_GROUP, name, why);
   };
   const notHeld = (servant: unknown[], ownerNamespace: string | undefined): void => {
     const missing = uncoveredRules(rbac.rulesFor(user, ownerNamespace), servant);
