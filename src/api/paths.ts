@@ -5,9 +5,14 @@ import { allResourceTypes } from './registry.js';
 
 const byGroupResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.resource}`, rt]));
 
+/** The built-in type of `resource` in `group` ('' for core), undefined for any other (a custom resource's). */
+export function builtInType(group: string, resource: string): ResourceType | undefined {
+  return byGroupResource.get(`${group}/${resource}`);
+}
+
 /** The served type of `resource` in `group` ('' for core); throws for one skiff does not serve. */
 export function servedType(group: string, resource: string): ResourceType {
-  const rt = byGroupResource.get(`${group}/${resource}`);
+  const rt = builtInType(group, resource);
   if (!rt) throw new Error(`${resource}${group ? `.${group}` : ''} is not a served resource`);
   return rt;
 }

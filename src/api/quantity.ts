@@ -130,3 +130,47 @@ export function quantityText(input: unknown): string {
   if (typeof input === 'number') return numberText(input);
   return '';
 }
+
+const DECIMAL_SUFFIX_BY_EXPONENT = new Map(Object.entries(DECIMAL_SUFFIXES).map(([s, e]) => [e, s]));
+const BINARY_SUFFIX_BY_EXPONENT = new Map(Object.entries(BINARY_SUFFIXES).map(([s, e]) => [e, s]));
+const NANOS_PER_UNIT = 1_000_000_000n;
+
+/**
+ * Upstream's canonical spelling (Quantity.String()) of a value given in nano-units and the format
+ * it was written in: the largest decimal suffix that keeps the number whole ("1500m", "2k"), a
+ * binary suffix for whole multiples of 1024 written in binary ("1536Mi"; "1.5Ki" prints "1536"),
+ * and exponents in steps of three for exponent notation.
+ */
+export function canonicalQuantity(nanos: bigint, format: QuantityFormat): string {
+  if (nanos === 0n) return '0';
+  const sign = nanos < 0n ? '-' : '';
+  const magnitude = nanos < 0n ? -nanos : nanos;
+  if (format === 'BinarySI' && magnitude >= 1024n * NANOS_PER_UNIT && magnitude % NANOS_PER_UNIT === 0n) {
+    let mantissa = magnitude / NANOS_PER_UNIT;
+    let exp2 = 0;
+    while (exp2 < 60 && mantissa % 1024n === 0n) {
+      mantissa /= 1024n;
+      exp2 += 10;
+    }
+    return `${sign}${mantissa}${BINARY_SUFFIX_BY_EXPONENT.get(exp2) ?? ''}`;
+  }
+  let mantissa = magnitude;
+  let exp10 = -9;
+  while (mantissa % 10n === 0n) {
+    mantissa /= 10n;
+    exp10++;
+  }
+  // Back down to a multiple of three, as the suffixes (and exponent form) step in thousands.
+  const over = ((exp10 % 3) + 3) % 3;
+  mantissa *= 10n ** BigInt(over);
+  exp10 -= over;
+  if (format === 'DecimalExponent') return `${sign}${mantissa}${exp10 === 0 ? '' : `e${exp10}`}`;
+  const suffix = DECIMAL_SUFFIX_BY_EXPONENT.get(exp10);
+  return `${sign}${mantissa}${suffix ?? `e${exp10}`}`;
+}
+
+/** The canonical spelling of a quantity as written ("1000m" → "1", "2048Ki" → "2Mi"). Throws on malformed input. */
+export function canonicalQuantityText(input: string | number): string {
+  const q = parseQuantityExact(input);
+  return canonicalQuantity(scaledCeil(q, 9), q.format);
+}

@@ -35,6 +35,7 @@ import { ingressResource } from './kinds/ingress.js';
 import { ingressClassResource } from './kinds/ingressclass.js';
 import { priorityClassResource } from './kinds/priorityclass.js';
 import { limitRangeResource } from './kinds/limitrange.js';
+import { resourceQuotaResource } from './kinds/resourcequota.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -51,6 +52,7 @@ export const allResourceTypes: ResourceType[] = [
   persistentVolumeClaimResource,
   podTemplateResource,
   limitRangeResource,
+  resourceQuotaResource,
   replicationControllerResource,
   deploymentResource,
   replicaSetResource,

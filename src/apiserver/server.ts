@@ -32,6 +32,7 @@ import { namespaceLifecycle } from './admission/namespace-lifecycle.js';
 import { serviceAccountAdmission } from './admission/service-account.js';
 import { defaultTolerationSeconds, type DefaultTolerationOptions } from './admission/default-toleration-seconds.js';
 import { priorityAdmission } from './admission/priority.js';
+import { resourceQuotaAdmission } from './admission/resource-quota.js';
 import { limitRanger } from './admission/limit-ranger.js';
 import type { LimitRange } from '../api/kinds/limitrange.js';
 import { serviceAddresses } from './admission/service-addresses.js';
@@ -339,6 +340,26 @@ export class ApiServer {
       storageObjectInUseProtection(),
       serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items),
       rbacEscalation(this.rbac),
+      resourceQuotaAdmission(
+        {
+          cached: (ns) => core('resourcequotas').cache.objectsUnder(`/registry/resourcequotas/${ns}/`),
+          stored: (ns, name) => core('resourcequotas').tryGet(ns, name),
+          writeUsed: (quota, used) =>
+            core('resourcequotas').update(
+              quota.metadata.namespace,
+              quota.metadata.name!,
+              (current) => {
+                current.status = { ...(current.status as Record<string, unknown> | undefined), used };
+                // Charged against what was read: a quota changed since is read and checked again.
+                current.metadata.resourceVersion = quota.metadata.resourceVersion;
+                return current;
+              },
+              SYSTEM_CONTEXT(),
+              { subresource: 'status' },
+            ),
+        },
+        this.clock,
+      ),
       limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),
       priorityAdmission({
         list: () => this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cache.objectsUnder('/registry/priorityclasses/') as PriorityClass[],

@@ -82,5 +82,6 @@ export const PATHS = {
   customresourcedefinitions: collectionPath(customResourceDefinitionResource),
   persistentvolumes: resourcePath('', 'persistentvolumes'),
   persistentvolumeclaims: resourcePath('', 'persistentvolumeclaims'),
+  resourcequotas: resourcePath('', 'resourcequotas'),
   storageclasses: resourcePath('storage.k8s.io', 'storageclasses'),
 } as const;

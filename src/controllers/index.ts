@@ -6,6 +6,7 @@ import { DeploymentController } from './deployment.js';
 import { DaemonSetController } from './daemonset.js';
 import { StatefulSetController } from './statefulset.js';
 import { VolumeBindingController } from './volume-binding.js';
+import { ResourceQuotaController } from './resource-quota.js';
 import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslices.js';
 import { JobController } from './job.js';
@@ -36,6 +37,7 @@ export function allControllers(cloud?: CloudProvider, autoscaler?: AutoscalerOpt
     new DaemonSetController(),
     new StatefulSetController(),
     new VolumeBindingController(),
+    new ResourceQuotaController(),
     new EndpointsController(),
     new EndpointSliceController(),
     new JobController(),

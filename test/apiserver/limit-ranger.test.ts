@@ -74,3 +74,13 @@ test('LimitRange validation', () => {
   assert.deepEqual(msgs({ type: 'Container', maxLimitRequestRatio: { cpu: '500m' } }), ['spec.limits[0].maxLimitRequestRatio[cpu]: Invalid value: 500m: ratio 500m is less than 1']);
   assert.deepEqual(msgs({ type: 'Container', max: { cpu: 'lots' } }).length > 0, true);
 });
+
+test('a Pod bound counts sidecars with the app containers and spells quantities as upstream prints them', () => {
+  const p = pod({ name: 'app', image: 'i', resources: { requests: { memory: '512Mi' }, limits: { cpu: '1500m', memory: '512Mi' } } });
+  (p.spec as Record<string, unknown>).initContainers = [
+    { name: 'proxy', image: 'i', restartPolicy: 'Always', resources: { requests: { memory: '1024Mi' }, limits: { cpu: '500m', memory: '1024Mi' } } },
+  ];
+  // 1536Mi of memory and 2 CPUs together: the sidecar runs beside the app, it is not an init phase.
+  assert.deepEqual(limitViolations(p, [lr({ type: 'Pod', max: { cpu: '2000m', memory: '1Gi' } })]), ['maximum memory usage per Pod is 1Gi, but limit is 1536Mi']);
+  assert.deepEqual(limitViolations(p, [lr({ type: 'Pod', max: { cpu: '1000m', memory: '2Gi' } })]), ['maximum cpu usage per Pod is 1, but limit is 2']);
+});

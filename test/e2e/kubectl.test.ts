@@ -104,6 +104,17 @@ describe('kubectl against skiff server', () => {
     assert.match(await s.k(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: ssa.replace('replicas: 2', 'replicas: 4') }), /serverside-applied/);
   });
 
+  it('prunes with kubectl apply --prune and its default allowlist, on the oldest and newest kubectl', async () => {
+    const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: default, labels: {set: pruned}}\n`;
+    for (const version of ['1.27', '1.33']) {
+      await s.k(['apply', '--prune', '-l', 'set=pruned', '-f', '-'], { version, input: `${cm('keep')}---\n${cm('drop')}` });
+      // kubectl's default allowlist names PersistentVolumeClaims, Ingresses and the rest: all served, so nothing fails.
+      const second = await s.k(['apply', '--prune', '-l', 'set=pruned', '-f', '-'], { version, input: cm('keep') });
+      assert.match(second, /^configmap\/drop pruned$/m, version);
+      assert.equal((await s.kubectl(['get', 'configmap', 'drop'])).code, 1);
+    }
+  });
+
   it('takes kind: List manifests (what get -o yaml writes) in create, apply and apply --server-side, on every kubectl', async () => {
     const list = (tag: string, value: string, extra = '') => `apiVersion: v1
 kind: List

@@ -2,6 +2,7 @@
 import { field } from '../errors.js';
 import { compareQuantities, quantityErrors, quantitySign, quantityText, scaledValue } from '../quantity.js';
 import type { ResourceType } from '../resource.js';
+import { isExtendedResourceName, isHugePages, isNativeResource } from '../resource-names.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import {
   childPath,
@@ -414,16 +415,6 @@ export function podQOSClass(spec: unknown): QOSClass {
 const PORT_PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 const STANDARD_CONTAINER_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
 
-function isHugePages(name: string): boolean {
-  return name.startsWith('hugepages-');
-}
-function isNativeResource(name: string): boolean {
-  return !name.includes('/') || name.includes('kubernetes.io/');
-}
-function isExtendedResourceName(name: string): boolean {
-  if (isNativeResource(name) || name.startsWith('requests.')) return false;
-  return isQualifiedName(`requests.${name}`).length === 0;
-}
 function overcommitAllowed(name: string): boolean {
   return isNativeResource(name) && !isHugePages(name);
 }

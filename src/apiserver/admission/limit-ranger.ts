@@ -3,7 +3,9 @@
 import { forbiddenObject } from '../../api/errors.js';
 import { quantities, type LimitRange, type Quantities } from '../../api/kinds/limitrange.js';
 import { isObject, objArr, str } from '../../api/kinds/json.js';
-import { milliValue, quantityText } from '../../api/quantity.js';
+import { canonicalQuantityText, milliValue } from '../../api/quantity.js';
+import { containerTotals } from '../../api/quota/pod-usage.js';
+import { resourceListJson } from '../../api/resource-list.js';
 import type { KubeObject } from '../../api/types.js';
 import { isCore, type AdmissionAttributes, type AdmissionPlugin } from './plugin.js';
 
@@ -80,42 +82,32 @@ function checkBounds(limitType: string, bounds: Bounds, requests: Quantities, li
   for (const [k, min] of Object.entries(bounds.min)) {
     const req = requests[k];
     const lim = limits[k];
-    const m = quantityText(min);
+    const m = canonicalQuantityText(min);
     if (req === undefined) errs.push(`minimum ${k} usage per ${limitType} is ${m}.  No request is specified`);
-    else if (milliValue(req) < milliValue(min)) errs.push(`minimum ${k} usage per ${limitType} is ${m}, but request is ${quantityText(req)}`);
-    else if (lim !== undefined && milliValue(lim) < milliValue(min)) errs.push(`minimum ${k} usage per ${limitType} is ${m}, but limit is ${quantityText(lim)}`);
+    else if (milliValue(req) < milliValue(min)) errs.push(`minimum ${k} usage per ${limitType} is ${m}, but request is ${canonicalQuantityText(req)}`);
+    else if (lim !== undefined && milliValue(lim) < milliValue(min)) errs.push(`minimum ${k} usage per ${limitType} is ${m}, but limit is ${canonicalQuantityText(lim)}`);
   }
   for (const [k, max] of Object.entries(bounds.max)) {
     const req = requests[k];
     const lim = limits[k];
-    const m = quantityText(max);
+    const m = canonicalQuantityText(max);
     if (lim === undefined) errs.push(`maximum ${k} usage per ${limitType} is ${m}.  No limit is specified`);
-    else if (milliValue(lim) > milliValue(max)) errs.push(`maximum ${k} usage per ${limitType} is ${m}, but limit is ${quantityText(lim)}`);
-    else if (req !== undefined && milliValue(req) > milliValue(max)) errs.push(`maximum ${k} usage per ${limitType} is ${m}, but request is ${quantityText(req)}`);
+    else if (milliValue(lim) > milliValue(max)) errs.push(`maximum ${k} usage per ${limitType} is ${m}, but limit is ${canonicalQuantityText(lim)}`);
+    else if (req !== undefined && milliValue(req) > milliValue(max)) errs.push(`maximum ${k} usage per ${limitType} is ${m}, but request is ${canonicalQuantityText(req)}`);
   }
   for (const [k, ratio] of Object.entries(bounds.ratio)) {
     const req = requests[k] === undefined ? 0 : milliValue(requests[k]);
     const lim = limits[k] === undefined ? 0 : milliValue(limits[k]);
-    const r = quantityText(ratio);
+    const r = canonicalQuantityText(ratio);
     if (req === 0) errs.push(`${k} max limit to request ratio per ${limitType} is ${r}, but no request is specified or request is 0`);
     else if (lim === 0) errs.push(`${k} max limit to request ratio per ${limitType} is ${r}, but no limit is specified or limit is 0`);
     else if (lim / req > milliValue(ratio) / 1000) errs.push(`${k} max limit to request ratio per ${limitType} is ${r}, but provided ratio is ${(lim / req).toFixed(6)}`);
   }
 }
 
-/** A pod's total: its containers' sum, or its largest init container where that is more. */
+/** A pod's total as it runs: containers and sidecars together, or an init phase where that is more. */
 function podTotals(pod: KubeObject, which: 'requests' | 'limits'): Quantities {
-  const spec = isObject(pod.spec) ? pod.spec : {};
-  const sum: Record<string, number> = {};
-  for (const c of objArr(spec.containers)) {
-    for (const [k, q] of Object.entries(quantities(isObject(c.resources) ? c.resources[which] : undefined))) sum[k] = (sum[k] ?? 0) + milliValue(q);
-  }
-  for (const c of objArr(spec.initContainers)) {
-    for (const [k, q] of Object.entries(quantities(isObject(c.resources) ? c.resources[which] : undefined))) sum[k] = Math.max(sum[k] ?? 0, milliValue(q));
-  }
-  const out: Quantities = {};
-  for (const [k, m] of Object.entries(sum)) out[k] = m % 1000 === 0 ? String(m / 1000) : `${m}m`;
-  return out;
+  return resourceListJson(containerTotals(pod, which));
 }
 
 /** Why the pod is outside its namespace's ranges, in upstream's words; empty when it is inside. */
