@@ -1,10 +1,20 @@
 #!/usr/bin/env node
-// Runs every compiled test file with node's test runner. Unit tests first (fast feedback), then
-// end-to-end tests, which start real processes and so run one file at a time; the scenario files
-// in a second line beside them.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
+// Runs every compiled test file with node's test runner, several files at a time.
+//
+// The unit tests run in one process, their files in parallel. The end-to-end files start real
+// processes and mostly wait on them (story time, timers, polls), so several run side by side, one
+// process per file, in SKIFF_TEST_LANES lanes (3 by default; SKIFF_TEST_SERIAL=1 runs one at a
+// time), the longest first. Files that use something machine-wide (`skiff up` with its default
+// ports, containerd and its bridges, host-process pods, HAProxy, Chromium, install layouts) form one
+// group that runs one file at a time, as all end-to-end files did before; every other file starts its
+// own servers on loopback ports chosen free and may run beside anything. A file not listed in
+// either set below counts as machine-wide: a new file is safe by default, and fast once listed.
+//
+// Each file's output goes to test-artifacts/logs/<file>.log; a line per file says how it went, a
+// failing file's log is printed in full, and test-artifacts/durations.txt lists the files, slowest first.
+import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { spawn } from 'node:child_process';
 
 function find(dir) {
   let out = [];
@@ -16,60 +26,130 @@ function find(dir) {
   return out.sort();
 }
 
+/** End-to-end files that start only their own processes, on ports chosen free: they may run beside any other. */
+const SELF_CONTAINED = new Set([
+  'agent-outage', 'bad-input', 'client-node', 'control-plane-node', 'controllers', 'crd', 'durability', 'flood', 'fuzz',
+  'hostile-connections', 'kubectl', 'manifests-corpus', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security',
+  'storage-faults', 'storage-networking-kinds', 'scenario', 'scenario-autoscaler', 'scenario-control-plane', 'scenario-leaving', 'scenario-machines',
+]);
+/** Files that have always run beside the machine-wide ones but never beside each other. */
+const SIDE = new Set(['crash', 'upgrade', 'sim']);
+/** Rough seconds per file (from test-artifacts/durations.txt), to start the longest first; others count 10. */
+const EXPECTED_SECONDS = {
+  'scenario-autoscaler': 188, 'scenario-machines': 163, scenario: 154, crash: 143, 'scenario-leaving': 137, 'scenario-control-plane': 110,
+  containerd: 107, sim: 97, ha: 91, autoscaler: 89, agent: 76, 'manifests-corpus': 75, fuzz: 64, upgrade: 61, 'up-containerd': 48, 'ha-up': 47,
+  crd: 43, dashboard: 41, controllers: 41, install: 39, backup: 36, kubectl: 35, flood: 31, cloud: 27,
+};
+
 const filter = process.argv.slice(2);
 let files = find('dist/test');
 if (filter.length > 0) files = files.filter((f) => filter.some((x) => f.includes(x)));
 const unit = files.filter((f) => !f.includes('/e2e/'));
 const e2e = files.filter((f) => f.includes('/e2e/'));
+const lanes = process.env.SKIFF_TEST_SERIAL === '1' ? 1 : Math.max(1, Number(process.env.SKIFF_TEST_LANES ?? 3));
+
+// Objects a server shares with its own read-only informers are frozen under test (and in every
+// server the tests start), so code that changes one fails loudly instead of corrupting a cache.
+const env = { ...process.env, SKIFF_FREEZE_SHARED: '1' };
+const logDir = join('test-artifacts', 'logs');
+rmSync(logDir, { recursive: true, force: true });
+mkdirSync(logDir, { recursive: true });
+
 // A test that hangs fails after 5 minutes instead of eating CI's time; a file whose tests are done
 // exits even if a stray handle would keep its process alive.
-// Each line's per-file durations go to test-artifacts/durations-<line>.txt (scripts/file-durations.js).
-const runnerArgs = (list) => [
+const runnerArgs = (list, concurrency) => [
   '--test',
   '--test-reporter=spec',
   '--test-reporter-destination=stdout',
-  '--test-reporter=./scripts/file-durations.js',
-  '--test-reporter-destination=/dev/null',
-  '--test-concurrency=1',
+  `--test-concurrency=${concurrency}`,
   '--test-timeout=300000',
   '--test-force-exit',
   ...list,
 ];
-// Objects a server shares with its own read-only informers are frozen under test (and in every
-// server the tests start), so code that changes one fails loudly instead of corrupting a cache.
-const env = { ...process.env, SKIFF_FREEZE_SHARED: '1' };
 
-// The scenario runs spend most of their wall time waiting out story time (observe windows of a
-// small cluster) and judge behaviour, not speed; they run beside the other suites, their output
-// kept in a file and printed when they finish, and so do the crash campaign, the rolling upgrade
-// and the simulated fleet (outcomes, not timings), which keeps the two lines about even. SKIFF_TEST_SERIAL=1 runs
-// everything in one line.
-const scenarios = e2e.filter((f) => /\/e2e\/(scenario[^/]*|crash|upgrade|sim)\.test\.js$/.test(f));
-const rest = [...unit, ...e2e.filter((f) => !scenarios.includes(f))];
-mkdirSync('test-artifacts', { recursive: true });
-const durations = (base, line) => ({ ...base, SKIFF_TEST_DURATIONS: join('test-artifacts', `durations-${line}.txt`) });
-if (process.env.SKIFF_TEST_SERIAL === '1' || scenarios.length === 0 || rest.length === 0) {
-  const r = spawnSync(process.execPath, runnerArgs([...rest, ...scenarios]), { stdio: 'inherit', env: durations(env, 'all') });
-  process.exit(r.status ?? 1);
+const name = (f) => basename(f, '.test.js');
+const groupOf = (f) => (SELF_CONTAINED.has(name(f)) ? undefined : SIDE.has(name(f)) ? 'side' : 'machine');
+
+/** One job: a process running some test files, its output in a log. */
+function job(label, list, concurrency) {
+  return { label, list, concurrency, group: list.length === 1 ? groupOf(list[0]) : undefined, expected: list.length === 1 ? (EXPECTED_SECONDS[name(list[0])] ?? 10) : 60 };
 }
-const logFile = join('test-artifacts', 'scenario-tests.log');
-const out = openSync(logFile, 'w');
-console.log(`scenario, crash, upgrade and sim tests (${scenarios.length} files) run alongside; their output: ${logFile}`);
-const exited = (child) => new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
-let sideDone = false;
-const side = exited(spawn(process.execPath, runnerArgs(scenarios), { stdio: ['ignore', out, out], env: durations(env, 'scenarios') })).then((code) => {
-  sideDone = true;
-  return code;
+
+const jobs = [];
+if (unit.length > 0) jobs.push(job(`unit tests (${unit.length} files)`, unit, 2));
+for (const f of e2e) jobs.push(job(f.replace(/^dist\/test\//, '').replace(/\.test\.js$/, ''), [f], 1));
+
+function counts(log) {
+  const pass = /^ℹ pass (\d+)$/m.exec(log);
+  const fail = /^ℹ fail (\d+)$/m.exec(log);
+  return { pass: pass ? Number(pass[1]) : 0, fail: fail ? Number(fail[1]) : 0 };
+}
+
+const results = [];
+const busy = new Set();
+let running = 0;
+const started = Date.now();
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+function runJob(j) {
+  return new Promise((resolve) => {
+    const logFile = join(logDir, `${j.label.replace(/[^a-z0-9.-]+/gi, '_')}.log`);
+    const out = openSync(logFile, 'w');
+    const t0 = Date.now();
+    const child = spawn(process.execPath, runnerArgs(j.list, j.concurrency), { stdio: ['ignore', out, out], env });
+    child.on('exit', (code, signal) => {
+      closeSync(out);
+      const ms = Date.now() - t0;
+      const log = readFileSync(logFile, 'utf8');
+      const c = counts(log);
+      const ok = code === 0 && !signal;
+      results.push({ ...j, ms, ok, logFile, ...c });
+      console.log(`${ok ? '✔' : '✖'} ${j.label}: ${c.pass} passed${c.fail ? `, ${c.fail} failed` : ''} in ${seconds(ms)}${ok ? '' : ` (exit ${signal ?? code})`}`);
+      if (!ok) process.stdout.write(`\n---- ${logFile} ----\n${log}\n---- end of ${logFile} ----\n\n`);
+      resolve();
+    });
+  });
+}
+
+/** The next job to start: the machine-wide group first while free (it is the longest chain), then the longest. */
+function next(queue) {
+  const runnable = queue.filter((j) => !j.group || !busy.has(j.group));
+  if (runnable.length === 0) return undefined;
+  runnable.sort((a, b) => (b.group === 'machine') - (a.group === 'machine') || b.expected - a.expected);
+  return runnable[0];
+}
+
+console.log(`${jobs.length} test jobs (${unit.length} unit files in one, ${e2e.length} end-to-end files one each), ${lanes} at a time; logs in ${logDir}/`);
+await new Promise((done) => {
+  const queue = [...jobs];
+  const pump = () => {
+    while (running < lanes) {
+      const j = next(queue);
+      if (!j) break;
+      queue.splice(queue.indexOf(j), 1);
+      running++;
+      if (j.group) busy.add(j.group);
+      void runJob(j).then(() => {
+        running--;
+        if (j.group) busy.delete(j.group);
+        if (queue.length === 0 && running === 0) done();
+        else pump();
+      });
+    }
+  };
+  if (queue.length === 0) done();
+  else pump();
 });
-const main = await exited(spawn(process.execPath, runnerArgs(rest), { stdio: 'inherit', env: durations(env, 'main') }));
-if (!sideDone) console.log('waiting for the scenario tests …');
-const sideCode = await side;
-closeSync(out);
-// The slowest files of both lines (whole tables in test-artifacts/), ahead of the runners' own summaries.
-for (const line of ['main', 'scenarios']) {
-  const table = join('test-artifacts', `durations-${line}.txt`);
-  if (existsSync(table)) console.log(`\n---- slowest ${line} test files (${table}) ----\n${readFileSync(table, 'utf8').split('\n').slice(0, 11).join('\n')}`);
+
+const table = [...results].sort((a, b) => b.ms - a.ms);
+const rows = table.map((r) => `${(r.ms / 1000).toFixed(1).padStart(8)}  ${r.ok ? ' ' : '✖'} ${r.label}`);
+writeFileSync(join('test-artifacts', 'durations.txt'), `${'seconds'.padStart(8)}    job\n${rows.join('\n')}\n`);
+const failed = results.filter((r) => !r.ok);
+const pass = results.reduce((s, r) => s + r.pass, 0);
+const fail = results.reduce((s, r) => s + r.fail, 0);
+console.log(`\n---- slowest jobs (test-artifacts/durations.txt) ----\n${rows.slice(0, 10).join('\n')}`);
+console.log(`\n${pass} tests passed, ${fail} failed, in ${results.length} jobs; ${seconds(Date.now() - started)} in all`);
+if (failed.length > 0) {
+  console.log(`failed: ${failed.map((r) => `${r.label} (${r.logFile})`).join(', ')}`);
+  process.exit(1);
 }
-console.log(`\n---- scenario tests (${logFile}) ----`);
-process.stdout.write(readFileSync(logFile, 'utf8'));
-process.exit(main !== 0 ? main : sideCode);
