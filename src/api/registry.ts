@@ -35,6 +35,7 @@ import { ingressResource } from './kinds/ingress.js';
 import { ingressClassResource } from './kinds/ingressclass.js';
 import { priorityClassResource } from './kinds/priorityclass.js';
 import { limitRangeResource } from './kinds/limitrange.js';
+import { apiServiceResource } from './kinds/apiservice.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -76,6 +77,7 @@ export const allResourceTypes: ResourceType[] = [
   flowSchemaResource,
   priorityLevelConfigurationResource,
   priorityClassResource,
+  apiServiceResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));
