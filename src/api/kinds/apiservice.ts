@@ -8,6 +8,7 @@ import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import { isDNS1035Label, isDNS1123Subdomain, validateMeta, validateObjectMetaUpdate, pathSegmentName } from '../validation.js';
 import { bool, isObject, obj, objArr, optNum, str } from './json.js';
 import { age, column, nameColumn } from './printing.js';
+import { rfc3339 } from '../../util/time.js';
 
 export const APIREGISTRATION_GROUP = 'apiregistration.k8s.io';
 /** The port an APIService's Service is called on when it names none (upstream's default). */
@@ -149,8 +150,13 @@ export const apiServiceResource: ResourceType = {
   },
   // As upstream's strategy: a new object's status is the server's to set, and a local one is available at once.
   prepareForCreate: (o) => {
-    if (!isObject(obj(o.spec).service)) o.status = { conditions: [localAvailableCondition(new Date().toISOString().replace(/\.\d+Z$/, 'Z'))] };
+    if (!isObject(obj(o.spec).service)) o.status = { conditions: [localAvailableCondition(rfc3339(Date.now()))] };
   },
   validate: validateAPIService,
   validateStatusUpdate: validateAPIServiceStatus,
 };
+
+/** The caBundle (base64 PEM) an APIService trusts its server's certificate with, if any. */
+export function caBundleOf(o: APIService): string | undefined {
+  return typeof o.spec?.caBundle === 'string' && o.spec.caBundle !== '' ? o.spec.caBundle : undefined;
+}
