@@ -234,6 +234,12 @@ spec:
     const groups = JSON.parse((await raw('/apis')).body) as { groups: { name: string; preferredVersion: { version: string } }[] };
     assert.equal(groups.groups.find((g) => g.name === GROUP)?.preferredVersion.version, VERSION);
     assert.equal((JSON.parse((await raw(`/apis/${GROUP}`)).body) as { name: string }).name, GROUP);
+    // Its kinds have an (open) OpenAPI schema beside the built-in ones, in both documents.
+    const index = JSON.parse((await raw('/openapi/v3')).body) as { paths: Record<string, { serverRelativeURL: string }> };
+    const doc = await raw(index.paths[`apis/${GROUP}/${VERSION}`]!.serverRelativeURL);
+    assert.equal(doc.status, 200);
+    assert.match(doc.body, /"kind":"Flunder"/);
+    assert.equal((await raw('/openapi/v2')).status, 200);
   });
 
   it('reaches it from @kubernetes/client-node, and streams a watch through', async () => {
