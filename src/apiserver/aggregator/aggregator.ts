@@ -18,7 +18,7 @@ import type { EndpointSlice } from '../../api/kinds/endpointslice.js';
 import type { IssuedCertificate } from '../../pki/certificates.js';
 import { upgradeOf } from '../../util/upgrade.js';
 import type { ObjectStore } from '../object-store.js';
-import { alwaysMatch, type WatchCache } from '../watch-cache.js';
+import { alwaysMatch, type CacheEvent, type WatchCache } from '../watch-cache.js';
 import type { DiscoveredResource } from '../discovery.js';
 import type { RequestInfo } from '../http/request-info.js';
 import type { UserInfo, WriteContext } from '../request-context.js';
@@ -177,7 +177,15 @@ export class Aggregator {
   async start(): Promise<void> {
     await this.keep();
     const { apiservices, services, endpoints, endpointslices } = this.deps.stores;
-    for (const store of [services, endpoints, endpointslices]) this.follow(store.cache, `/registry/${store.rt.resource}/`, () => this.availability.trigger());
+    // Only the Services APIServices name matter: a busy cluster's endpoint churn elsewhere costs no checks.
+    const named = (o: KubeObject, name: string | undefined): boolean =>
+      this.apiServices().some((a) => a.spec?.service?.namespace === o.metadata.namespace && a.spec?.service?.name === name);
+    this.follow(services.cache, '/registry/services/', (ev) => named(ev.object, ev.object.metadata.name) && this.availability.trigger());
+    this.follow(endpoints.cache, '/registry/endpoints/', (ev) => named(ev.object, ev.object.metadata.name) && this.availability.trigger());
+    this.follow(endpointslices.cache, '/registry/endpointslices/', (ev) => {
+      const service = (o: KubeObject | undefined): string | undefined => o?.metadata.labels?.[SERVICE_NAME_LABEL];
+      if (named(ev.object, service(ev.object)) || (ev.prev !== undefined && named(ev.prev, service(ev.prev)))) this.availability.trigger();
+    });
     // An APIService added or removed changes what discovery lists, before its server is asked.
     this.follow(apiservices.cache, '/registry/apiservices/', () => {
       this.availability.trigger();
@@ -203,8 +211,8 @@ export class Aggregator {
   }
 
   /** A relist ends every watcher of a cache; this one starts again on what the cache then holds. */
-  private follow(cache: WatchCache, prefix: string, changed: () => void): void {
-    cache.watch({ filter: alwaysMatch, send: changed, end: (why) => void (why === 'relist' && !this.stopped && this.follow(cache, prefix, changed)) }, undefined, prefix);
+  private follow(cache: WatchCache, prefix: string, changed: (ev: CacheEvent) => void): void {
+    cache.watch({ filter: alwaysMatch, send: (_type, ev) => changed(ev), end: (why) => void (why === 'relist' && !this.stopped && this.follow(cache, prefix, changed)) }, undefined, prefix);
   }
 
   private async keep(): Promise<void> {
