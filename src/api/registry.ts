@@ -36,6 +36,7 @@ import { ingressClassResource } from './kinds/ingressclass.js';
 import { priorityClassResource } from './kinds/priorityclass.js';
 import { limitRangeResource } from './kinds/limitrange.js';
 import { resourceQuotaResource } from './kinds/resourcequota.js';
+import { apiServiceResource } from './kinds/apiservice.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -78,6 +79,7 @@ export const allResourceTypes: ResourceType[] = [
   flowSchemaResource,
   priorityLevelConfigurationResource,
   priorityClassResource,
+  apiServiceResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));

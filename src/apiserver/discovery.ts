@@ -77,6 +77,8 @@ export function compareVersions(a: string, b: string): number {
 
 export class Discovery {
   private types: DiscoveredResource[] = [];
+  /** Group-versions served elsewhere (aggregated APIs) whose resources are not known yet. */
+  private pending: { group: string; version: string }[] = [];
   private groups = new Map<string, DiscoveredResource[]>();
   private openApiCache = new Map<string, { text: string; hash: string }>();
   private openApiV2Cache = new Map<string, OpenApiV2>();
@@ -85,9 +87,14 @@ export class Discovery {
     this.setTypes(types);
   }
 
-  /** Serves `types` from now on (custom resources come and go while the server runs). */
-  setTypes(types: DiscoveredResource[]): void {
+  /**
+   * Serves `types` from now on (custom resources come and go while the server runs), and lists
+   * the group-versions of `elsewhere` (aggregated APIs) even while their servers have not said
+   * what they serve.
+   */
+  setTypes(types: DiscoveredResource[], elsewhere: readonly { group: string; version: string }[] = []): void {
     this.types = types;
+    this.pending = elsewhere.filter((gv) => !types.some((rt) => rt.group === gv.group && rt.version === gv.version));
     this.groups = new Map();
     for (const rt of types) {
       const gv = apiVersionOf(rt.group, rt.version);
@@ -102,7 +109,7 @@ export class Discovery {
   /** The named groups, sorted by name, each with its versions by priority (the first is preferred). */
   private namedGroups(): { group: string; versions: string[] }[] {
     const byGroup = new Map<string, Set<string>>();
-    for (const rt of this.types) {
+    for (const rt of [...this.types, ...this.pending]) {
       if (!rt.group) continue;
       let versions = byGroup.get(rt.group);
       if (!versions) byGroup.set(rt.group, (versions = new Set()));
@@ -182,7 +189,8 @@ export class Discovery {
         metadata: { name: group },
         versions: versions.map((version) => ({
           version,
-          freshness: 'Current',
+          // An aggregated API whose server has not answered yet: listed, its resources unknown.
+          freshness: this.groups.has(apiVersionOf(group, version)) ? 'Current' : 'Stale',
           resources: (this.groups.get(apiVersionOf(group, version)) ?? []).map((rt) => {
             const r: Record<string, unknown> = {
               resource: rt.resource,

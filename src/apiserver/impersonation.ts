@@ -75,9 +75,11 @@ export async function impersonatedUser(req: IncomingMessage, caller: UserInfo, a
   }
   for (const g of groups) checks.push(impersonation('groups', g));
   for (const u of uids) checks.push(impersonation('uids', u, { group: AUTHENTICATION_GROUP }));
+  const extra: Record<string, string[]> = {};
   for (const [h, values] of headers) {
     if (!h.startsWith(EXTRA_PREFIX)) continue;
     const key = decodeExtraKey(h.slice(EXTRA_PREFIX.length));
+    extra[key] = [...(extra[key] ?? []), ...values];
     for (const v of values) checks.push(impersonation('userextras', v, { group: AUTHENTICATION_GROUP, subresource: key }));
   }
   for (const c of checks) {
@@ -92,5 +94,5 @@ export async function impersonatedUser(req: IncomingMessage, caller: UserInfo, a
   }
   // Upstream: a named user is authenticated unless the caller said it is not; anonymous gets nothing implied.
   if (name !== 'system:anonymous' && !asGroups.includes('system:authenticated') && !asGroups.includes('system:unauthenticated')) asGroups.push('system:authenticated');
-  return { name, groups: asGroups };
+  return Object.keys(extra).length > 0 ? { name, groups: asGroups, extra } : { name, groups: asGroups };
 }

@@ -61,6 +61,10 @@ import { MaxInFlight } from './flowcontrol/max-in-flight.js';
 import { MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS, reconcileApfObject } from './flowcontrol/bootstrap-config.js';
 import type { Release } from './flowcontrol/queue-set.js';
 import { danglingConditions } from './flowcontrol/flow-schema-status.js';
+import { Aggregator } from './aggregator/aggregator.js';
+import { createCertificateAuthority, issueCertificate, type IssuedCertificate } from '../pki/certificates.js';
+import { FRONT_PROXY_CLIENT_NAME } from '../pki/cluster-pki.js';
+import { APIREGISTRATION_GROUP } from '../api/kinds/apiservice.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -73,6 +77,8 @@ export interface ApiServerOptions {
   ca: CertificateAuthority;
   /** PKCS#8 PEM private key that signs service-account tokens (shared by every member). */
   serviceAccountKeyPem?: string;
+  /** The front-proxy CA and its client certificate for calling extension API servers; made for the server's lifetime when unset. */
+  frontProxy?: { caPem: string; client: IssuedCertificate };
   /** Client certificate presented to agents when fetching pod logs. */
   kubeletClient?: { certPem: string; keyPem: string };
   /** Bootstrap tokens to make valid at start (`skiff server --token`). */
@@ -151,6 +157,8 @@ export class ApiServer {
   private readonly deletedNodeLabels: DeletedNodeLabels;
   /** Limits requests in flight: Priority and Fairness by default. */
   private readonly flowControl: PriorityAndFairness | MaxInFlight;
+  /** The aggregation layer: APIServices served by extension API servers (set up at start). */
+  private aggregator?: Aggregator;
 
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -289,12 +297,47 @@ export class ApiServer {
     for (const rt of added) this.addStore(rt, false).cache.start();
     await Promise.all(added.map((rt) => this.stores.get(rt)!.cache.whenReady()));
     this.registry.setCustomTypes(owner, types);
-    this.discovery.setTypes(discoveredTypes(this.registry.served()));
+    this.refreshDiscovery();
+    this.aggregator?.syncLocalAPIServices().catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'could not update the local APIServices'));
     for (const rt of before) {
       if (types.includes(rt)) continue;
       this.stores.get(rt)?.cache.stop();
       this.stores.delete(rt);
     }
+  }
+
+  /** Discovery's types: this server's own, then what the extension API servers serve. */
+  private refreshDiscovery(): void {
+    this.discovery.setTypes([...discoveredTypes(this.registry.served()), ...(this.aggregator?.remoteTypes() ?? [])], this.aggregator?.remoteGroupVersions() ?? []);
+  }
+
+  /** The aggregation layer, with the front-proxy credentials given or made for this run. */
+  private async startAggregator(): Promise<void> {
+    let frontProxy = this.opts.frontProxy;
+    if (!frontProxy) {
+      const ca = await createCertificateAuthority('front-proxy-ca');
+      frontProxy = { caPem: ca.certPem, client: await issueCertificate(ca, { commonName: FRONT_PROXY_CLIENT_NAME, usage: 'client' }) };
+    }
+    const store = (group: string, resource: string): ObjectStore => this.storeByResource(group, resource);
+    this.aggregator = new Aggregator({
+      clock: this.clock,
+      log: this.log,
+      registry: this.metrics.registry,
+      stores: {
+        apiservices: store(APIREGISTRATION_GROUP, 'apiservices'),
+        services: store('', 'services'),
+        endpoints: store('', 'endpoints'),
+        endpointslices: store('discovery.k8s.io', 'endpointslices'),
+        configmaps: store('', 'configmaps'),
+        roles: store(RBAC_GROUP, 'roles'),
+      },
+      frontProxy,
+      clusterCaPem: this.opts.ca.certPem,
+      context: SYSTEM_CONTEXT,
+      localGroupVersions: () => discoveredTypes(this.registry.served()).map((rt) => ({ group: rt.group, version: rt.version })),
+      discoveryChanged: () => this.refreshDiscovery(),
+    });
+    await this.aggregator.start();
   }
 
   /** How logs, streams and node proxying reach the agents: through their kubelet port, with the server's kubelet client certificate. */
@@ -432,6 +475,7 @@ export class ApiServer {
     // Without a key of its own (in-process tests) a server signs with a key that lives as long as it does.
     this.serviceAccountTokens = await ServiceAccountTokens.fromPrivateKey(this.opts.serviceAccountKeyPem ?? (await createSigningKey()), this.tokenObjects(), this.clock);
     await this.ensureBootstrapTokens();
+    await this.startAggregator();
     const listener = new ApiListener(this.opts, (req, res) => void this.serve(req, res));
     this.listener = listener;
     const port = await listener.listen();
@@ -444,6 +488,7 @@ export class ApiServer {
     this.systemNamespacesTimer?.cancel();
     this.flowSchemaStatusTimer?.cancel();
     this.crds.stop();
+    this.aggregator?.stop();
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
   }
@@ -540,7 +585,7 @@ export class ApiServer {
   }
 
   private isNamespaced = (group: string, version: string, resource: string): boolean =>
-    this.registry.typeFor(group, version, resource)?.namespaced ?? reviewTypeFor(group, version, resource)?.namespaced === true;
+    this.registry.typeFor(group, version, resource)?.namespaced ?? this.aggregator?.isNamespaced(group, version, resource) ?? reviewTypeFor(group, version, resource)?.namespaced === true;
 
   /** A resource (and subresource) this server answers for, stored or a review. */
   private isServed(group: string, version: string, resource: string, subresource: string | undefined): boolean {
@@ -576,6 +621,9 @@ export class ApiServer {
       const denied = await this.authorizer.authorize(user, info);
       // Upstream appends an authorizer's reason (the Node authorizer gives one; RBAC never does).
       if (denied !== undefined) throw forbidden(denied === NO_RULE ? forbiddenMessage(user, info) : `${forbiddenMessage(user, info)}: ${denied}`, info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? authorizationScope(info).name : undefined);
+      // A group-version an extension API server serves goes there, as upstream's aggregator sends it.
+      const aggregated = this.aggregator?.targetOf(info);
+      if (aggregated) return await this.aggregator!.proxy(req, res, info, aggregated, user);
       // The reviews are answered here, once RBAC allowed asking (system:basic-user allows the self reviews to everyone).
       const review = reviewType(info);
       if (review) {

@@ -2,6 +2,8 @@
 export interface UserInfo {
   name: string;
   groups: string[];
+  /** Extra attributes (impersonated with Impersonate-Extra-<key>), passed on to extension API servers. */
+  extra?: Record<string, string[]>;
 }
 
 /** The group every node credential carries, and the user name of node `name`'s (as upstream's Node authorizer expects). */

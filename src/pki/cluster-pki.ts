@@ -19,6 +19,23 @@ export interface ClusterPki {
   kubeletClient: IssuedCertificate;
   /** The private key (PKCS#8 PEM) that signs service-account tokens. */
   serviceAccountKeyPem: string;
+  /**
+   * The front-proxy (requestheader) CA, apart from the cluster CA as upstream keeps it: extension
+   * API servers trust X-Remote-User headers only on connections with a certificate it signed.
+   */
+  frontProxyCa: CertificateAuthority;
+  /** What the aggregation layer presents to extension API servers (CN front-proxy-client). */
+  frontProxyClient: IssuedCertificate;
+}
+
+/** The CN of the aggregation layer's client certificate, the one name requestheader-allowed-names lists. */
+export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
+
+/** What members of one cluster share when their datastore is (etcd). */
+export interface SharedPki {
+  ca: CertificateAuthority;
+  serviceAccountKeyPem: string;
+  frontProxyCa?: CertificateAuthority;
 }
 
 
@@ -46,7 +63,7 @@ function stillGood(pair: IssuedCertificate | undefined, hosts: string[]): pair i
  * Loads or creates the cluster CA (unless one is given, e.g. from the shared datastore), a serving
  * certificate valid for `hosts`, and the admin client certificate (system:masters).
  */
-export async function ensureClusterPki(dataDir: string, hosts: string[], shared?: { ca: CertificateAuthority; serviceAccountKeyPem: string }): Promise<ClusterPki> {
+export async function ensureClusterPki(dataDir: string, hosts: string[], shared?: SharedPki): Promise<ClusterPki> {
   const sharedCa = shared?.ca;
   const dir = join(dataDir, 'tls');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -80,5 +97,14 @@ export async function ensureClusterPki(dataDir: string, hosts: string[], shared?
   let serviceAccountKeyPem = shared?.serviceAccountKeyPem ?? (existsSync(saKeyPath) ? readFileSync(saKeyPath, 'utf8') : undefined);
   if (!serviceAccountKeyPem) serviceAccountKeyPem = await createSigningKey();
   if (!existsSync(saKeyPath) || readFileSync(saKeyPath, 'utf8') !== serviceAccountKeyPem) writeFileAtomic(saKeyPath, serviceAccountKeyPem);
-  return { ca, server, admin, kubeletClient, serviceAccountKeyPem };
+  let frontProxyCa = shared?.frontProxyCa ?? (readPair(dir, 'front-proxy-ca') as CertificateAuthority | undefined);
+  const frontProxyCaChanged = !frontProxyCa || readPair(dir, 'front-proxy-ca')?.certPem !== frontProxyCa.certPem;
+  frontProxyCa ??= await createCertificateAuthority(`front-proxy-ca@${Math.floor(Date.now() / 1000)}`);
+  if (frontProxyCaChanged) writePair(dir, 'front-proxy-ca', frontProxyCa);
+  let frontProxyClient = readPair(dir, 'front-proxy-client');
+  if (frontProxyCaChanged || !stillGood(frontProxyClient, [])) {
+    frontProxyClient = await issueCertificate(frontProxyCa, { commonName: FRONT_PROXY_CLIENT_NAME, usage: 'client' });
+    writePair(dir, 'front-proxy-client', frontProxyClient);
+  }
+  return { ca, server, admin, kubeletClient, serviceAccountKeyPem, frontProxyCa, frontProxyClient };
 }

@@ -8,6 +8,7 @@ import { createCertificateAuthority, createSigningKey, type CertificateAuthority
 
 export const SHARED_CA_KEY = '/skiff/pki/ca';
 export const SHARED_SERVICE_ACCOUNT_KEY = '/skiff/pki/service-account';
+export const SHARED_FRONT_PROXY_CA_KEY = '/skiff/pki/front-proxy-ca';
 
 interface Sealed {
   v: 1;
@@ -66,4 +67,9 @@ export function loadOrCreateSharedCa(store: Store, token: string): Promise<Certi
 export async function loadOrCreateSharedServiceAccountKey(store: Store, token: string): Promise<string> {
   const sealed = await loadOrCreateSealed(store, token, SHARED_SERVICE_ACCOUNT_KEY, async () => ({ keyPem: await createSigningKey() }), 'service-account key');
   return sealed.keyPem;
+}
+
+/** The front-proxy CA: every member's aggregation layer must be trusted by the same extension servers. */
+export function loadOrCreateSharedFrontProxyCa(store: Store, token: string): Promise<CertificateAuthority> {
+  return loadOrCreateSealed(store, token, SHARED_FRONT_PROXY_CA_KEY, () => createCertificateAuthority(`front-proxy-ca@${Math.floor(Date.now() / 1000)}`), 'front-proxy CA');
 }

@@ -5,14 +5,13 @@ import { StaticTokens } from '../auth/static-tokens.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ensureClusterPki } from '../pki/cluster-pki.js';
+import { ensureClusterPki, type SharedPki } from '../pki/cluster-pki.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { renderKubeconfig } from '../pki/kubeconfig.js';
 import { ApiServer, type FlowControlOptions } from '../apiserver/server.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import { openEtcdStore } from '../store/etcd.js';
-import { loadOrCreateSharedCa, loadOrCreateSharedServiceAccountKey } from '../pki/shared-ca.js';
-import type { CertificateAuthority } from '../pki/certificates.js';
+import { loadOrCreateSharedCa, loadOrCreateSharedFrontProxyCa, loadOrCreateSharedServiceAccountKey } from '../pki/shared-ca.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../util/log.js';
 import { ApiClient } from '../client/rest.js';
@@ -81,12 +80,16 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   // Before the store opens: two servers on one data dir would write one database.
   const lock = PidLock.acquire(join(cfg.dataDir, 'server.lock'), `the server data dir ${cfg.dataDir}`);
   let store: Store;
-  let shared: { ca: CertificateAuthority; serviceAccountKeyPem: string } | undefined;
+  let shared: SharedPki | undefined;
   if (cfg.storage === 'etcd') {
     if (cfg.etcdEndpoints.length === 0) throw new Error('--storage etcd needs --etcd-endpoints URL[,URL...]');
     if (!cfg.token) throw new Error('--storage etcd needs --token: it seals the cluster CA that all servers share');
     store = await openEtcdStore({ endpoints: cfg.etcdEndpoints, compactMinRetain: cfg.compactMinRetain, compactIntervalMs: cfg.compactIntervalMs, log });
-    shared = { ca: await loadOrCreateSharedCa(store, cfg.token), serviceAccountKeyPem: await loadOrCreateSharedServiceAccountKey(store, cfg.token) };
+    shared = {
+      ca: await loadOrCreateSharedCa(store, cfg.token),
+      serviceAccountKeyPem: await loadOrCreateSharedServiceAccountKey(store, cfg.token),
+      frontProxyCa: await loadOrCreateSharedFrontProxyCa(store, cfg.token),
+    };
   } else {
     mkdirSync(join(cfg.dataDir, 'db'), { recursive: true, mode: 0o700 });
     // The store compacts history (keeping compactMinRetain revisions) and checkpoints its WAL itself.
@@ -108,6 +111,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     tls: { certPem: pki.server.certPem, keyPem: pki.server.keyPem, caPem: pki.ca.certPem },
     ca: pki.ca,
     kubeletClient: pki.kubeletClient,
+    frontProxy: { caPem: pki.frontProxyCa.certPem, client: pki.frontProxyClient },
     serviceAccountKeyPem: pki.serviceAccountKeyPem,
     ...(cfg.token ? { bootstrapTokens: [cfg.token] } : {}),
     ...(cfg.tokenAuthFile ? { tokenAuthenticators: [StaticTokens.fromFile(cfg.tokenAuthFile, (m) => log.warn(m))] } : {}),

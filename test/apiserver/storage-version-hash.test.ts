@@ -12,6 +12,8 @@ import { apiVersionOf, parseApiVersion } from '../../src/api/types.js';
 // pkg/controlplane/storageversionhashdata/data.go, GVRToStorageVersionHash), for the ones skiff
 // serves.
 const UPSTREAM: ReadonlyMap<string, string> = new Map([
+  // kube-aggregator's kind (not in that file, which covers kube-apiserver's own): the same function's value.
+  ['apiregistration.k8s.io/v1/apiservices', 'InPBPD7+PqM='],
   ['apps/v1/controllerrevisions', '85nkx63pcBU='],
   ['apps/v1/daemonsets', 'dd7pWHUlMKQ='],
   ['apps/v1/deployments', '8aSe+NMegvE='],

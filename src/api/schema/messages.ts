@@ -2082,6 +2082,41 @@ message PriorityClass {
 }
 `;
 
+// apiregistration.k8s.io/v1 (kube-aggregator).
+export const APIREGISTRATION_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.kube_aggregator.pkg.apis.apiregistration.v1;
+message APIService {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional APIServiceSpec spec = 2;
+  optional APIServiceStatus status = 3;
+}
+message APIServiceSpec {
+  optional ServiceReference service = 1 [(ptr) = true];
+  optional string group = 2;
+  optional string version = 3;
+  optional bool insecureSkipTLSVerify = 4;
+  optional bytes caBundle = 5;
+  optional int32 groupPriorityMinimum = 7 [(keep) = true];
+  optional int32 versionPriority = 8 [(keep) = true];
+}
+message ServiceReference {
+  optional string namespace = 1;
+  optional string name = 2;
+  optional int32 port = 3 [(ptr) = true];
+}
+message APIServiceStatus {
+  repeated APIServiceCondition conditions = 1 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
+}
+message APIServiceCondition {
+  optional string type = 1;
+  optional string status = 2;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 3;
+  optional string reason = 4;
+  optional string message = 5;
+}
+`;
+
 /** Every definition above, dependencies first; parse them into one protobufjs Root. */
 export const PROTO_SOURCES: readonly string[] = [
   RUNTIME_PROTO,
@@ -2104,6 +2139,7 @@ export const PROTO_SOURCES: readonly string[] = [
   STORAGE_V1_PROTO,
   APIEXTENSIONS_V1_PROTO,
   SCHEDULING_V1_PROTO,
+  APIREGISTRATION_V1_PROTO,
 ];
 
 /**
@@ -2133,6 +2169,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'storage.k8s.io/v1': { pkg: 'k8s.io.api.storage.v1', kinds: ['StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment'] },
   'apiextensions.k8s.io/v1': { pkg: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1', kinds: ['CustomResourceDefinition'] },
   'scheduling.k8s.io/v1': { pkg: 'k8s.io.api.scheduling.v1', kinds: ['PriorityClass'] },
+  'apiregistration.k8s.io/v1': { pkg: 'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1', kinds: ['APIService'] },
 };
 
 export const META_V1_PACKAGE = 'k8s.io.apimachinery.pkg.apis.meta.v1';

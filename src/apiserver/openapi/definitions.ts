@@ -46,7 +46,7 @@ const SCALARS: Record<string, OpenApiSchema> = {
 
 /** Upstream's definition name: the Go package path reversed at its domain, then the type. */
 export function definitionName(type: Type): string {
-  return type.fullName.replace(/^\.k8s\.io\./, 'io.k8s.').replace('apiextensions_apiserver', 'apiextensions-apiserver');
+  return type.fullName.replace(/^\.k8s\.io\./, 'io.k8s.').replace('apiextensions_apiserver', 'apiextensions-apiserver').replace('kube_aggregator', 'kube-aggregator');
 }
 
 function option(holder: { options?: Record<string, unknown> | undefined }, name: string): unknown {
