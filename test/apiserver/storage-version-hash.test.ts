@@ -49,6 +49,7 @@ const UPSTREAM: ReadonlyMap<string, string> = new Map([
   ['v1/pods', 'xPOwRZ+Yhw8='],
   ['v1/podtemplates', 'LIXB2x4IFpk='],
   ['v1/replicationcontrollers', 'Jond2If31h0='],
+  ['v1/resourcequotas', '8uhSgffRX6w='],
   ['v1/secrets', 'S6u1pOWzb84='],
   ['v1/serviceaccounts', 'pbx9ZvyFpBE='],
   ['v1/services', '0/CO1lhkEBI='],
