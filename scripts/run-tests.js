@@ -2,13 +2,15 @@
 // Runs every compiled test file with node's test runner, several files at a time.
 //
 // The unit tests run in one process, their files in parallel. The end-to-end files start real
-// processes and mostly wait on them (story time, timers, polls), so several run side by side, one
-// process per file, in SKIFF_TEST_LANES lanes (3 by default; SKIFF_TEST_SERIAL=1 runs one at a
-// time), the longest first. Files that use something machine-wide (`skiff up` with its default
-// ports, containerd and its bridges, host-process pods, HAProxy, Chromium, install layouts) form one
-// group that runs one file at a time, as all end-to-end files did before; every other file starts its
-// own servers on loopback ports chosen free and may run beside anything. A file not listed in
-// either set below counts as machine-wide: a new file is safe by default, and fast once listed.
+// processes and mostly wait on them (timers, polls), so several run side by side, one process per
+// file, in SKIFF_TEST_LANES lanes (3 by default; SKIFF_TEST_SERIAL=1 runs one at a time), the
+// longest first. Two groups run one file at a time each, as the two lines before them did: the
+// files that use something machine-wide (`skiff up` with its default ports, containerd and its
+// bridges, host-process pods, HAProxy, Chromium, install layouts; crash, upgrade and sim with
+// them), and the scenario files (stories at 20x speed, which judge timing and want the CPU they
+// had). Every other file starts only its own servers, on loopback ports chosen free, and runs
+// beside anything. A file not listed below counts as machine-wide: a new file is safe by default,
+// and faster once listed.
 //
 // Each file's output goes to test-artifacts/logs/<file>.log; a line per file says how it went, a
 // failing file's log is printed in full, and test-artifacts/durations.txt lists the files, slowest first.
@@ -30,10 +32,10 @@ function find(dir) {
 const SELF_CONTAINED = new Set([
   'agent-outage', 'aggregation', 'bad-input', 'client-node', 'control-plane-node', 'controllers', 'crd', 'durability', 'flood', 'fuzz',
   'hostile-connections', 'kubectl', 'manifests-corpus', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security',
-  'storage-faults', 'storage-networking-kinds', 'scenario', 'scenario-autoscaler', 'scenario-control-plane', 'scenario-leaving', 'scenario-machines',
+  'storage-faults', 'storage-networking-kinds',
 ]);
-/** Files that have always run beside the machine-wide ones but never beside each other. */
-const SIDE = new Set(['crash', 'upgrade', 'sim']);
+/** The scenario files: one at a time, beside the machine-wide group and the self-contained files. */
+const STORY = new Set(['scenario', 'scenario-autoscaler', 'scenario-control-plane', 'scenario-leaving', 'scenario-machines']);
 /** Rough seconds per file (from test-artifacts/durations.txt), to start the longest first; others count 10. */
 const EXPECTED_SECONDS = {
   'scenario-autoscaler': 188, 'scenario-machines': 163, scenario: 154, crash: 143, 'scenario-leaving': 137, 'scenario-control-plane': 110,
@@ -68,7 +70,7 @@ const runnerArgs = (list, concurrency) => [
 ];
 
 const name = (f) => basename(f, '.test.js');
-const groupOf = (f) => (SELF_CONTAINED.has(name(f)) ? undefined : SIDE.has(name(f)) ? 'side' : 'machine');
+const groupOf = (f) => (SELF_CONTAINED.has(name(f)) ? undefined : STORY.has(name(f)) ? 'story' : 'machine');
 
 /** One job: a process running some test files, its output in a log. */
 function job(label, list, concurrency) {
@@ -111,11 +113,11 @@ function runJob(j) {
   });
 }
 
-/** The next job to start: the machine-wide group first while free (it is the longest chain), then the longest. */
+/** The next job to start: the two serial groups first while free (they are the longest chains), then the longest. */
 function next(queue) {
   const runnable = queue.filter((j) => !j.group || !busy.has(j.group));
   if (runnable.length === 0) return undefined;
-  runnable.sort((a, b) => (b.group === 'machine') - (a.group === 'machine') || b.expected - a.expected);
+  runnable.sort((a, b) => Number(b.group !== undefined) - Number(a.group !== undefined) || b.expected - a.expected);
   return runnable[0];
 }
 

@@ -27,6 +27,8 @@ export class SchedulerCache {
   private ordered: NodeInfo[] = [];
   private orderedStale = true;
   private zoned = 0;
+  /** How many placed pods have each priority: preemption asks whether anything ranks below a pod. */
+  private readonly priorities = new Map<number, number>();
 
   /** Nodes that exist (have a Node object), in a stable order for round-robin sampling. */
   nodeList(): readonly NodeInfo[] {
@@ -42,13 +44,22 @@ export class SchedulerCache {
     return this.zoned > 0;
   }
 
+  /** The lowest priority of any placed pod; undefined when no pod is placed. */
+  lowestPriority(): number | undefined {
+    let low: number | undefined;
+    for (const p of this.priorities.keys()) if (low === undefined || p < low) low = p;
+    return low;
+  }
+
   spreadGroup(key: string): ReadonlyMap<NodeInfo, number> | undefined {
     return this.groups.get(key);
   }
 
   private place(info: PodInfo, nodeName: string): void {
     const ni = this.nodeInfo(nodeName);
-    if (!ni.addPod(info) || info.spreadKey === undefined) return;
+    if (!ni.addPod(info)) return;
+    this.priorities.set(info.priority, (this.priorities.get(info.priority) ?? 0) + 1);
+    if (info.spreadKey === undefined) return;
     let g = this.groups.get(info.spreadKey);
     if (!g) this.groups.set(info.spreadKey, (g = new Map()));
     g.set(ni, (g.get(ni) ?? 0) + 1);
@@ -110,6 +121,11 @@ export class SchedulerCache {
     const ni = this.nodes.get(rec.nodeName);
     if (!ni) return;
     const removed = ni.removePod(uid);
+    if (removed) {
+      const n = (this.priorities.get(removed.priority) ?? 0) - 1;
+      if (n > 0) this.priorities.set(removed.priority, n);
+      else this.priorities.delete(removed.priority);
+    }
     const g = removed?.spreadKey !== undefined ? this.groups.get(removed.spreadKey) : undefined;
     if (g) {
       const n = (g.get(ni) ?? 0) - 1;

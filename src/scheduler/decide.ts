@@ -1,13 +1,14 @@
 // One scheduling decision: filter the nodes (a sample of them in big clusters), score the
 // feasible ones, pick the best; or explain why none fits.
 import type { SchedulerCache } from './cache.js';
-import { Diagnosis, fitErrorMessage, NO_NODES_MESSAGE } from './fit-error.js';
-import { runFilters } from './filters.js';
+import { Diagnosis } from './fit-error.js';
+import { runFilters, type FilterFailure } from './filters.js';
 import type { NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
 import { scoreNodes, selectBest } from './scores.js';
 
-export type Decision = { node: NodeInfo } | { message: string; resolvable: boolean };
+/** A node, or why none fits (no diagnosis: there are no nodes at all). */
+export type Decision = { node: NodeInfo } | { diagnosis: Diagnosis | undefined; resolvable: boolean };
 
 const MIN_FEASIBLE_NODES = 100;
 const MIN_FEASIBLE_PERCENTAGE = 5;
@@ -28,6 +29,8 @@ export class Decider {
   /** Where the next search starts, round-robin, so sampling visits every node over time. */
   private nextStart = 0;
   private feasible: NodeInfo[] = [];
+  /** Pods nominated to a node by preemption, by node name: room on that node is kept for them. */
+  private readonly nominated = new Map<string, Map<string, PodInfo>>();
 
   constructor(
     private readonly cache: SchedulerCache,
@@ -35,10 +38,44 @@ export class Decider {
     private readonly random: () => number = Math.random,
   ) {}
 
+  /** Records (or, with no node, forgets) a pod's nomination. */
+  nominate(pod: PodInfo, nodeName: string | undefined): void {
+    for (const [node, pods] of this.nominated) {
+      if (node === nodeName || !pods.delete(pod.uid)) continue;
+      if (pods.size === 0) this.nominated.delete(node);
+    }
+    if (nodeName === undefined) return;
+    let pods = this.nominated.get(nodeName);
+    if (!pods) this.nominated.set(nodeName, (pods = new Map()));
+    pods.set(pod.uid, pod);
+  }
+
+  /** The pods nominated to a node, for preemption to clear those it outranks. */
+  nominatedTo(nodeName: string): PodInfo[] {
+    return [...(this.nominated.get(nodeName)?.values() ?? [])];
+  }
+
+  /**
+   * Upstream's filtering with nominated pods: a node's room promised to pods of at least this
+   * priority (preemptors waiting for their victims to go) counts as taken.
+   */
+  private filter(pod: PodInfo, ni: NodeInfo): FilterFailure | undefined {
+    const nominated = this.nominated.get(ni.name);
+    if (nominated) {
+      const ahead = [...nominated.values()].filter((n) => n.uid !== pod.uid && n.priority >= pod.priority);
+      if (ahead.length > 0) {
+        const withThem = ni.clone();
+        for (const n of ahead) withThem.addPod(n);
+        return runFilters(pod, withThem);
+      }
+    }
+    return runFilters(pod, ni);
+  }
+
   decide(pod: PodInfo): Decision {
     const nodes = this.cache.nodeList();
     const total = nodes.length;
-    if (total === 0) return { message: NO_NODES_MESSAGE, resolvable: false };
+    if (total === 0) return { diagnosis: undefined, resolvable: false };
     const want = numFeasibleNodesToFind(total, this.percentageOfNodesToScore);
     if (this.feasible.length < want) this.feasible = new Array<NodeInfo>(want);
     const feasible = this.feasible;
@@ -50,7 +87,7 @@ export class Decider {
     while (looked < total && found < want) {
       const ni = nodes[(start + looked) % total]!;
       looked++;
-      const failure = runFilters(pod, ni);
+      const failure = this.filter(pod, ni);
       if (failure) (diagnosis ??= new Diagnosis()).add(failure);
       else feasible[found++] = ni;
     }
@@ -58,7 +95,7 @@ export class Decider {
     if (found === 0) {
       diagnosis ??= new Diagnosis();
       diagnosis.numAllNodes = total;
-      return { message: fitErrorMessage(diagnosis, pod.preemptionNever), resolvable: diagnosis.resolvableNodes > 0 };
+      return { diagnosis, resolvable: diagnosis.resolvableNodes > 0 };
     }
     if (found === 1) return { node: feasible[0]! };
     const spreadGroup = pod.spreadKey === undefined ? undefined : this.cache.spreadGroup(pod.spreadKey);

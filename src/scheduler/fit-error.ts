@@ -33,18 +33,16 @@ function countedList(entries: [string, number][]): string {
     .join(', ');
 }
 
-/**
- * The full message. skiff does not preempt (yet), so the preemption part is what upstream's
- * default preemption reports when it evicts nothing: not helpful on nodes rejected for
- * unresolvable reasons, no victims on the rest. Kept because users and tools expect its shape.
- */
-export function fitErrorMessage(d: Diagnosis, preemptionNever: boolean): string {
+/** Upstream's post-filter message when preemption could not help: not on nodes rejected for reasons removing pods cannot fix, no victims on the rest. */
+export function noPreemptionMessage(d: Diagnosis): string {
+  return `preemption: 0/${d.numAllNodes} nodes are available: ${countedList([
+    [PREEMPTION_NOT_HELPFUL, d.unresolvableNodes],
+    [NO_VICTIMS, d.resolvableNodes],
+  ])}.`;
+}
+
+/** The full message: why no node fits, then what preemption said (nothing when it nominated a node). */
+export function fitErrorMessage(d: Diagnosis, postFilter: string | undefined): string {
   const head = `0/${d.numAllNodes} nodes are available: ${countedList([...d.reasons])}.`;
-  const preemption = preemptionNever
-    ? 'preemption: not eligible due to preemptionPolicy=Never.'
-    : `preemption: 0/${d.numAllNodes} nodes are available: ${countedList([
-        [PREEMPTION_NOT_HELPFUL, d.unresolvableNodes],
-        [NO_VICTIMS, d.resolvableNodes],
-      ])}.`;
-  return `${head} ${preemption}`;
+  return postFilter ? `${head} ${postFilter}` : head;
 }

@@ -59,6 +59,23 @@ export class NodeInfo {
     this.zone = this.labels[LABEL_ZONE];
   }
 
+  /**
+   * A copy for what-if questions (would the pod fit with these pods gone, or those nominated pods
+   * added?): the same node, its own pod totals, changed without touching the cache.
+   */
+  clone(): NodeInfo {
+    const c = new NodeInfo(this.name);
+    c.node = this.node;
+    c.labels = this.labels;
+    c.allocatable = this.allocatable;
+    c.unschedulable = this.unschedulable;
+    c.taints = this.taints;
+    c.zone = this.zone;
+    c.hasPreferNoSchedule = this.hasPreferNoSchedule;
+    for (const p of this.pods.values()) c.addPod(p);
+    return c;
+  }
+
   /** False if the pod was already counted here. */
   addPod(p: PodInfo): boolean {
     if (this.pods.has(p.uid)) return false;

@@ -19,6 +19,10 @@ import type { Timer } from '../util/clock.js';
 import { SchedulerCache } from './cache.js';
 import { Decider } from './decide.js';
 import { podInfoOf, podKey, type PodInfo } from './pod-info.js';
+import { fitErrorMessage, NO_NODES_MESSAGE, noPreemptionMessage } from './fit-error.js';
+import { findPreemption, type BudgetView, type Candidate } from './preemption.js';
+import type { KubeObject } from '../api/types.js';
+import type { Diagnosis } from './fit-error.js';
 import { DEFAULT_QUEUE_OPTIONS, SchedulingQueue, type QueuedPod, type QueueOptions } from './queue.js';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
@@ -118,6 +122,9 @@ class SchedulingRun {
   private readonly queue: SchedulingQueue;
   private readonly nodes: Informer<Node>;
   private readonly pods: Informer<Pod>;
+  private readonly budgets: Informer<KubeObject>;
+  /** Uids of unbound pods the decider holds a nomination for. */
+  private readonly nominatedUids = new Set<string>();
   private readonly recorder: EventRecorder;
   private readonly binds: Slots;
   private readonly statusWrites: Slots;
@@ -139,6 +146,7 @@ class SchedulingRun {
     this.queue = new SchedulingQueue(ctx.clock, opts.queue);
     this.nodes = ctx.informers.for<Node>(PATHS.nodes);
     this.pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
+    this.budgets = ctx.informers.for<KubeObject>(PATHS.pdbs, { readOnly: true });
     this.recorder = ctx.recorder(opts.schedulerName);
     this.binds = new Slots(opts.parallelBinds);
     this.statusWrites = new Slots(opts.parallelStatusWrites);
@@ -171,7 +179,7 @@ class SchedulingRun {
       update: (old, p) => this.onPod(p, old),
       delete: (p) => this.onPodGone(p),
     });
-    void Promise.all([this.nodes.waitForSync(), this.pods.waitForSync()]).then(() => {
+    void Promise.all([this.nodes.waitForSync(), this.pods.waitForSync(), this.budgets.waitForSync()]).then(() => {
       if (signal.aborted) return;
       this.ctx.log.info({ nodes: this.cache.nodeList().length, pending: this.queue.stats.active }, 'scheduler started');
       this.housekeeping();
@@ -194,6 +202,7 @@ class SchedulingRun {
   private onPod(pod: Pod, old?: Pod): void {
     const key = podKey(pod);
     const uid = pod.metadata.uid ?? '';
+    this.trackNomination(pod);
     if (isTerminal(pod)) {
       // A finished pod no longer holds its node's resources.
       if (this.cache.hasPod(uid)) {
@@ -221,8 +230,19 @@ class SchedulingRun {
     }
   }
 
+  /** Keeps the decider's nominations in step with the pods' status.nominatedNodeName. */
+  private trackNomination(pod: Pod, gone = false): void {
+    const uid = pod.metadata.uid ?? '';
+    const node = !gone && !pod.spec?.nodeName && !isTerminal(pod) ? pod.status?.nominatedNodeName || undefined : undefined;
+    if (node === undefined && !this.nominatedUids.has(uid)) return;
+    this.decider.nominate(podInfoOf(pod), node);
+    if (node === undefined) this.nominatedUids.delete(uid);
+    else this.nominatedUids.add(uid);
+  }
+
   private onPodGone(pod: Pod): void {
     const uid = pod.metadata.uid ?? '';
+    this.trackNomination(pod, true);
     if (this.cache.hasPod(uid)) {
       this.cache.removePod(uid);
       this.queue.moveUnschedulable(true);
@@ -283,10 +303,84 @@ class SchedulingRun {
       return true;
     }
     this.counters.unschedulable++;
-    this.ctx.log.debug({ pod: qp.key, message: decision.message }, 'pod is unschedulable');
-    this.reportUnschedulable(pod, decision.message);
+    const message = decision.diagnosis ? fitErrorMessage(decision.diagnosis, this.postFilter(pod, info, decision.diagnosis)) : NO_NODES_MESSAGE;
+    this.ctx.log.debug({ pod: qp.key, message }, 'pod is unschedulable');
+    this.reportUnschedulable(pod, message);
     this.queue.parkUnschedulable(qp, decision.resolvable);
     return false;
+  }
+
+  /**
+   * Upstream's post-filter: preemption. Returns what it adds to the failure message; when it
+   * nominates a node (and evicts the victims there) it adds nothing, as upstream's does.
+   */
+  private postFilter(pod: Pod, info: PodInfo, diagnosis: Diagnosis): string | undefined {
+    const lowest = this.cache.lowestPriority();
+    // Nothing ranks below the pod anywhere: no victims, without looking at a node.
+    if (!info.preemptionNever && (lowest === undefined || lowest >= info.priority)) return noPreemptionMessage(diagnosis);
+    const nominated = pod.status?.nominatedNodeName ? this.cache.getNode(pod.status.nominatedNodeName) : undefined;
+    const result = findPreemption(info, this.cache.nodeList(), this.budgetViews(), nominated);
+    if ('notEligible' in result) return `preemption: ${result.notEligible}`;
+    if ('noCandidates' in result) return noPreemptionMessage(diagnosis);
+    this.preempt(pod, info, result);
+    return undefined;
+  }
+
+  private budgetViews(): BudgetView[] {
+    return this.budgets.list().map((b) => {
+      const spec = (b.spec ?? {}) as { selector?: unknown };
+      const status = (b.status ?? {}) as { disruptionsAllowed?: number; disruptedPods?: Record<string, unknown> };
+      return {
+        namespace: b.metadata.namespace ?? '',
+        selector: spec.selector,
+        disruptionsAllowed: status.disruptionsAllowed ?? 0,
+        disrupted: new Set(Object.keys(status.disruptedPods ?? {})),
+      };
+    });
+  }
+
+  /** Nominates the node, takes the nomination from lower-priority pods there, and evicts the victims. */
+  private preempt(pod: Pod, info: PodInfo, c: Candidate): void {
+    const node = c.node.name;
+    this.ctx.log.info({ pod: info.key, node, victims: c.victims.map((v) => v.key) }, 'preempting lower-priority pods');
+    this.decider.nominate(info, node);
+    this.nominatedUids.add(info.uid);
+    void this.patchNomination(pod, node);
+    for (const other of this.decider.nominatedTo(node)) {
+      if (other.uid === info.uid || other.priority >= info.priority) continue;
+      this.decider.nominate(other, undefined);
+      this.nominatedUids.delete(other.uid);
+      void this.patchNomination(other.pod, undefined);
+    }
+    for (const v of c.victims) void this.evict(v, info, node);
+  }
+
+  private async patchNomination(pod: Pod, node: string | undefined): Promise<void> {
+    const path = `/api/v1/namespaces/${pod.metadata.namespace ?? 'default'}/pods/${pod.metadata.name}/status`;
+    try {
+      await this.ctx.client.patch(path, { status: { nominatedNodeName: node ?? null } }, 'strategic');
+    } catch (e) {
+      if (!this.signal.aborted && !isStatusError(e, 'NotFound')) this.ctx.log.debug({ pod: podKey(pod), err: (e as Error).message }, 'could not update nominatedNodeName');
+    }
+  }
+
+  /** Marks a victim as disrupted by preemption (as upstream's DisruptionTarget condition says), then deletes it. */
+  private async evict(victim: PodInfo, preemptor: PodInfo, node: string): Promise<void> {
+    const path = `/api/v1/namespaces/${victim.pod.metadata.namespace ?? 'default'}/pods/${victim.pod.metadata.name}`;
+    const condition: PodCondition = {
+      type: 'DisruptionTarget',
+      status: 'True',
+      reason: 'PreemptionByScheduler',
+      message: `${this.opts.schedulerName}: preempting to accommodate a higher priority pod`,
+      lastTransitionTime: rfc3339(this.ctx.clock.now()),
+    };
+    try {
+      await this.ctx.client.patch(`${path}/status`, { status: { conditions: [condition] } }, 'strategic');
+      await this.ctx.client.delete(path);
+      this.recorder.event(victim.pod, 'Normal', 'Preempted', `Preempted by pod ${preemptor.uid} on node ${node}`);
+    } catch (e) {
+      if (!this.signal.aborted && !isStatusError(e, 'NotFound')) this.ctx.log.warn({ pod: victim.key, err: (e as Error).message }, 'could not preempt');
+    }
   }
 
   private async bind(qp: QueuedPod, pod: Pod, info: PodInfo, nodeName: string): Promise<void> {

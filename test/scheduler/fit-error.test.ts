@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Diagnosis, fitErrorMessage } from '../../src/scheduler/fit-error.js';
+import { Diagnosis, fitErrorMessage, noPreemptionMessage } from '../../src/scheduler/fit-error.js';
 
 describe('FitError message', () => {
   it('counts reasons per node, sorted as upstream sorts the strings', () => {
@@ -12,7 +12,7 @@ describe('FitError message', () => {
     d.add({ reasons: ['node(s) had untolerated taint {dedicated: gpu}'], unresolvable: true });
     d.add({ reasons: ['node(s) were unschedulable'], unresolvable: true });
     assert.equal(
-      fitErrorMessage(d, false),
+      fitErrorMessage(d, noPreemptionMessage(d)),
       '0/5 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable, 3 Insufficient memory. ' +
         'preemption: 0/5 nodes are available: 2 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod..',
     );
@@ -22,6 +22,6 @@ describe('FitError message', () => {
     const d = new Diagnosis();
     d.numAllNodes = 1;
     d.add({ reasons: ['Insufficient cpu'], unresolvable: false });
-    assert.equal(fitErrorMessage(d, true), '0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.');
+    assert.equal(fitErrorMessage(d, 'preemption: not eligible due to preemptionPolicy=Never.'), '0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.');
   });
 });

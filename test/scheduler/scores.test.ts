@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { SchedulerCache } from '../../src/scheduler/cache.js';
 import { Decider, numFeasibleNodesToFind } from '../../src/scheduler/decide.js';
 import { podInfoOf } from '../../src/scheduler/pod-info.js';
+import { fitErrorMessage, noPreemptionMessage } from '../../src/scheduler/fit-error.js';
 import { NodeInfo } from '../../src/scheduler/node-info.js';
 import { balancedAllocationScore, leastAllocatedScore, normalize, scoreNodes, selectBest } from '../../src/scheduler/scores.js';
 import { makeNode, makePod, type NodeSpecOptions } from './fixtures.js';
@@ -20,7 +21,7 @@ function placeAll(cache: SchedulerCache, pods: Pod[], decider = new Decider(cach
   for (const pod of pods) {
     const info = podInfoOf(pod);
     const d = decider.decide(info);
-    assert.ok('node' in d, `pod ${pod.metadata.name} should fit: ${'message' in d ? d.message : ''}`);
+    assert.ok('node' in d, `pod ${pod.metadata.name} should fit`);
     cache.assume(info, d.node.name);
     out.set(d.node.name, (out.get(d.node.name) ?? 0) + 1);
   }
@@ -104,20 +105,20 @@ describe('scheduler scoring', () => {
   it('explains a pod that fits nowhere with upstream wording', () => {
     const cache = cacheWith([['n1', { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] }], ['n2', { cpu: '1' }], ['n3', { cpu: '1' }]]);
     const d = new Decider(cache).decide(podInfoOf(makePod('big', { cpu: '2' })));
-    assert.ok('message' in d);
+    assert.ok('diagnosis' in d && d.diagnosis);
     assert.equal(
-      d.message,
+      fitErrorMessage(d.diagnosis, noPreemptionMessage(d.diagnosis)),
       '0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod..',
     );
     assert.equal(d.resolvable, true);
     const cordoned = cacheWith([['n1', { unschedulable: true }], ['n2', { unschedulable: true }], ['n3', { unschedulable: true }]]);
     const d2 = new Decider(cordoned).decide(podInfoOf(makePod('p')));
-    assert.ok('message' in d2);
-    assert.equal(d2.message, '0/3 nodes are available: 3 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.');
+    assert.ok('diagnosis' in d2 && d2.diagnosis);
+    assert.equal(fitErrorMessage(d2.diagnosis, noPreemptionMessage(d2.diagnosis)), '0/3 nodes are available: 3 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.');
     assert.equal(d2.resolvable, false);
     const none = new Decider(new SchedulerCache()).decide(podInfoOf(makePod('p')));
-    assert.ok('message' in none);
-    assert.equal(none.message, 'no nodes available to schedule pods');
+    assert.ok('diagnosis' in none);
+    assert.equal(none.diagnosis, undefined);
   });
 
   it('keeps decisions cheap at 1,000 nodes', () => {
