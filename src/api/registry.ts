@@ -35,6 +35,8 @@ import { ingressResource } from './kinds/ingress.js';
 import { ingressClassResource } from './kinds/ingressclass.js';
 import { priorityClassResource } from './kinds/priorityclass.js';
 import { limitRangeResource } from './kinds/limitrange.js';
+import { validatingWebhookConfigurationResource } from './kinds/validatingwebhookconfiguration.js';
+import { mutatingWebhookConfigurationResource } from './kinds/mutatingwebhookconfiguration.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -76,6 +78,8 @@ export const allResourceTypes: ResourceType[] = [
   flowSchemaResource,
   priorityLevelConfigurationResource,
   priorityClassResource,
+  validatingWebhookConfigurationResource,
+  mutatingWebhookConfigurationResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));
