@@ -159,7 +159,7 @@ export class ObjectStore {
 
   private attributes(operation: Operation, object: KubeObject | undefined, oldObject: KubeObject | undefined, ctx: WriteContext, subresource = ''): AdmissionAttributes {
     const meta = (object ?? oldObject)!.metadata;
-    return { operation, resource: this.rt, subresource, namespace: meta.namespace, name: meta.name ?? '', object, oldObject, user: ctx.user, dryRun: ctx.dryRun };
+    return { operation, resource: this.rt, subresource, namespace: meta.namespace, name: meta.name ?? '', object, oldObject, user: ctx.user, dryRun: ctx.dryRun, fieldManager: ctx.fieldManager, warnings: ctx.warnings };
   }
 
   private get apiVersion(): string {
@@ -544,7 +544,12 @@ export class ObjectStore {
       if (!kv) throw this.notFound(name);
       const current = this.read(kv);
       // Admitted on the object as stored at each attempt: a retry may find another one of the name.
-      await this.admission.validate(this.attributes('DELETE', undefined, current, ctx));
+      // Both stages, as upstream's: a mutating webhook may refuse a deletion too.
+      if (this.admission.admits('DELETE', this.rt)) {
+        const attrs = this.attributes('DELETE', undefined, current, ctx);
+        await this.admission.mutate(attrs);
+        await this.admission.validate(attrs);
+      }
       const refused = this.rt.refuseDelete?.(current);
       if (refused) throw forbiddenObject(this.rt.resource, this.rt.group, name, refused);
       const pre = opts.preconditions;

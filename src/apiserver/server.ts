@@ -37,6 +37,12 @@ import type { LimitRange } from '../api/kinds/limitrange.js';
 import { serviceAddresses } from './admission/service-addresses.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
 import { storageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
+import { validatingAdmissionWebhook, type AdmissionWebhookDeps } from './admission/validating-webhook.js';
+import { mutatingAdmissionWebhook } from './admission/mutating-webhook.js';
+import { WebhookConfigurations } from './admission/webhook-rules.js';
+import { WebhookClient } from './webhook/client.js';
+import type { ServiceEndpointObjects } from './webhook/service-endpoints.js';
+import { ADMISSIONREGISTRATION_GROUP } from '../api/kinds/admission-webhook.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import { NodeAuthorizer } from './node-authorizer.js';
@@ -150,6 +156,8 @@ export class ApiServer {
   private readonly deletedNodeLabels: DeletedNodeLabels;
   /** Limits requests in flight: Priority and Fairness by default. */
   private readonly flowControl: PriorityAndFairness | MaxInFlight;
+  /** Calls out to admission and conversion webhooks. */
+  readonly webhooks: WebhookClient;
 
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -171,6 +179,7 @@ export class ApiServer {
           this.rbac,
         ),
       );
+    this.webhooks = new WebhookClient({ endpoints: this.serviceEndpointObjects(), clock: this.clock });
     this.admission = this.admissionPlugins(opts);
     for (const rt of servedKinds) this.addStore(rt, true);
     this.handler = new ResourceHandler({
@@ -340,11 +349,42 @@ export class ApiServer {
       serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items),
       rbacEscalation(this.rbac),
       limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),
+      validatingAdmissionWebhook(this.webhookDeps('validatingwebhookconfigurations')),
+      mutatingAdmissionWebhook(this.webhookDeps('mutatingwebhookconfigurations')),
       priorityAdmission({
         list: () => this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cache.objectsUnder('/registry/priorityclasses/') as PriorityClass[],
         find: async (name) => (await this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cachedOrStored(undefined, name)) as PriorityClass | undefined,
       }),
     ]);
+  }
+
+  /** What a webhook plugin reads: its configurations from the watch cache, namespaces' labels, other versions of a resource. */
+  private webhookDeps(resource: 'validatingwebhookconfigurations' | 'mutatingwebhookconfigurations'): AdmissionWebhookDeps {
+    // The stores are made after the plugins: look them up when first asked.
+    const cache = (): WatchCache => this.storeByResource(ADMISSIONREGISTRATION_GROUP, resource).cache;
+    return {
+      configurations: new WebhookConfigurations({ changeCount: () => cache().changeCount, list: () => cache().objectsUnder(`/registry/${resource}/`) }),
+      client: this.webhooks,
+      metrics: this.metrics.admissionWebhooks,
+      now: () => this.clock.now(),
+      namespaceLabels: async (name) => {
+        const ns = await this.storeByResource('', 'namespaces').cachedOrStored(undefined, name);
+        return ns ? (ns.metadata.labels ?? {}) : undefined;
+      },
+      equivalents: (rt) => this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource),
+    };
+  }
+
+  /** How a webhook's Service reference is resolved: Services, Endpoints and EndpointSlices as this server holds them. */
+  private serviceEndpointObjects(): ServiceEndpointObjects {
+    return {
+      service: (ns, name) => this.storeByResource('', 'services').cachedOrStored(ns, name),
+      endpoints: (ns, name) => this.storeByResource('', 'endpoints').cachedOrStored(ns, name),
+      endpointSlices: (ns, name) =>
+        this.storeByResource('discovery.k8s.io', 'endpointslices')
+          .cache.objectsUnder(`/registry/endpointslices/${ns}/`)
+          .filter((s) => s.metadata.labels?.['kubernetes.io/service-name'] === name),
+    };
   }
 
   /** Asked on every namespaced create and on every RBAC decision: looked up, not searched. */
@@ -423,6 +463,7 @@ export class ApiServer {
     this.systemNamespacesTimer?.cancel();
     this.flowSchemaStatusTimer?.cancel();
     this.crds.stop();
+    this.webhooks.close();
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
   }
