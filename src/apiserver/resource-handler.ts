@@ -219,6 +219,7 @@ export class ResourceHandler {
       shape: negotiate(req.headers.accept),
       ...(includeObjectParam(query) ? { include: includeObjectParam(query)! } : {}),
       now: () => this.deps.clock.now(),
+      ...(store.conversion ? { convert: async (o: KubeObject) => (await store.served([o]))[0]! } : {}),
     });
   }
 

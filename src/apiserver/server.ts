@@ -41,6 +41,7 @@ import { validatingAdmissionWebhook, type AdmissionWebhookDeps } from './admissi
 import { mutatingAdmissionWebhook } from './admission/mutating-webhook.js';
 import { WebhookConfigurations } from './admission/webhook-rules.js';
 import { WebhookClient } from './webhook/client.js';
+import { ConversionWebhook } from './conversion-webhook.js';
 import type { ServiceEndpointObjects } from './webhook/service-endpoints.js';
 import { ADMISSIONREGISTRATION_GROUP } from '../api/kinds/admission-webhook.js';
 import type { UserInfo, WriteContext } from './request-context.js';
@@ -271,7 +272,8 @@ export class ApiServer {
       store: this.store,
       prefix: keyPrefix(rt),
       indexedFields: INDEXED_FIELDS[rt.resource] ?? {},
-      ...(builtin ? {} : { onDecode: customDecoder(rt) }),
+      // A type converted through a webhook keeps objects as stored; its store converts what it serves.
+      ...(builtin || rt.conversionWebhook ? {} : { onDecode: customDecoder(rt) }),
       log: this.log,
       ...(this.opts.watchCacheSize ? { capacity: this.opts.watchCacheSize } : {}),
     });
@@ -280,7 +282,8 @@ export class ApiServer {
     const hooks: StorageHooks = { written: () => this.storageOutage.writeSucceeded() };
     // A deleted Node's labels are kept for its agent's re-registration (NodeRestriction reads them).
     if (rt.group === '' && rt.resource === 'nodes') hooks.beforeDelete = (node) => this.deletedNodeLabels.recordDeletion(node);
-    const store = new ObjectStore(rt, this.store, this.clock, cache, this.admission, hooks, ttl);
+    const conversion = rt.conversionWebhook ? new ConversionWebhook(this.webhooks, { ...rt, conversionWebhook: rt.conversionWebhook }) : undefined;
+    const store = new ObjectStore(rt, this.store, this.clock, cache, this.admission, hooks, ttl, conversion);
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
     if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
@@ -371,7 +374,8 @@ export class ApiServer {
         const ns = await this.storeByResource('', 'namespaces').cachedOrStored(undefined, name);
         return ns ? (ns.metadata.labels ?? {}) : undefined;
       },
-      equivalents: (rt) => this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource),
+      // Versions that differ in more than apiVersion (conversion webhooks) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
+      equivalents: (rt) => (rt.conversionWebhook ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource)),
     };
   }
 
