@@ -211,6 +211,18 @@ export function validateWebhookConfiguration(o: KubeObject, old: KubeObject | un
   return out;
 }
 
+/**
+ * matchConditions are CEL, which this server does not evaluate: say so on every write that has
+ * them, as a CRD's CEL rules are warned of, rather than call the webhook silently more often.
+ */
+export function matchConditionWarnings(o: KubeObject): string[] {
+  const out: string[] = [];
+  objArr(o.webhooks).forEach((w, i) => {
+    if (arr(w.matchConditions).length > 0) out.push(`webhooks[${i}].matchConditions are not evaluated by this server (CEL): the webhook is called for every request its rules and selectors match`);
+  });
+  return out;
+}
+
 /** NAME, WEBHOOKS, AGE: upstream's columns for both kinds. */
 export const webhookConfigurationTable: TableConvertor = {
   columns: [nameColumn, column('Webhooks', 'integer', 'Webhooks indicates the number of webhooks in the configuration'), column('Age', 'string', 'Time since the object was created.')],

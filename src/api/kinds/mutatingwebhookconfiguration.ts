@@ -2,7 +2,7 @@
 // before the kind's own validation, with JSON patches (the MutatingAdmissionWebhook plugin calls
 // them: src/apiserver/admission/mutating-webhook.ts).
 import type { ResourceType } from '../resource.js';
-import { ADMISSIONREGISTRATION_GROUP, defaultWebhookConfiguration, validateWebhookConfiguration, webhookConfigurationTable } from './admission-webhook.js';
+import { ADMISSIONREGISTRATION_GROUP, defaultWebhookConfiguration, matchConditionWarnings, validateWebhookConfiguration, webhookConfigurationTable } from './admission-webhook.js';
 
 export const mutatingWebhookConfigurationResource: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
@@ -20,4 +20,5 @@ export const mutatingWebhookConfigurationResource: ResourceType = {
   hasGeneration: true,
   defaults: (o) => defaultWebhookConfiguration(o, true),
   validate: (o, old) => validateWebhookConfiguration(o, old, true),
+  warningsFor: matchConditionWarnings,
 };

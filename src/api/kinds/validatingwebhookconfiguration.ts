@@ -2,7 +2,7 @@
 // after the kind's own validation, whether a write may go on (the ValidatingAdmissionWebhook
 // plugin calls them: src/apiserver/admission/validating-webhook.ts).
 import type { ResourceType } from '../resource.js';
-import { ADMISSIONREGISTRATION_GROUP, defaultWebhookConfiguration, validateWebhookConfiguration, webhookConfigurationTable } from './admission-webhook.js';
+import { ADMISSIONREGISTRATION_GROUP, defaultWebhookConfiguration, matchConditionWarnings, validateWebhookConfiguration, webhookConfigurationTable } from './admission-webhook.js';
 
 export const validatingWebhookConfigurationResource: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
@@ -20,4 +20,5 @@ export const validatingWebhookConfigurationResource: ResourceType = {
   hasGeneration: true,
   defaults: (o) => defaultWebhookConfiguration(o, false),
   validate: (o, old) => validateWebhookConfiguration(o, old, false),
+  warningsFor: matchConditionWarnings,
 };
