@@ -4,7 +4,7 @@
 //
 //   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--wait-idle <s>] [--out <file>] [suite...]
 //
-// Suites: store, api, crd, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, failover,
+// Suites: store, api, crd, webhooks, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, failover,
 // node-death, scenarios, scale, pod-writes, containers, flood, fuzz, crash and soak; default: all, in that order. Progress
 // goes to stderr, tables to stdout. The whole normal run takes well over an hour (scale ~20 minutes, crash ~10,
 // soak 30); name the suites you want.
@@ -21,6 +21,7 @@ import { schedulerSuite } from './suites/scheduler.js';
 import { failoverSuite } from './suites/failover.js';
 import { nodeDeathSuite } from './suites/node-death.js';
 import { crdSuite } from './suites/crd.js';
+import { webhooksSuite } from './suites/webhooks.js';
 import { autoscalerSuite } from './suites/autoscaler.js';
 import { scenariosSuite } from './suites/scenarios.js';
 import { podWritesSuite } from './suites/pod-writes.js';
@@ -39,7 +40,7 @@ import { dashboardSuite } from './suites/dashboard.js';
 const OPTIONAL_SUITES: { module: string; exportName: string }[] = [{ module: './agent.js', exportName: 'agentSuite' }];
 
 async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }> {
-  const suites: Suite[] = [storeSuite, apiSuite, crdSuite, watchSuite];
+  const suites: Suite[] = [storeSuite, apiSuite, crdSuite, webhooksSuite, watchSuite];
   const unavailable: string[] = [];
   for (const o of OPTIONAL_SUITES) {
     try {

@@ -37,6 +37,8 @@ import { priorityClassResource } from './kinds/priorityclass.js';
 import { limitRangeResource } from './kinds/limitrange.js';
 import { resourceQuotaResource } from './kinds/resourcequota.js';
 import { apiServiceResource } from './kinds/apiservice.js';
+import { validatingWebhookConfigurationResource } from './kinds/validatingwebhookconfiguration.js';
+import { mutatingWebhookConfigurationResource } from './kinds/mutatingwebhookconfiguration.js';
 
 /** In discovery order: core/v1 first, then the named groups. */
 export const allResourceTypes: ResourceType[] = [
@@ -80,6 +82,8 @@ export const allResourceTypes: ResourceType[] = [
   priorityLevelConfigurationResource,
   priorityClassResource,
   apiServiceResource,
+  validatingWebhookConfigurationResource,
+  mutatingWebhookConfigurationResource,
 ];
 
 const byResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.version}/${rt.resource}`, rt]));

@@ -2,6 +2,7 @@
 // defined in src/api/kinds/<kind>.ts and collected in src/api/registry.ts.
 import type { KubeObject, StatusCause } from './types.js';
 import type { StructSchema } from './schema/merge-schema.js';
+import type { WebhookClientConfig } from './webhook-client-config.js';
 
 export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward' | 'token' | 'finalize';
 
@@ -101,6 +102,11 @@ export interface ResourceType {
   onRead?(obj: KubeObject): void;
   /** The version its objects are stored in, when it serves several (custom resources). */
   storageVersion?: string;
+  /**
+   * Its versions convert through a webhook (a CRD with conversion strategy Webhook): objects are
+   * stored in storageVersion and converted to and from the version a client uses.
+   */
+  conversionWebhook?: { clientConfig: WebhookClientConfig; conversionReviewVersions: string[] };
   /** Why creates are refused for now (a terminating CRD's objects), or undefined. */
   refusesCreate?: string;
   /** Items of its lists carry kind and apiVersion (custom resources, as upstream's unstructured lists). */

@@ -1,6 +1,7 @@
 // The resource types a CustomResourceDefinition adds: one per served version, each a ResourceType
 // like the built-in kinds', with its behaviour read off the CRD (schema, names, subresources,
-// printer columns) instead of messages. Versions differ only in apiVersion (conversion None).
+// printer columns) instead of messages. With conversion None versions differ only in apiVersion;
+// with Webhook the type carries the webhook, and the API server converts through it.
 import type { ResourceType, TableColumn } from '../api/resource.js';
 import type { KubeObject, StatusCause } from '../api/types.js';
 import { unknownFields } from '../api/field-validation.js';
@@ -177,6 +178,10 @@ export function customResourceTypes(crd: CustomResourceDefinition): ResourceType
         openApiSchema: schema as Record<string, unknown>,
       };
       if (v.subresources?.scale) rt.scalePaths = { ...v.subresources.scale };
+      const conversion = crd.spec.conversion;
+      if (conversion?.strategy === 'Webhook' && conversion.webhook?.clientConfig) {
+        rt.conversionWebhook = { clientConfig: conversion.webhook.clientConfig, conversionReviewVersions: conversion.webhook.conversionReviewVersions ?? [] };
+      }
       if (v.deprecated) rt.warnings = [v.deprecationWarning ?? `${group}/${v.name} ${names.kind} is deprecated`];
       return rt;
     });

@@ -10,6 +10,7 @@ import { validateCRDSchema } from './schema-validation.js';
 import type { JSONSchemaProps } from './json-schema.js';
 import { isObject, obj, objArr, str } from '../api/kinds/json.js';
 import { column, nameColumn } from '../api/kinds/printing.js';
+import { defaultWebhookClientConfig, validateWebhookClientConfig, type WebhookClientConfig } from '../api/webhook-client-config.js';
 
 export const CRD_GROUP = 'apiextensions.k8s.io';
 /** Held by a deleted CRD until its objects are gone (upstream's name). */
@@ -60,7 +61,7 @@ export interface CustomResourceDefinition extends KubeObject {
     names: CustomResourceDefinitionNames;
     scope: 'Namespaced' | 'Cluster';
     versions: CustomResourceDefinitionVersion[];
-    conversion?: { strategy: string };
+    conversion?: CustomResourceConversion;
     preserveUnknownFields?: boolean;
   };
   status?: {
@@ -69,6 +70,15 @@ export interface CustomResourceDefinition extends KubeObject {
     storedVersions?: string[];
   };
 }
+
+/** How objects convert between the served versions: None (apiVersion only) or through a webhook. */
+export interface CustomResourceConversion {
+  strategy: string;
+  webhook?: { clientConfig?: WebhookClientConfig; conversionReviewVersions?: string[] };
+}
+
+/** The ConversionReview versions this server speaks, in upstream's order of preference. */
+export const CONVERSION_REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 export function asCRD(o: KubeObject): CustomResourceDefinition {
   return o as CustomResourceDefinition;
@@ -97,6 +107,7 @@ function defaultCRD(o: KubeObject): void {
   if (!isObject(o.spec)) return;
   const spec = o.spec;
   if (spec.conversion === undefined || spec.conversion === null) spec.conversion = { strategy: 'None' };
+  defaultWebhookClientConfig(obj(obj(spec.conversion).webhook).clientConfig);
   const names = spec.names;
   if (isObject(names)) {
     if (!names.singular && typeof names.kind === 'string') names.singular = names.kind.toLowerCase();
@@ -249,6 +260,50 @@ function validateStoredVersions(o: KubeObject): StatusCause[] {
   return out;
 }
 
+/** Upstream validateConversionReviewVersions. */
+function validateReviewVersions(versions: string[], requireRecognized: boolean, path: string): StatusCause[] {
+  if (versions.length === 0) return [field.required(path)];
+  const out: StatusCause[] = [];
+  const seen = new Set<string>();
+  let recognized = false;
+  versions.forEach((v, i) => {
+    if (seen.has(v)) return void out.push(field.invalid(indexPath(path, i), v, 'duplicate version'));
+    seen.add(v);
+    for (const e of isDNS1035Label(v)) out.push(field.invalid(indexPath(path, i), v, e));
+    if (CONVERSION_REVIEW_VERSIONS.includes(v)) recognized = true;
+  });
+  if (requireRecognized && !recognized) out.push(field.invalid(path, versions, `must include at least one of ${CONVERSION_REVIEW_VERSIONS.join(', ')}`));
+  return out;
+}
+
+/** An update keeps a stored CRD valid whose review versions this server would no longer accept, as upstream's. */
+function acceptsRecognizedReviewVersion(old: KubeObject): boolean {
+  const versions = (obj(obj(obj(old.spec).conversion).webhook).conversionReviewVersions as string[] | undefined) ?? [];
+  return versions.length === 0 || versions.some((v) => CONVERSION_REVIEW_VERSIONS.includes(v));
+}
+
+/**
+ * Upstream validateCustomResourceConversion. Its paths are those of the internal type upstream
+ * validates (spec.conversion.webhookClientConfig), as its messages name them.
+ */
+function validateConversion(conversion: Record<string, unknown>, requireRecognized: boolean): StatusCause[] {
+  const strategy = str(conversion.strategy);
+  const webhook = isObject(conversion.webhook) ? conversion.webhook : undefined;
+  if (strategy !== 'None' && strategy !== 'Webhook') return [field.notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook'])];
+  const out: StatusCause[] = [];
+  const clientConfig = webhook && isObject(webhook.clientConfig) ? webhook.clientConfig : undefined;
+  const reviewVersions = webhook && Array.isArray(webhook.conversionReviewVersions) ? webhook.conversionReviewVersions.map(str) : [];
+  if (strategy === 'Webhook') {
+    if (!clientConfig) out.push(field.required('spec.conversion.webhookClientConfig', 'required when strategy is set to Webhook'));
+    else out.push(...validateWebhookClientConfig('spec.conversion.webhookClientConfig', clientConfig));
+    out.push(...validateReviewVersions(reviewVersions, requireRecognized, 'spec.conversion.conversionReviewVersions'));
+    return out;
+  }
+  if (clientConfig) out.push(field.forbidden('spec.conversion.webhookClientConfig', 'should not be set when strategy is not set to Webhook'));
+  if (reviewVersions.length > 0) out.push(field.forbidden('spec.conversion.conversionReviewVersions', 'should not be set when strategy is not set to Webhook'));
+  return out;
+}
+
 function validateCRD(o: KubeObject, old: KubeObject | undefined): StatusCause[] {
   const out = validateMeta(o, old, false, nameIsDNSSubdomain, true);
   const spec = obj(o.spec);
@@ -269,9 +324,7 @@ function validateCRD(o: KubeObject, old: KubeObject | undefined): StatusCause[] 
   else if (scope !== 'Namespaced' && scope !== 'Cluster') out.push(field.notSupported('spec.scope', scope, ['Cluster', 'Namespaced']));
   out.push(...validateNames(names, 'spec.names'));
   out.push(...validateVersions(objArr(spec.versions), 'spec.versions'));
-  const strategy = str(obj(spec.conversion).strategy);
-  if (strategy === 'Webhook') out.push(field.forbidden('spec.conversion.strategy', 'webhook conversion is not supported by this server; only None (the versions differ in apiVersion alone)'));
-  else if (strategy !== 'None') out.push(field.notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
+  out.push(...validateConversion(obj(spec.conversion), old === undefined || acceptsRecognizedReviewVersion(old)));
   if (spec.preserveUnknownFields === true) out.push(field.invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   if (old) {
     out.push(...validateStoredVersions(o));

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { ClientMetrics } from '../client/metrics.js';
 import type { Store } from '../store/store.js';
 import type { RequestInfo } from './http/request-info.js';
+import type { AdmissionWebhookMetrics, WebhookType } from './admission/admission-review.js';
 
 // Upstream's request latency buckets (also its etcd request buckets).
 const LATENCY_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -71,8 +72,39 @@ class InflightWatermark {
   }
 }
 
+// Upstream's admission webhook latency buckets.
+const WEBHOOK_BUCKETS = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25];
+
+/** apiserver_admission_webhook_*: each webhook call's latency, refusals and fail-open calls, under upstream's names and labels. */
+class AdmissionWebhookMetricSet implements AdmissionWebhookMetrics {
+  private readonly duration: Histogram<'name' | 'type' | 'operation' | 'rejected'>;
+  private readonly rejections: Counter<'name' | 'type' | 'operation' | 'error_type' | 'rejection_code'>;
+  private readonly failOpen: Counter<'name' | 'type'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.duration = new Histogram({ name: 'apiserver_admission_webhook_admission_duration_seconds', help: 'Admission webhook latency in seconds, by name, type (admit or validating), operation and whether it rejected.', labelNames: ['name', 'type', 'operation', 'rejected'], buckets: WEBHOOK_BUCKETS, registers });
+    this.rejections = new Counter({ name: 'apiserver_admission_webhook_rejection_count', help: 'Admission webhook rejections, by name, type, operation, error type (calling_webhook_error, apiserver_internal_error, no_error) and the code returned.', labelNames: ['name', 'type', 'operation', 'error_type', 'rejection_code'], registers });
+    this.failOpen = new Counter({ name: 'apiserver_admission_webhook_fail_open_count', help: 'Admission webhook calls that failed and were let through (failurePolicy Ignore), by name and type.', labelNames: ['name', 'type'], registers });
+  }
+
+  observeWebhook(name: string, type: WebhookType, operation: string, rejected: boolean, seconds: number): void {
+    this.duration.observe({ name, type, operation, rejected: String(rejected) }, seconds);
+  }
+
+  observeRejection(name: string, type: WebhookType, operation: string, errorType: string, code: number): void {
+    this.rejections.inc({ name, type, operation, error_type: errorType, rejection_code: String(code) });
+  }
+
+  observeFailOpen(name: string, type: WebhookType): void {
+    this.failOpen.inc({ name, type });
+  }
+}
+
 export class ApiMetrics {
   readonly registry = new Registry();
+  /** The admission webhooks' calls (the two webhook plugins report here). */
+  readonly admissionWebhooks = new AdmissionWebhookMetricSet(this.registry);
   /** The controllers' work queues and leader election, and the REST client's requests. */
   readonly client = new ClientMetrics(this.registry);
   private readonly duration: Histogram<keyof RequestLabels>;

@@ -50,6 +50,17 @@ export interface DeleteResult {
   deleted: boolean;
 }
 
+/**
+ * How a type's objects convert between its versions when they differ in more than apiVersion (a
+ * CRD with conversion Webhook). Objects are stored in the storage version; each read converts what
+ * it returns to the version asked for, each write converts what it stores to the storage version.
+ */
+export interface ObjectConversion {
+  readonly storageApiVersion: string;
+  /** `objects`, each in the version it is stored in, in `apiVersion`; those already in it come back as they are. */
+  convert(objects: readonly KubeObject[], apiVersion: string): Promise<KubeObject[]>;
+}
+
 /** What storage tells the rest of the server as it writes (admission is not among it: see ./admission/). */
 export interface StorageHooks {
   /** Run just before an object is removed from storage (not for a deletion that only marks it). */
@@ -153,13 +164,15 @@ export class ObjectStore {
     private readonly hooks: StorageHooks = {},
     /** How its objects are written: a TTL for Events (--event-ttl), renewed by every write, as upstream's. */
     private readonly writeOptions: WriteOptions = {},
+    /** Set when its versions convert through a webhook: its cache and `read` then hold objects as stored. */
+    readonly conversion?: ObjectConversion,
   ) {
     this.cache = cache;
   }
 
   private attributes(operation: Operation, object: KubeObject | undefined, oldObject: KubeObject | undefined, ctx: WriteContext, subresource = ''): AdmissionAttributes {
     const meta = (object ?? oldObject)!.metadata;
-    return { operation, resource: this.rt, subresource, namespace: meta.namespace, name: meta.name ?? '', object, oldObject, user: ctx.user, dryRun: ctx.dryRun };
+    return { operation, resource: this.rt, subresource, namespace: meta.namespace, name: meta.name ?? '', object, oldObject, user: ctx.user, dryRun: ctx.dryRun, fieldManager: ctx.fieldManager, warnings: ctx.warnings };
   }
 
   private get apiVersion(): string {
@@ -189,11 +202,37 @@ export class ObjectStore {
     return this.cache.settleWrite(key, obj, kv.modRevision);
   }
 
-  /** An object read from storage, as this type serves it. */
+  /** An object read from storage, as this type serves it (as stored, for a type that converts: see `served`). */
   private read(kv: KeyValue): KubeObject {
     const obj = decode(kv);
+    if (this.conversion) return obj;
     this.rt.onRead?.(obj);
     return this.stamp(obj);
+  }
+
+  /**
+   * Objects as stored, as this type serves them: converted to its version when they convert through
+   * a webhook (one review for them all), stamped otherwise. Never changes what it is given.
+   */
+  async served(objects: readonly KubeObject[]): Promise<KubeObject[]> {
+    if (!this.conversion) return objects.map((o) => this.stamp(o));
+    const converted = await this.conversion.convert(objects, this.apiVersion);
+    return converted.map((o, i) => {
+      // Already in this version: the cache's own object, which defaulting must not write into.
+      const own = o === objects[i] ? deepClone(o) : o;
+      this.rt.onRead?.(own);
+      return this.stamp(own);
+    });
+  }
+
+  private async servedOne(obj: KubeObject): Promise<KubeObject> {
+    return (await this.served([obj]))[0]!;
+  }
+
+  /** What a write stores: the object in the storage version. */
+  private async toStorage(obj: KubeObject): Promise<KubeObject> {
+    if (!this.conversion) return obj;
+    return (await this.conversion.convert([obj], this.conversion.storageApiVersion))[0]!;
   }
 
   private stamp(obj: KubeObject): KubeObject {
@@ -216,12 +255,13 @@ export class ObjectStore {
   async get(namespace: string | undefined, name: string): Promise<KubeObject> {
     const kv = await this.store.get(objectKey(this.rt, namespace, name));
     if (!kv) throw this.notFound(name);
-    return this.read(kv);
+    return this.conversion ? this.servedOne(this.read(kv)) : this.read(kv);
   }
 
   async tryGet(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
     const kv = await this.store.get(objectKey(this.rt, namespace, name));
-    return kv ? this.read(kv) : undefined;
+    if (!kv) return undefined;
+    return this.conversion ? this.servedOne(this.read(kv)) : this.read(kv);
   }
 
   // ---- list ---------------------------------------------------------------------------------
@@ -254,12 +294,12 @@ export class ObjectStore {
     if (limit && rvParam !== '0' && items.length > limit) {
       const page = items.slice(0, limit);
       const last = page[page.length - 1]!;
-      return this.makeList(page.map((o) => this.stamp(o)), revision, {
+      return this.makeList(await this.served(page), revision, {
         continueToken: encodeContinue({ rv: revision, start: objectKey(this.rt, last.metadata.namespace, last.metadata.name!) }),
         remaining: items.length - limit,
       });
     }
-    return this.makeList(items.map((o) => this.stamp(o)), revision);
+    return this.makeList(await this.served(items), revision);
   }
 
   private async listFromStore(prefix: string, filter: WatchFilter, limit: number, revision: number, after: string | undefined): Promise<KubeList> {
@@ -278,7 +318,7 @@ export class ObjectStore {
           const kv = page.items[i]!;
           lastKey = kv.key;
           const obj = this.read(kv);
-          if (filter.matches(obj)) items.push(this.stamp(obj));
+          if (filter.matches(obj)) items.push(obj);
           if (limit && items.length >= limit) break;
         }
         if (limit && items.length >= limit) {
@@ -292,7 +332,7 @@ export class ObjectStore {
       if (isStoreError(e, 'compacted')) throw expired(after ? CONTINUE_EXPIRED : `too old resource version: ${revision} (${e.compactRevision ?? 0})`);
       throw e;
     }
-    return this.makeList(items, rev, more ? { continueToken: encodeContinue({ rv: rev, start: lastKey }) } : undefined);
+    return this.makeList(this.conversion ? await this.served(items) : items, rev, more ? { continueToken: encodeContinue({ rv: rev, start: lastKey }) } : undefined);
   }
 
   private makeList(items: KubeObject[], revision: number, page?: { continueToken: string; remaining?: number }): KubeList {
@@ -354,7 +394,9 @@ export class ObjectStore {
         return obj;
       }
       rename(name);
-      return this.writeEchoed(key, obj, (value) => this.store.create(key, value, this.writeOptions));
+      if (!this.conversion) return this.writeEchoed(key, obj, (value) => this.store.create(key, value, this.writeOptions));
+      const written = await this.writeEchoed(key, await this.toStorage(obj), (value) => this.store.create(key, value, this.writeOptions));
+      return this.servedOne(written);
     };
     try {
       // The name is not among the fields managedFields records, so a redrawn one changes nothing else.
@@ -392,7 +434,7 @@ export class ObjectStore {
     // decides against the writer (a precondition, a refusal, a no-op) is decided again on the
     // stored state before it is answered.
     // A dry run has no compare-and-swap to catch a stale start: it reads the store, as upstream's does.
-    let state = (ctx.dryRun ? undefined : this.cachedState(key)) ?? this.storedState(await this.store.get(key));
+    let state = (ctx.dryRun ? undefined : this.cachedState(key)) ?? (await this.storedState(await this.store.get(key)));
     for (let attempt = 0; ; attempt++) {
       if (!state) throw this.notFound(name);
       const { current, modRevision, cached } = state;
@@ -405,12 +447,12 @@ export class ObjectStore {
         prepared = await this.prepareUpdate(current, next, ctx, opts.subresource);
         if (jsonEqual(withoutVolatile(prepared), withoutVolatile(current))) {
           if (!cached) return current;
-          state = this.storedState(await this.store.get(key));
+          state = await this.storedState(await this.store.get(key));
           continue;
         }
       } catch (e) {
         if (!cached) throw e;
-        state = this.storedState(await this.store.get(key));
+        state = await this.storedState(await this.store.get(key));
         continue;
       }
       if (ctx.dryRun) return prepared;
@@ -422,14 +464,16 @@ export class ObjectStore {
           prepared.metadata.resourceVersion = String(deleted.modRevision);
           return prepared;
         }
-        return await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, modRevision, this.writeOptions));
+        if (!this.conversion) return await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, modRevision, this.writeOptions));
+        const written = await this.writeEchoed(key, await this.toStorage(prepared), (value) => this.store.update(key, value, modRevision, this.writeOptions));
+        return await this.servedOne(written);
       } catch (e) {
         if (isStoreError(e, 'conflict') && (cached || !wantRv) && attempt < MAX_RETRIES) {
-          state = this.storedState(e.current);
+          state = await this.storedState(e.current);
           continue;
         }
         if (isStoreError(e, 'not-found') && cached) {
-          state = this.storedState(await this.store.get(key));
+          state = await this.storedState(await this.store.get(key));
           continue;
         }
         if (isStoreError(e, 'conflict')) throw conflict(this.rt.resource, this.rt.group, name);
@@ -444,7 +488,7 @@ export class ObjectStore {
    * only for kinds read as stored (no decoding on read) and in this store's own version.
    */
   private cachedState(key: string): UpdateState | undefined {
-    if (this.rt.onRead) return undefined;
+    if (this.rt.onRead || this.conversion) return undefined;
     const obj = this.cache.get(key);
     if (!obj || obj.apiVersion !== this.apiVersion || obj.kind !== this.rt.kind) return undefined;
     const modRevision = Number(obj.metadata.resourceVersion);
@@ -452,8 +496,10 @@ export class ObjectStore {
     return { current: shared(obj), modRevision, cached: true };
   }
 
-  private storedState(kv: KeyValue | undefined): UpdateState | undefined {
-    return kv ? { current: this.read(kv), modRevision: kv.modRevision, cached: false } : undefined;
+  private async storedState(kv: KeyValue | undefined): Promise<UpdateState | undefined> {
+    if (!kv) return undefined;
+    const current = this.conversion ? await this.servedOne(this.read(kv)) : this.read(kv);
+    return { current, modRevision: kv.modRevision, cached: false };
   }
 
   private async prepareUpdate(old: KubeObject, input: KubeObject, ctx: WriteContext, subresource: string | undefined): Promise<KubeObject> {
@@ -544,7 +590,13 @@ export class ObjectStore {
       if (!kv) throw this.notFound(name);
       const current = this.read(kv);
       // Admitted on the object as stored at each attempt: a retry may find another one of the name.
-      await this.admission.validate(this.attributes('DELETE', undefined, current, ctx));
+      // Both stages, as upstream's: a mutating webhook may refuse a deletion too.
+      if (this.admission.admits('DELETE', this.rt)) {
+        // Admission sees the object in the version the client deletes it through.
+        const attrs = this.attributes('DELETE', undefined, this.conversion ? await this.servedOne(current) : current, ctx);
+        await this.admission.mutate(attrs);
+        await this.admission.validate(attrs);
+      }
       const refused = this.rt.refuseDelete?.(current);
       if (refused) throw forbiddenObject(this.rt.resource, this.rt.group, name, refused);
       const pre = opts.preconditions;
@@ -562,15 +614,15 @@ export class ObjectStore {
       const plan = this.planDeletion(current, opts);
       try {
         if (plan.kind === 'now') {
-          if (ctx.dryRun) return { body: this.deletedBody(current), deleted: true };
+          if (ctx.dryRun) return { body: this.deletedBody(await this.servedIfConverted(current)), deleted: true };
           await this.hooks.beforeDelete?.(current);
           const deleted = this.read(await this.store.delete(key, kv.modRevision));
           this.hooks.written?.();
-          return { body: this.deletedBody(deleted), deleted: true };
+          return { body: this.deletedBody(this.conversion ? await this.servedOne(deleted) : deleted), deleted: true };
         }
-        if (plan.kind === 'unchanged' || ctx.dryRun) return { body: plan.object ?? current, deleted: false };
+        if (plan.kind === 'unchanged' || ctx.dryRun) return { body: await this.servedIfConverted(plan.object ?? current), deleted: false };
         const updated = this.read(await this.store.update(key, encodeStored(plan.object), kv.modRevision, this.writeOptions));
-        return { body: updated, deleted: false };
+        return { body: await this.servedIfConverted(updated), deleted: false };
       } catch (e) {
         if (isStoreError(e, 'conflict') && attempt < MAX_RETRIES) {
           kv = e.current;
@@ -581,6 +633,10 @@ export class ObjectStore {
         throw e;
       }
     }
+  }
+
+  private async servedIfConverted(obj: KubeObject): Promise<KubeObject> {
+    return this.conversion ? this.servedOne(obj) : obj;
   }
 
   private deletedBody(obj: KubeObject): KubeObject | Status {

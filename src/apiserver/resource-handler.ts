@@ -98,8 +98,17 @@ export class ResourceHandler {
     // Answers that carry no warnings of their own (reads, watches, errors) still carry these.
     if (rt.warnings) res.setHeader('Warning', warningHeader(rt.warnings));
     if (ctx.fieldManager.length > 128) throw badRequest('fieldManager: Too long: may not be more than 128 bytes');
-    const accept = req.headers.accept;
+    try {
+      await this.serveVerb(req, res, rt, store, info, query, ctx);
+    } catch (e) {
+      // A refused write still tells the client what admission warned of (a webhook's warnings), as upstream's.
+      if (ctx.warnings.length > 0 && !res.headersSent) res.setHeader('Warning', warningHeader(ctx.warnings));
+      throw e;
+    }
+  }
 
+  private async serveVerb(req: IncomingMessage, res: ServerResponse, rt: ResourceType, store: ObjectStore, info: ResourceRequest, query: URLSearchParams, ctx: WriteContext): Promise<void> {
+    const accept = req.headers.accept;
     if (info.subresource) return this.subresource(req, res, rt, store, info, query, ctx);
 
     switch (info.verb) {
@@ -137,7 +146,7 @@ export class ResourceHandler {
         const body = await this.readOptionalJson(req);
         const opts = deleteOptions(query, body);
         const result = await store.delete(info.namespace, info.name!, opts, { ...ctx, dryRun: ctx.dryRun || opts.dryRun });
-        return sendJson(res, 200, result.body);
+        return sendJson(res, 200, result.body, { warnings: ctx.warnings });
       }
       case 'deletecollection': {
         const body = await this.readOptionalJson(req);
@@ -210,6 +219,7 @@ export class ResourceHandler {
       shape: negotiate(req.headers.accept),
       ...(includeObjectParam(query) ? { include: includeObjectParam(query)! } : {}),
       now: () => this.deps.clock.now(),
+      ...(store.conversion ? { convert: async (o: KubeObject) => (await store.served([o]))[0]! } : {}),
     });
   }
 

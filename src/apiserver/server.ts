@@ -38,6 +38,13 @@ import type { LimitRange } from '../api/kinds/limitrange.js';
 import { serviceAddresses } from './admission/service-addresses.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
 import { storageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
+import { validatingAdmissionWebhook, type AdmissionWebhookDeps } from './admission/validating-webhook.js';
+import { mutatingAdmissionWebhook } from './admission/mutating-webhook.js';
+import { WebhookConfigurations } from './admission/webhook-rules.js';
+import { WebhookClient } from './webhook/client.js';
+import { ConversionWebhook } from './conversion-webhook.js';
+import type { ServiceEndpointObjects } from './webhook/service-endpoints.js';
+import { ADMISSIONREGISTRATION_GROUP } from '../api/kinds/admission-webhook.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import { NodeAuthorizer } from './node-authorizer.js';
@@ -159,6 +166,8 @@ export class ApiServer {
   private readonly flowControl: PriorityAndFairness | MaxInFlight;
   /** The aggregation layer: APIServices served by extension API servers (set up at start). */
   private aggregator?: Aggregator;
+  /** Calls out to admission and conversion webhooks. */
+  readonly webhooks: WebhookClient;
 
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -180,6 +189,7 @@ export class ApiServer {
           this.rbac,
         ),
       );
+    this.webhooks = new WebhookClient({ endpoints: this.serviceEndpointObjects(), clock: this.clock });
     this.admission = this.admissionPlugins(opts);
     for (const rt of servedKinds) this.addStore(rt, true);
     this.handler = new ResourceHandler({
@@ -271,7 +281,8 @@ export class ApiServer {
       store: this.store,
       prefix: keyPrefix(rt),
       indexedFields: INDEXED_FIELDS[rt.resource] ?? {},
-      ...(builtin ? {} : { onDecode: customDecoder(rt) }),
+      // A type converted through a webhook keeps objects as stored; its store converts what it serves.
+      ...(builtin || rt.conversionWebhook ? {} : { onDecode: customDecoder(rt) }),
       log: this.log,
       ...(this.opts.watchCacheSize ? { capacity: this.opts.watchCacheSize } : {}),
     });
@@ -280,7 +291,8 @@ export class ApiServer {
     const hooks: StorageHooks = { written: () => this.storageOutage.writeSucceeded() };
     // A deleted Node's labels are kept for its agent's re-registration (NodeRestriction reads them).
     if (rt.group === '' && rt.resource === 'nodes') hooks.beforeDelete = (node) => this.deletedNodeLabels.recordDeletion(node);
-    const store = new ObjectStore(rt, this.store, this.clock, cache, this.admission, hooks, ttl);
+    const conversion = rt.conversionWebhook ? new ConversionWebhook(this.webhooks, { ...rt, conversionWebhook: rt.conversionWebhook }) : undefined;
+    const store = new ObjectStore(rt, this.store, this.clock, cache, this.admission, hooks, ttl, conversion);
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
     if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
@@ -404,11 +416,43 @@ export class ApiServer {
         this.clock,
       ),
       limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),
+      validatingAdmissionWebhook(this.webhookDeps('validatingwebhookconfigurations')),
+      mutatingAdmissionWebhook(this.webhookDeps('mutatingwebhookconfigurations')),
       priorityAdmission({
         list: () => this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cache.objectsUnder('/registry/priorityclasses/') as PriorityClass[],
         find: async (name) => (await this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cachedOrStored(undefined, name)) as PriorityClass | undefined,
       }),
     ]);
+  }
+
+  /** What a webhook plugin reads: its configurations from the watch cache, namespaces' labels, other versions of a resource. */
+  private webhookDeps(resource: 'validatingwebhookconfigurations' | 'mutatingwebhookconfigurations'): AdmissionWebhookDeps {
+    // The stores are made after the plugins: look them up when first asked.
+    const cache = (): WatchCache => this.storeByResource(ADMISSIONREGISTRATION_GROUP, resource).cache;
+    return {
+      configurations: new WebhookConfigurations({ changeCount: () => cache().changeCount, list: () => cache().objectsUnder(`/registry/${resource}/`) }),
+      client: this.webhooks,
+      metrics: this.metrics.admissionWebhooks,
+      now: () => this.clock.now(),
+      namespaceLabels: async (name) => {
+        const ns = await this.storeByResource('', 'namespaces').cachedOrStored(undefined, name);
+        return ns ? (ns.metadata.labels ?? {}) : undefined;
+      },
+      // Versions that differ in more than apiVersion (conversion webhooks) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
+      equivalents: (rt) => (rt.conversionWebhook ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource)),
+    };
+  }
+
+  /** How a webhook's Service reference is resolved: Services, Endpoints and EndpointSlices as this server holds them. */
+  private serviceEndpointObjects(): ServiceEndpointObjects {
+    return {
+      service: (ns, name) => this.storeByResource('', 'services').cachedOrStored(ns, name),
+      endpoints: (ns, name) => this.storeByResource('', 'endpoints').cachedOrStored(ns, name),
+      endpointSlices: (ns, name) =>
+        this.storeByResource('discovery.k8s.io', 'endpointslices')
+          .cache.objectsUnder(`/registry/endpointslices/${ns}/`)
+          .filter((s) => s.metadata.labels?.['kubernetes.io/service-name'] === name),
+    };
   }
 
   /** Asked on every namespaced create and on every RBAC decision: looked up, not searched. */
@@ -489,6 +533,7 @@ export class ApiServer {
     this.flowSchemaStatusTimer?.cancel();
     this.crds.stop();
     this.aggregator?.stop();
+    this.webhooks.close();
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
   }

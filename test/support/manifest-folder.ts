@@ -68,15 +68,13 @@ export interface BundleReport {
  * kind not listed here fails the check.
  */
 export const NOT_SERVED_YET: readonly { group: string; kind: string; why: string }[] = [
-  { group: 'admissionregistration.k8s.io', kind: 'ValidatingWebhookConfiguration', why: 'admission webhooks: the extension-points issue' },
-  { group: 'admissionregistration.k8s.io', kind: 'MutatingWebhookConfiguration', why: 'admission webhooks: the extension-points issue' },
 ];
 
-/** CRDs whose versions convert through a webhook: conversion is part of the extension-points issue. */
-function conversionWebhook(o: ManifestObject): boolean {
-  const conversion = (o.spec as { conversion?: { strategy?: unknown } } | undefined)?.conversion;
-  return o.kind === 'CustomResourceDefinition' && conversion?.strategy === 'Webhook';
-}
+/**
+ * A bundle's admission webhook (ingress-nginx's) that calls its own pods: with no pods running, a
+ * later object it matches is refused by its failurePolicy Fail, as on any cluster without them.
+ */
+const WEBHOOK_WITHOUT_PODS = /failed calling webhook "[^"]+": failed to call webhook: Post "[^"]+": no endpoints available for service/;
 
 /**
  * kubectl's client-side apply keeps the whole object in the last-applied-configuration annotation,
@@ -90,7 +88,7 @@ const groupOf = (apiVersion: string): string => parseApiVersion(apiVersion).grou
 function expectedRefusal(o: ManifestObject, mode: ApplyMode, error: string, crdRefused: Map<string, string>): string | undefined {
   const listed = NOT_SERVED_YET.find((k) => k.kind === o.kind && k.group === groupOf(o.apiVersion));
   if (listed) return listed.why;
-  if (conversionWebhook(o)) return 'conversion webhooks: the extension-points issue';
+  if (WEBHOOK_WITHOUT_PODS.test(error)) return 'refused by a webhook of an earlier bundle whose pods do not run here';
   const definedBy = crdRefused.get(`${groupOf(o.apiVersion)}/${o.kind}`);
   if (definedBy) return `its CustomResourceDefinition was refused (${definedBy})`;
   if (mode === 'client-side' && /Too long: (must have at most|may not be more than) 262144 bytes/.test(error) && JSON.stringify(o).length > LAST_APPLIED_LIMIT_BYTES) {

@@ -2117,6 +2117,69 @@ message APIServiceCondition {
 }
 `;
 
+// admissionregistration.k8s.io/v1 (the webhook configurations).
+export const ADMISSIONREGISTRATION_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.admissionregistration.v1;
+message MatchCondition { optional string name = 1; optional string expression = 2; }
+message Rule {
+  repeated string apiGroups = 1 [(listType) = "atomic"];
+  repeated string apiVersions = 2 [(listType) = "atomic"];
+  repeated string resources = 3 [(listType) = "atomic"];
+  optional string scope = 4 [(ptr) = true];
+}
+message RuleWithOperations {
+  repeated string operations = 1 [(listType) = "atomic"];
+  optional Rule rule = 2 [(inline) = true];
+}
+message ServiceReference {
+  optional string namespace = 1;
+  optional string name = 2;
+  optional string path = 3 [(ptr) = true];
+  optional int32 port = 4 [(ptr) = true];
+}
+message WebhookClientConfig {
+  optional ServiceReference service = 1 [(ptr) = true];
+  optional bytes caBundle = 2;
+  optional string url = 3 [(ptr) = true];
+}
+message MutatingWebhook {
+  optional string name = 1;
+  optional WebhookClientConfig clientConfig = 2;
+  repeated RuleWithOperations rules = 3 [(listType) = "atomic"];
+  optional string failurePolicy = 4 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector namespaceSelector = 5 [(ptr) = true];
+  optional string sideEffects = 6 [(ptr) = true];
+  optional int32 timeoutSeconds = 7 [(ptr) = true];
+  repeated string admissionReviewVersions = 8 [(listType) = "atomic"];
+  optional string matchPolicy = 9 [(ptr) = true];
+  optional string reinvocationPolicy = 10 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector objectSelector = 11 [(ptr) = true];
+  repeated MatchCondition matchConditions = 12 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+}
+message MutatingWebhookConfiguration {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated MutatingWebhook webhooks = 2 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+}
+message ValidatingWebhook {
+  optional string name = 1;
+  optional WebhookClientConfig clientConfig = 2;
+  repeated RuleWithOperations rules = 3 [(listType) = "atomic"];
+  optional string failurePolicy = 4 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector namespaceSelector = 5 [(ptr) = true];
+  optional string sideEffects = 6 [(ptr) = true];
+  optional int32 timeoutSeconds = 7 [(ptr) = true];
+  repeated string admissionReviewVersions = 8 [(listType) = "atomic"];
+  optional string matchPolicy = 9 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector objectSelector = 10 [(ptr) = true];
+  repeated MatchCondition matchConditions = 11 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+}
+message ValidatingWebhookConfiguration {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated ValidatingWebhook webhooks = 2 [(patchStrategy) = "merge", (patchMergeKey) = "name", (listType) = "map", (listMapKeys) = "name"];
+}
+`;
+
 /** Every definition above, dependencies first; parse them into one protobufjs Root. */
 export const PROTO_SOURCES: readonly string[] = [
   RUNTIME_PROTO,
@@ -2140,6 +2203,7 @@ export const PROTO_SOURCES: readonly string[] = [
   APIEXTENSIONS_V1_PROTO,
   SCHEDULING_V1_PROTO,
   APIREGISTRATION_V1_PROTO,
+  ADMISSIONREGISTRATION_V1_PROTO,
 ];
 
 /**
@@ -2170,6 +2234,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'apiextensions.k8s.io/v1': { pkg: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1', kinds: ['CustomResourceDefinition'] },
   'scheduling.k8s.io/v1': { pkg: 'k8s.io.api.scheduling.v1', kinds: ['PriorityClass'] },
   'apiregistration.k8s.io/v1': { pkg: 'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1', kinds: ['APIService'] },
+  'admissionregistration.k8s.io/v1': { pkg: 'k8s.io.api.admissionregistration.v1', kinds: ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'] },
 };
 
 export const META_V1_PACKAGE = 'k8s.io.apimachinery.pkg.apis.meta.v1';

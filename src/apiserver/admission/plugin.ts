@@ -25,6 +25,30 @@ export interface AdmissionAttributes {
   oldObject: KubeObject | undefined;
   user: UserInfo;
   dryRun: boolean;
+  /** The write's field manager (what a webhook sees in the request's options). */
+  fieldManager?: string;
+  /** Where a plugin's warnings go: the response's Warning headers. */
+  warnings?: string[];
+  /** Set by a plugin that needs the mutating stage run once more (reinvocation), read by the chain. */
+  reinvocation?: ReinvocationContext;
+}
+
+/**
+ * Upstream's reinvocation: a mutating webhook with reinvocationPolicy IfNeeded is called again when
+ * something after it changed the object. The chain then runs the whole mutating stage a second
+ * time (the built-in plugins are idempotent), once; each plugin keeps its own state under its name.
+ */
+export class ReinvocationContext {
+  /** True during the second run. */
+  isReinvoke = false;
+  /** A plugin asks for the second run. */
+  shouldReinvoke = false;
+  private readonly values = new Map<string, unknown>();
+  value<T>(plugin: string, make: () => T): T {
+    let v = this.values.get(plugin) as T | undefined;
+    if (v === undefined) this.values.set(plugin, (v = make()));
+    return v;
+  }
 }
 
 export interface AdmissionPlugin {
@@ -57,6 +81,16 @@ export class AdmissionChain {
   }
 
   mutate(a: AdmissionAttributes): void | Promise<void> {
+    const result = this.run('mutate', a);
+    if (result instanceof Promise) return result.then(() => this.reinvoke(a));
+    return this.reinvoke(a);
+  }
+
+  /** The second run of the mutating stage a plugin asked for (upstream's reinvoker), at most once. */
+  private reinvoke(a: AdmissionAttributes): void | Promise<void> {
+    const r = a.reinvocation;
+    if (!r || !r.shouldReinvoke || r.isReinvoke) return undefined;
+    r.isReinvoke = true;
     return this.run('mutate', a);
   }
 

@@ -1,7 +1,8 @@
 // A watch as newline-delimited JSON over one chunked response, fed by the watch cache.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ResourceType } from '../../api/resource.js';
-import { StatusError } from '../../api/errors.js';
+import { StatusError, internalError } from '../../api/errors.js';
+import type { KubeObject } from '../../api/types.js';
 import type { CacheEvent, WatchCache } from '../watch-cache.js';
 import { startWatch, type WatchTerms } from '../watch-session.js';
 import { clientGone } from './listener.js';
@@ -18,6 +19,12 @@ export interface WatchRequest extends WatchTerms {
   include?: IncludeObject;
   now: () => number;
   onEnd?: () => void;
+  /**
+   * Makes each event's object the one the watcher asked for (a custom resource converted through its
+   * webhook). Events then go out in order as their conversions finish; a failed conversion ends the
+   * watch with an ERROR event carrying the Status.
+   */
+  convert?: (obj: KubeObject) => Promise<KubeObject>;
 }
 
 /** One chunk of a chunked HTTP/1.1 body: size in hex, CRLF, the data, CRLF. */
@@ -79,12 +86,33 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, w: WatchRe
     return out(`${JSON.stringify({ type, object: shapeObject(w.rt, ev.object, w.shape, w.now(), w.include) })}\n`);
   };
 
+  const bookmarkLine = (object: KubeObject): Buffer | string => out(`${JSON.stringify({ type: 'BOOKMARK', object })}\n`);
+  let sink: Parameters<typeof startWatch>[3] = { event: (type, ev) => write(line(type, ev)), bookmark: (object) => write(bookmarkLine(object)), end: endResponse };
+  const convert = w.convert;
+  if (convert) {
+    // Conversions finish in any order; a chain keeps the events, bookmarks and the end in theirs.
+    let chain: Promise<void> = Promise.resolve();
+    const ordered = (step: () => Promise<void> | void): void => {
+      chain = chain.then(step).catch((e: unknown) => {
+        if (ended) return;
+        const status = e instanceof StatusError ? e.status : internalError(e instanceof Error ? e.message : String(e)).status;
+        write(out(`${JSON.stringify({ type: 'ERROR', object: status })}\n`));
+        stopWatch();
+        endResponse();
+      });
+    };
+    sink = {
+      event: (type, ev) =>
+        ordered(async () => {
+          const object = await convert(ev.object);
+          if (!ended) write(out(`${JSON.stringify({ type, object: w.shape === 'object' ? object : shapeObject(w.rt, object, w.shape, w.now(), w.include) })}\n`));
+        }),
+      bookmark: (object) => ordered(() => write(bookmarkLine(object))),
+      end: () => ordered(endResponse),
+    };
+  }
   try {
-    stopWatch = startWatch(w.rt, w.cache, w, {
-      event: (type, ev) => write(line(type, ev)),
-      bookmark: (object) => write(out(`${JSON.stringify({ type: 'BOOKMARK', object })}\n`)),
-      end: endResponse,
-    });
+    stopWatch = startWatch(w.rt, w.cache, w, sink);
   } catch (e) {
     if (!(e instanceof StatusError)) throw e;
     write(out(`${JSON.stringify({ type: 'ERROR', object: e.status })}\n`));

@@ -1,0 +1,163 @@
+// Which admission webhooks a write goes to, as upstream's ShouldCallHook decides: the namespace
+// selector (the namespace's labels; a Namespace's own labels when it is the object written), the
+// object selector (old or new object's labels), then the rules (operations, groups, versions,
+// resources with subresources, scope), and with matchPolicy Equivalent the same resource under
+// another version. Shared by the validating and the mutating plugin.
+import type { ResourceType } from '../../api/resource.js';
+import type { KubeObject, Labels } from '../../api/types.js';
+import { internalError, notFound } from '../../api/errors.js';
+import { labelSelectorFromObject, type LabelSelector } from '../../api/labels.js';
+import { ADMISSIONREGISTRATION_GROUP, type AdmissionWebhook, type RuleWithOperations, type WebhookConfiguration } from '../../api/kinds/admission-webhook.js';
+import type { AdmissionAttributes, Operation } from './plugin.js';
+
+/** One webhook of one configuration, with its selectors parsed once. */
+export interface ConfiguredWebhook {
+  /** Unique in the server: configuration name and position (upstream's webhook UID). */
+  uid: string;
+  configuration: string;
+  hook: AdmissionWebhook;
+  namespaceSelector: LabelSelector | Error;
+  objectSelector: LabelSelector | Error;
+}
+
+/** What a matching webhook is called with: the resource and kind as the webhook asked for them. */
+export interface WebhookInvocation {
+  webhook: ConfiguredWebhook;
+  /** The type the webhook's rule matched: the written one, or an equivalent version (matchPolicy Equivalent). */
+  resource: ResourceType;
+}
+
+export interface WebhookMatchDeps {
+  /** A namespace's labels; undefined when it does not exist (storage consulted when the cache has not seen it). */
+  namespaceLabels(name: string): Promise<Labels | undefined>;
+  /** The other served versions of the same group and resource (custom resources with several versions). */
+  equivalents(rt: ResourceType): readonly ResourceType[];
+}
+
+function parseSelector(sel: unknown): LabelSelector | Error {
+  try {
+    // An absent selector was defaulted to {}; one stored before defaults existed matches everything too.
+    return labelSelectorFromObject(sel ?? {});
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+}
+
+/** Every webhook of `configurations`, configurations in name order as upstream calls them. */
+export function configuredWebhooks(configurations: readonly KubeObject[]): ConfiguredWebhook[] {
+  const sorted = [...(configurations as WebhookConfiguration[])].sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0));
+  const out: ConfiguredWebhook[] = [];
+  for (const c of sorted) {
+    (c.webhooks ?? []).forEach((hook, i) => {
+      out.push({ uid: `${c.metadata.name}/${hook.name}/${i}`, configuration: c.metadata.name!, hook, namespaceSelector: parseSelector(hook.namespaceSelector), objectSelector: parseSelector(hook.objectSelector) });
+    });
+  }
+  return out;
+}
+
+/**
+ * Webhooks are never called for the objects that configure admission: a broken webhook could
+ * otherwise lock out its own repair (upstream's IsExemptAdmissionConfigurationResource).
+ */
+export function isExemptFromWebhooks(rt: ResourceType): boolean {
+  return rt.group === ADMISSIONREGISTRATION_GROUP;
+}
+
+const isNamespaces = (rt: ResourceType): boolean => rt.group === '' && rt.resource === 'namespaces';
+
+/** The namespace a write is in, as upstream's attributes say: a Namespace's own name for a Namespace. */
+export function requestNamespace(a: AdmissionAttributes): string {
+  return isNamespaces(a.resource) ? a.name : (a.namespace ?? '');
+}
+
+function anyOrExact(items: readonly string[] | undefined, requested: string): boolean {
+  return (items ?? []).some((i) => i === '*' || i === requested);
+}
+
+/** Upstream's rules.Matcher for one rule against a write on `rt`. */
+export function ruleMatches(rule: RuleWithOperations, operation: Operation, rt: ResourceType, subresource: string, namespace: string): boolean {
+  const scope = rule.scope ?? '*';
+  if (scope === 'Namespaced' && (isNamespaces(rt) || namespace === '')) return false;
+  if (scope === 'Cluster' && !(isNamespaces(rt) || namespace === '')) return false;
+  if (scope !== '*' && scope !== 'Namespaced' && scope !== 'Cluster') return false;
+  if (!(rule.operations ?? []).some((op) => op === '*' || op === operation)) return false;
+  if (!anyOrExact(rule.apiGroups, rt.group) || !anyOrExact(rule.apiVersions, rt.version)) return false;
+  return (rule.resources ?? []).some((r) => {
+    const slash = r.indexOf('/');
+    const res = slash < 0 ? r : r.slice(0, slash);
+    const sub = slash < 0 ? '' : r.slice(slash + 1);
+    return (res === '*' || res === rt.resource) && (sub === '*' || sub === subresource);
+  });
+}
+
+function objectMatches(sel: LabelSelector, a: AdmissionAttributes): boolean {
+  if (sel.isEmpty()) return true;
+  return (a.object !== undefined && sel.matches(a.object.metadata?.labels)) || (a.oldObject !== undefined && sel.matches(a.oldObject.metadata?.labels));
+}
+
+/** The labels the namespace selector is matched against, or a Status when the namespace does not exist. */
+async function namespaceLabelsFor(a: AdmissionAttributes, deps: WebhookMatchDeps): Promise<Labels | Error> {
+  // A Namespace being created or updated is not in the cache yet in this form: its own labels count.
+  if (isNamespaces(a.resource) && a.subresource === '' && (a.operation === 'CREATE' || a.operation === 'UPDATE')) return a.object?.metadata?.labels ?? {};
+  const name = requestNamespace(a);
+  const labels = await deps.namespaceLabels(name);
+  return labels ?? notFound('namespaces', '', name);
+}
+
+/**
+ * Whether `w` is called for this write, and as which resource; undefined when it is not. A
+ * selector that cannot be evaluated (a namespace that does not exist) throws only when the rules
+ * match, as upstream's: a webhook that does not apply never fails a write.
+ */
+export async function shouldCallHook(w: ConfiguredWebhook, a: AdmissionAttributes, deps: WebhookMatchDeps): Promise<WebhookInvocation | undefined> {
+  let nsError: Error | undefined;
+  const namespace = requestNamespace(a);
+  if (namespace !== '' || isNamespaces(a.resource)) {
+    const sel = w.namespaceSelector;
+    if (sel instanceof Error) nsError = internalError(sel.message);
+    else if (!sel.isEmpty()) {
+      const labels = await namespaceLabelsFor(a, deps);
+      if (labels instanceof Error) nsError = labels;
+      else if (!sel.matches(labels)) return undefined;
+    }
+  }
+  let objError: Error | undefined;
+  if (w.objectSelector instanceof Error) objError = internalError(w.objectSelector.message);
+  else if (!objectMatches(w.objectSelector, a)) return undefined;
+
+  const rules = w.hook.rules ?? [];
+  let resource: ResourceType | undefined = rules.some((r) => ruleMatches(r, a.operation, a.resource, a.subresource, namespace)) ? a.resource : undefined;
+  if (!resource && (w.hook.matchPolicy ?? 'Equivalent') === 'Equivalent') {
+    // Earlier rules first, as upstream honours them.
+    outer: for (const r of rules) {
+      for (const eq of deps.equivalents(a.resource)) {
+        if (eq === a.resource) continue;
+        if (ruleMatches(r, a.operation, eq, a.subresource, namespace)) {
+          resource = eq;
+          break outer;
+        }
+      }
+    }
+  }
+  if (!resource) return undefined;
+  if (nsError) throw nsError;
+  if (objError) throw objError;
+  return { webhook: w, resource };
+}
+
+/** The webhook configurations as stored, parsed again only when they change. */
+export class WebhookConfigurations {
+  private seen = -1;
+  private hooks: ConfiguredWebhook[] = [];
+
+  constructor(private readonly source: { changeCount(): number; list(): readonly KubeObject[] }) {}
+
+  current(): readonly ConfiguredWebhook[] {
+    const count = this.source.changeCount();
+    if (count !== this.seen) {
+      this.hooks = configuredWebhooks(this.source.list());
+      this.seen = count;
+    }
+    return this.hooks;
+  }
+}
