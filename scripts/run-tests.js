@@ -2,7 +2,8 @@
 // Runs every compiled test file with node's test runner. Unit tests first (fast feedback), then
 // end-to-end tests, which start real processes and so run one file at a time; the scenario files
 // in a second line beside them.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 
@@ -37,7 +38,11 @@ const runnerArgs = (list) => [
 ];
 // Objects a server shares with its own read-only informers are frozen under test (and in every
 // server the tests start), so code that changes one fails loudly instead of corrupting a cache.
-const env = { ...process.env, SKIFF_FREEZE_SHARED: '1' };
+// `skiff up` registers its cluster under $XDG_STATE_HOME and merges a context into $KUBECONFIG (as
+// kind does): under test, both land in a directory of this run, never in the user's own files.
+const userState = mkdtempSync(join(tmpdir(), 'skiff-test-user-'));
+const env = { ...process.env, SKIFF_FREEZE_SHARED: '1', XDG_STATE_HOME: join(userState, 'state'), KUBECONFIG: join(userState, 'kubeconfig') };
+process.on('exit', () => rmSync(userState, { recursive: true, force: true }));
 
 // The scenario runs spend most of their wall time waiting out story time (observe windows of a
 // small cluster) and judge behaviour, not speed; they run beside the other suites, their output
