@@ -494,12 +494,15 @@ export function upCommand(): Command {
 
     const client = ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000 });
     const deadline = Date.now() + o.readyTimeout * 1000;
+    // A cluster started again finds its Nodes still Ready from before it stopped: only a node whose
+    // agent has reported since this up started counts.
+    const startedAt = Date.parse(run.startedAt);
     const allNodes = [...servers.map((s) => s.nodeName), ...names];
     let ready = 0;
     while (!stopping) {
       try {
         const list = await client.get<KubeList<Node>>('/api/v1/nodes');
-        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://') || (fleet > 0 && n.metadata.labels?.[SIM_LABEL] === 'node')) && isNodeReady(n)).length;
+        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://') || (fleet > 0 && n.metadata.labels?.[SIM_LABEL] === 'node')) && isNodeReady(n) && heardSince(n, startedAt)).length;
         if (ready >= allNodes.length + cloudNodes + fleet) break;
       } catch {
         /* not yet */
@@ -576,6 +579,12 @@ async function startUpDashboard(kubeconfig: string, listen: { host: string; port
     console.log(`dashboard: ${listen.host}:${listen.port} is in use; serving on another port`);
     return d;
   }
+}
+
+/** Whether the node's Ready condition was reported at or after `since` (RFC 3339 has whole seconds). */
+function heardSince(n: Node, since: number): boolean {
+  const beat = Date.parse(n.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime ?? '');
+  return Number.isFinite(beat) && beat >= Math.floor(since / 1000) * 1000;
 }
 
 /** Above this many simulated nodes, `up` runs them as one `skiff sim` fleet instead of an agent process each. */
