@@ -32,6 +32,7 @@ import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
 import { registerCluster } from './cluster-registry.js';
 import { clusterOnPort, describeProcesses, liveClusterProcesses, removeClusterRun, runProcess, writeClusterRun, type ClusterRun, type RunProcess } from './cluster-run.js';
 import { stopCluster } from './cluster-stop.js';
+import { RestartPolicy, type RestartSetting } from './restart-policy.js';
 import { isDetachedSupervisor, upDetached } from './detach.js';
 import { mergeClusterContext, userKubeconfigPath } from './user-kubeconfig.js';
 import { layoutConflict, readClusterLayout, upEtcdMembers, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
@@ -110,11 +111,12 @@ export function upCommand(): Command {
     .option('--dashboard <bool>', 'serve the dashboard (as `skiff dashboard`) while the cluster runs', boolArg, true)
     .option('--dashboard-listen <host:port>', 'where the dashboard listens (another free port when this one is taken)', hostPortArg, DEFAULT_DASHBOARD_LISTEN)
     .option('--detach', 'return once the cluster is ready and leave it running in the background (its output in <data-dir>/logs/up.log; skiff down stops it)', false)
+    .addOption(new Option('--restart <policy>', 'start an API server of several again when it exits unexpectedly, as systemd Restart=on-failure does (no: leave it down)').choices(['on-failure', 'no']).default('on-failure'))
     .option('--kubeconfig-update <bool>', "merge the cluster's admin context (skiff-<name>) into $KUBECONFIG or ~/.kube/config and make it current", boolArg, true)
     .addHelpText('after', '\nAny other flag of `skiff server` or `skiff agent` (e.g. timing flags such as --node-monitor-grace-period or\n--node-lease-duration-seconds) is passed through to the processes that know it.');
   const passthrough = addPassthroughOptions(cmd, serverCommand().options, agentCommand().options);
   addConfigFile(cmd);
-  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType; dashboard: boolean; dashboardListen: { host: string; port: number }; detach: boolean; kubeconfigUpdate: boolean }) => {
+  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType; dashboard: boolean; dashboardListen: { host: string; port: number }; detach: boolean; kubeconfigUpdate: boolean; restart: RestartSetting }) => {
     const dataDir = resolve(o.dataDir);
     const logDir = join(dataDir, 'logs');
     if (o.detach && !isDetachedSupervisor()) {
@@ -338,8 +340,12 @@ export function upCommand(): Command {
       }
     }
 
+    const restarts = new RestartPolicy(o.restart);
+    /** Members waiting out their restart delay. */
+    const restarting = new Set<string>();
     const startServer = (s: (typeof servers)[number]) => {
       const log = join(logDir, `${s.name}.log`);
+      const startedAt = Date.now();
       const proc = startProcess({
         name: s.name,
         command: process.execPath,
@@ -360,9 +366,24 @@ export function upCommand(): Command {
       record();
       void proc.exited.then(({ code, signal }) => {
         if (stopping) return;
-        console.error(`${s.name} exited (code ${code}, signal ${signal})${lastError(log, 'skiff server:')}; see ${log}`);
-        // One member of several going away is what HA is for; the last one (or the only one) ends the cluster.
-        if (servers.every((x) => x.proc === undefined || x.proc === proc || x.proc.child.exitCode !== null || x.proc.child.signalCode !== null)) void stopAll(1);
+        const exited = `${s.name} exited (code ${code}, signal ${signal})${lastError(log, 'skiff server:')}; see ${log}`;
+        // One member of several going away is what HA is for, and it is started again in place.
+        const next = servers.length > 1 ? restarts.next(s.name, { code, signal }, Date.now() - startedAt) : { reason: 'it is the only server' };
+        if ('delayMs' in next) {
+          console.error(`${exited}; starting it again in ${next.delayMs / 1000} s (--restart=no leaves it down)`);
+          restarting.add(s.name);
+          setTimeout(() => {
+            restarting.delete(s.name);
+            if (stopping) return;
+            console.log(`starting ${s.name} again on https://${s.host}:${port}`);
+            startServer(s);
+          }, next.delayMs).unref();
+          return;
+        }
+        console.error(servers.length > 1 ? `${exited}; not started again: ${next.reason}` : exited);
+        // The last one (or the only one) ends the cluster.
+        const down = (x: (typeof servers)[number]) => x.proc === undefined || x.proc === proc || x.proc.child.exitCode !== null || x.proc.child.signalCode !== null;
+        if (restarting.size === 0 && servers.every(down)) void stopAll(1);
       });
     };
     try {

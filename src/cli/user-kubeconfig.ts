@@ -27,7 +27,7 @@ function load(path: string): Document {
   const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
   if (text.trim() === '') return new Y.Document({ apiVersion: 'v1', kind: 'Config', preferences: {}, clusters: [], users: [], contexts: [], 'current-context': '' });
   const doc = Y.parseDocument(text);
-  if (doc.errors.length > 0) throw new Error(`${path} is not a kubeconfig skiff can read (${doc.errors[0]!.message}); it was left as it is`);
+  if (doc.errors.length > 0) throw new Error(`${path} is not a kubeconfig skiff can read (${doc.errors[0]!.message.split('\n')[0]}); it was left as it is`);
   return doc;
 }
 
