@@ -4,6 +4,7 @@
 // the cluster, or everything, when the supervisor was killed outright — is stopped here in the
 // same order: each node told that the cluster stops (its Node and pods kept), then the rest.
 import { processAlive } from '../util/proc.js';
+import { waitFor } from '../util/wait-for.js';
 import { liveClusterProcesses, type RunProcess } from './cluster-run.js';
 import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
 
@@ -24,13 +25,12 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return true;
+/** Whether `done` came to hold within `ms`. */
+function until(done: () => boolean, ms: number): Promise<boolean> {
+  return waitFor(done, 'the processes to stop', ms, 100).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Signals every process, waits for all to end, and kills what is left after graceMs. */

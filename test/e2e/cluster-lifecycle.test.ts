@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
-import { SKIFF_BIN, containerPids, eventually, processesMentioning } from '../support/cluster.js';
+import { SKIFF_BIN, containerPids, eventually, processesMentioning, runSkiff } from '../support/cluster.js';
 import { yaml } from '../../src/util/lazy-yaml.js';
 import type { ClusterStatus } from '../../src/cli/status.js';
 import type { ClusterRun } from '../../src/cli/cluster-run.js';
@@ -26,24 +26,13 @@ const dirB = join(root, 'two', 'app', '.skiff');
 const userConfig = join(home, '.kube', 'config');
 
 /** The user's environment: a HOME of its own, no $KUBECONFIG or $XDG_STATE_HOME (so ~/.kube/config and ~/.local/state). */
-function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
-  delete env.KUBECONFIG;
-  delete env.XDG_STATE_HOME;
-  return env;
-}
-
-function run(command: string, args: string[], timeoutMs = 60_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(command, args, { env: userEnv(), timeout: timeoutMs }, (err, stdout, stderr) => resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0, stdout, stderr })),
+const USER_ENV: NodeJS.ProcessEnv = { HOME: home, KUBECONFIG: undefined, XDG_STATE_HOME: undefined };
+const skiff = (args: string[], timeoutMs?: number) => runSkiff(args, { env: USER_ENV, ...(timeoutMs ? { timeoutMs } : {}) });
+/** Plain kubectl, as the user runs it: no --kubeconfig, no $KUBECONFIG. */
+const kubectl = (args: string[]) =>
+  new Promise<string>((resolve, reject) =>
+    execFile('kubectl', args, { env: { ...process.env, ...USER_ENV }, timeout: 20_000 }, (err, stdout, stderr) => (err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`)) : resolve(stdout))),
   );
-}
-const skiff = (args: string[], timeoutMs?: number) => run(process.execPath, [SKIFF_BIN, ...args], timeoutMs);
-const kubectl = async (args: string[]) => {
-  const r = await run('kubectl', args, 20_000);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-};
 
 async function statuses(): Promise<ClusterStatus[]> {
   const r = await skiff(['status', '-o', 'json']);
@@ -144,7 +133,7 @@ describe('clusters you start, stop, find and restore', () => {
   it('a second cluster gets distinct names; SIGHUP to its foreground up stops it and leaves no process', async () => {
     mkdirSync(dirB, { recursive: true });
     const out = join(root, 'up-b.out');
-    foreground = startProcess({ name: 'up-b', command: process.execPath, args: [SKIFF_BIN, 'up', '--data-dir', dirB, ...UP, '--runtime', 'simulated'], env: userEnv(), output: out });
+    foreground = startProcess({ name: 'up-b', command: process.execPath, args: [SKIFF_BIN, 'up', '--data-dir', dirB, ...UP, '--runtime', 'simulated'], env: { ...process.env, ...USER_ENV }, output: out });
     await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 60_000, '"cluster ready"');
     const c = config();
     assert.equal(c['current-context'], 'skiff-app-2');
