@@ -14,7 +14,8 @@
 //
 // Each file's output goes to test-artifacts/logs/<file>.log; a line per file says how it went, a
 // failing file's log is printed in full, and test-artifacts/durations.txt lists the files, slowest first.
-import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { spawn } from 'node:child_process';
 
@@ -39,7 +40,7 @@ const STORY = new Set(['scenario', 'scenario-autoscaler', 'scenario-control-plan
 /** Rough seconds per file (from test-artifacts/durations.txt), to start the longest first; others count 10. */
 const EXPECTED_SECONDS = {
   'scenario-autoscaler': 188, 'scenario-machines': 163, scenario: 154, crash: 143, 'scenario-leaving': 137, 'scenario-control-plane': 110,
-  containerd: 107, sim: 97, ha: 91, autoscaler: 89, agent: 76, 'manifests-corpus': 75, fuzz: 64, upgrade: 61, 'up-containerd': 48, 'ha-up': 47,
+  containerd: 107, sim: 97, 'cluster-lifecycle': 80, ha: 91, autoscaler: 89, agent: 76, 'manifests-corpus': 75, fuzz: 64, upgrade: 61, 'up-containerd': 48, 'ha-up': 47,
   crd: 43, dashboard: 41, controllers: 41, install: 39, backup: 36, kubectl: 35, flood: 31, cloud: 27,
 };
 
@@ -52,7 +53,11 @@ const lanes = process.env.SKIFF_TEST_SERIAL === '1' ? 1 : Math.max(1, Number(pro
 
 // Objects a server shares with its own read-only informers are frozen under test (and in every
 // server the tests start), so code that changes one fails loudly instead of corrupting a cache.
-const env = { ...process.env, SKIFF_FREEZE_SHARED: '1' };
+// `skiff up` registers its cluster under $XDG_STATE_HOME and merges a context into $KUBECONFIG (as
+// kind does): under test, both land in a directory of this run, never in the user's own files.
+const userState = mkdtempSync(join(tmpdir(), 'skiff-test-user-'));
+const env = { ...process.env, SKIFF_FREEZE_SHARED: '1', XDG_STATE_HOME: join(userState, 'state'), KUBECONFIG: join(userState, 'kubeconfig') };
+process.on('exit', () => rmSync(userState, { recursive: true, force: true }));
 const logDir = join('test-artifacts', 'logs');
 rmSync(logDir, { recursive: true, force: true });
 mkdirSync(logDir, { recursive: true });

@@ -536,6 +536,30 @@ export class Agent {
     return this.leaving;
   }
 
+  /**
+   * N6a: the whole cluster is being stopped (`skiff down`, Ctrl-C of `skiff up`) — machines switched
+   * off together, not a node leaving. The API loops stop first, so nothing is reported; then the
+   * containers stop. The Node, its Lease and its pods stay as they are, and the agent started next
+   * resumes the same pods.
+   */
+  powerOff(): Promise<void> {
+    if (this.leaving) return this.leaving;
+    this.leaving = (async () => {
+      this.log.info({ node: this.nodeName }, 'cluster stopping: stopping pods, keeping the Node and its pods for the next start');
+      this.keeper?.leave();
+      this.podSync?.stopAdmitting();
+      this.lease?.stop();
+      this.status?.stop();
+      this.abort.abort();
+      await this.podSync?.powerOff();
+      await this.serviceProxy?.remove();
+      await this.stopLoops();
+      this.log.info({ node: this.nodeName }, 'agent stopped with the cluster');
+      this.endResolve('stopped');
+    })();
+    return this.leaving;
+  }
+
   /** N5: the Node carries skiff.dev/retire=true. Drain, remove, and stay out. */
   retire(): Promise<void> {
     if (this.leaving) return this.leaving;

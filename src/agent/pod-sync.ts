@@ -433,6 +433,15 @@ export class PodSync {
   }
 
   /**
+   * The whole cluster stops (N6a): every pod's containers stop within its grace period, and the
+   * API hears nothing of it — the pods stay Running there for the next start to resume.
+   */
+  async powerOff(): Promise<void> {
+    this.stopAdmitting();
+    await Promise.all([...this.workers.values()].filter((w) => !w.terminated).map((w) => w.powerOff(graceMsOf(w.pod))));
+  }
+
+  /**
    * Where in-cluster clients find the API (KUBERNETES_SERVICE_HOST/PORT, as the kubelet sets them).
    * The kubelet names the `kubernetes` Service's cluster IP; nothing routes cluster IPs in skiff
    * yet, so these name the API server this agent uses, which pods reach over the node's network.

@@ -114,6 +114,8 @@ export class PodWorker {
   private terminating?: Promise<void>;
   terminated = false;
   override?: TerminalOverride;
+  /** Stopped with its node's whole cluster (N6a): exits are no longer recorded, nothing starts. */
+  private poweredOff = false;
 
   constructor(pod: Pod, private readonly d: PodWorkerDeps, startTime?: number) {
     this.pod = pod;
@@ -262,7 +264,7 @@ export class PodWorker {
   /** Starts what should run and restarts what may restart. Never blocks on the runtime. */
   sync(pod: Pod): void {
     this.pod = pod;
-    if (this.terminated || this.terminating || this.override) return;
+    if (this.terminated || this.terminating || this.override || this.poweredOff) return;
     const spec = pod.spec;
     if (!spec || !Array.isArray(spec.containers)) return;
     for (const c of spec.initContainers ?? []) {
@@ -345,8 +347,8 @@ export class PodWorker {
         if (rc.record.pid !== undefined || this.d.runtime.name !== 'process') {
           this.d.event?.(this.pod, 'Started', `Started container ${r.name}`, 'Normal', r.name);
         }
-        // Terminated while starting: stop it right away.
-        if (this.terminating) void this.d.runtime.stop(rc, 0);
+        // Terminated (or switched off) while starting: stop it right away.
+        if (this.terminating || this.poweredOff) void this.d.runtime.stop(rc, 0);
       } catch (e) {
         const err = e instanceof CreateContainerError ? e : new CreateContainerError('CreateContainerError', errorText(e));
         const retry = err.reason !== 'CreateContainerConfigError' || !/has no command/.test(err.message);
@@ -389,7 +391,7 @@ export class PodWorker {
   }
 
   private onExit(r: ContainerRecord, rc: RunningContainer, info: ExitInfo): void {
-    if (r.current !== rc) return;
+    if (r.current !== rc || this.poweredOff) return;
     r.probes?.stop();
     r.probes = undefined;
     r.current = undefined;
@@ -426,6 +428,23 @@ export class PodWorker {
       this.d.notify(this.uid);
     })();
     return this.terminating;
+  }
+
+  /**
+   * The node is switched off with its whole cluster (N6a): every instance stops within graceMs
+   * (SIGTERM, then SIGKILL), and none of it is recorded. The persisted state still names the
+   * instances that ran, so the agent started next finds them gone and starts them again in the
+   * same pod (restart count + 1), as a kubelet does after its machine restarts.
+   */
+  async powerOff(graceMs: number): Promise<void> {
+    this.poweredOff = true;
+    for (const r of this.records.values()) {
+      r.timer?.cancel();
+      r.probes?.stop();
+    }
+    await Promise.all([...this.records.values()].map((r) => r.starting));
+    await Promise.all([...this.records.values()].filter((r) => r.current).map((r) => this.d.runtime.stop(r.current!, graceMs)));
+    await this.d.runtime.stopPod?.(this.uid).catch((e: unknown) => this.d.log.warn({ pod: this.key, err: errorText(e) }, 'could not stop the pod sandbox'));
   }
 
   // --- status ------------------------------------------------------------------------------

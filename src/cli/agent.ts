@@ -9,6 +9,7 @@ import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { PidLock } from '../util/pid-lock.js';
 import { parseToken } from '../auth/bootstrap-token.js';
 import { EXIT_CONFIG, EXIT_RESTART } from './exit-codes.js';
+import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from './stop-signals.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -92,12 +93,13 @@ export function agentCommand(): Command {
         log.warn({ signal: sig }, 'second signal: exiting now');
         process.exit(1);
       }
-      void (sig === 'SIGUSR2' ? agent.restartInPlace() : agent.shutdown(sig));
+      void (sig === RESTART_IN_PLACE_SIGNAL ? agent.restartInPlace() : sig === CLUSTER_STOP_SIGNAL ? agent.powerOff() : agent.shutdown(sig));
     };
-    process.on('SIGTERM', () => onSignal('SIGTERM'));
-    process.on('SIGINT', () => onSignal('SIGINT'));
+    for (const sig of LEAVE_SIGNALS) process.on(sig, () => onSignal(sig));
     // An upgrade: stop, keeping the pods and the Node for the agent started next.
-    process.on('SIGUSR2', () => onSignal('SIGUSR2'));
+    process.on(RESTART_IN_PLACE_SIGNAL, () => onSignal(RESTART_IN_PLACE_SIGNAL));
+    // The whole cluster stops (skiff down): keep the Node and the pods for the next start.
+    process.on(CLUSTER_STOP_SIGNAL, () => onSignal(CLUSTER_STOP_SIGNAL));
     try {
       await agent.start();
     } catch (e) {

@@ -1,7 +1,8 @@
 // What a `skiff up` directory holds: the storage its cluster lives on, recorded at the first up
 // (cluster.json), so a later up with other storage is refused before anything starts — instead of
 // servers on an empty etcd beside the SQLite database (a new cluster CA, agents whose credentials
-// no longer verify) or the other way round.
+// no longer verify) or the other way round. cluster.json also keeps the cluster's name, chosen at
+// its first up (its kubeconfig context is skiff-<name>).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
@@ -14,21 +15,46 @@ export interface ClusterLayout {
 
 const FILE = 'cluster.json';
 
+function readFile(dir: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as unknown;
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function update(dir: string, fields: Record<string, unknown>): void {
+  writeFileAtomic(join(dir, FILE), `${JSON.stringify({ ...readFile(dir), ...fields })}\n`, 0o644);
+}
+
+/** The name the cluster in `dir` was given at its first up, if any. */
+export function readClusterName(dir: string): string | undefined {
+  const name = readFile(dir).name;
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}
+
+export function writeClusterName(dir: string, name: string): void {
+  update(dir, { name });
+}
+
+/** Whether `dir` looks like a directory `skiff up` made (what `skiff down --delete` may remove). */
+export function isClusterDir(dir: string): boolean {
+  return existsSync(join(dir, FILE)) || existsSync(join(dir, 'up.lock')) || (existsSync(join(dir, 'token')) && existsSync(join(dir, 'kubeconfig')));
+}
+
 /** The layout recorded in `dir`, or read off what an older up left there; undefined for a new dir. */
 export function readClusterLayout(dir: string): ClusterLayout | undefined {
-  try {
-    const v = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as Partial<ClusterLayout>;
-    if ((v.storage === 'sqlite' || v.storage === 'etcd') && typeof v.etcdMembers === 'number') return { storage: v.storage, etcdMembers: v.etcdMembers };
-  } catch {
-    // not recorded: look at what is there
-  }
+  const v = readFile(dir);
+  if ((v.storage === 'sqlite' || v.storage === 'etcd') && typeof v.etcdMembers === 'number') return { storage: v.storage, etcdMembers: v.etcdMembers };
+  // not recorded: look at what is there
   if (existsSync(join(dir, 'server', 'db', 'state.db'))) return { storage: 'sqlite', etcdMembers: 0 };
   if (existsSync(join(dir, 'etcd'))) return { storage: 'etcd', etcdMembers: readdirSync(join(dir, 'etcd')).filter((n) => /^m\d+$/.test(n)).length || 1 };
   return undefined;
 }
 
 export function writeClusterLayout(dir: string, layout: ClusterLayout): void {
-  writeFileAtomic(join(dir, FILE), `${JSON.stringify(layout)}\n`, 0o644);
+  update(dir, { storage: layout.storage, etcdMembers: layout.etcdMembers });
 }
 
 /** Why `want` cannot run in `dir`, in one line, or undefined when it can. */

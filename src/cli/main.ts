@@ -50,7 +50,7 @@ async function run(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
     return;
   }
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }, { imageCommand }, { dashboardCommand }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }, { imageCommand }, { dashboardCommand }, { downCommand }, { statusCommand }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -65,8 +65,12 @@ async function run(argv: string[]): Promise<void> {
     import('./sim.js'),
     import('./image.js'),
     import('./dashboard.js'),
+    import('./down.js'),
+    import('./status.js'),
   ]);
   program.addCommand(upCommand());
+  program.addCommand(downCommand());
+  program.addCommand(statusCommand());
   program.addCommand(serverCommand());
   program.addCommand(kubectlCommand());
   program.addCommand(tokenCommand());

@@ -8,6 +8,7 @@ import { runServer } from '../server/run-server.js';
 import { addConfigFile, dataDirErrorMessage, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg, boolArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { EXIT_RESTART } from './exit-codes.js';
+import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from './stop-signals.js';
 
 export function serverCommand(): Command {
   const cmd = new Command('server')
@@ -87,10 +88,11 @@ export function serverCommand(): Command {
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      const inPlace = signal === 'SIGUSR2';
-      log.info({ signal }, inPlace ? 'restarting in place (the next server takes over this member and its node)' : 'shutting down');
+      const inPlace = signal === RESTART_IN_PLACE_SIGNAL;
+      const clusterStopping = signal === CLUSTER_STOP_SIGNAL;
+      log.info({ signal }, inPlace ? 'restarting in place (the next server takes over this member and its node)' : clusterStopping ? 'shutting down with the whole cluster (its node and pods kept)' : 'shutting down');
       void (starting ?? Promise.reject(new Error('not started')))
-        .then((running) => running.stop({ inPlace }))
+        .then((running) => running.stop({ inPlace, clusterStopping }))
         .then(
           () => process.exit(inPlace ? EXIT_RESTART : 0),
           (e: unknown) => {
@@ -99,9 +101,7 @@ export function serverCommand(): Command {
           },
         );
     };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGUSR2', () => stop('SIGUSR2'));
+    for (const sig of [...LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL, CLUSTER_STOP_SIGNAL]) process.on(sig, () => stop(sig));
     try {
       starting = runServer(
         {

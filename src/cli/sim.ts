@@ -13,6 +13,7 @@ import { adminKubeconfig } from './admin-client.js';
 import { serverArg } from './agent.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { intArg, logFormatOption } from './options.js';
+import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
 
 /** Agent flags that name one machine: a fleet names its nodes itself and serves no kubelet port. */
 const NOT_FOR_A_FLEET = new Set(['--node-name', '--node-ip', '--runtime', '--provider-id', '--cloud-provider', '--kubelet-port']);
@@ -94,6 +95,17 @@ export function simCommand(): Command {
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
+    // The whole cluster stops (N6a): its simulated machines go off with it, their Nodes and pods
+    // kept for the next start. Nothing of the fleet runs outside this process.
+    process.on(CLUSTER_STOP_SIGNAL, () => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ nodes: fleet.size }, 'stopping with the whole cluster: the simulated nodes and their pods are kept');
+      client.close();
+      heartbeats.close();
+      lock.release();
+      process.exit(0);
+    });
     await fleet.start();
   });
   return cmd;

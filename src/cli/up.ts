@@ -1,7 +1,9 @@
-// `skiff up`: a whole local cluster in the foreground — a server and --nodes agents, each its own
-// process (own process group), on the embedded store; or, with `--servers 3 --storage etcd`, a real
-// 3-member etcd (127.0.0.1-3:2379/2380, data in <data-dir>/etcd) under 3 servers on 127.0.0.1-3:<port>. Prints "cluster ready" once every node is
-// Ready; Ctrl-C / SIGTERM stops the agents gracefully (they drain and remove their Nodes), then the server.
+// `skiff up`: a whole local cluster in the foreground (or, with --detach, in the background) — a
+// server and --nodes agents, each its own process (own process group), on the embedded store; or,
+// with `--servers 3 --storage etcd`, a real 3-member etcd (127.0.0.1-3:2379/2380, data in
+// <data-dir>/etcd) under 3 servers on 127.0.0.1-3:<port>. Prints "cluster ready" once every node is
+// Ready. Ctrl-C / SIGTERM / SIGHUP (a lost terminal) stop the whole cluster (N6a): every node is
+// told the cluster stops, so it keeps its Node and pods for the next start, then the servers stop.
 import { ContainerdDaemon, containerdPrerequisites } from '../cri/containerd-daemon.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -25,7 +27,14 @@ import { agentCommand } from './agent.js';
 import { serverCommand } from './server.js';
 import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { freePorts, listenError } from '../util/ports.js';
-import { PidLock } from '../util/pid-lock.js';
+import { DirectoryInUseError, PidLock } from '../util/pid-lock.js';
+import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
+import { registerCluster } from './cluster-registry.js';
+import { clusterOnPort, describeProcesses, liveClusterProcesses, removeClusterRun, runProcess, writeClusterRun, type ClusterRun, type RunProcess } from './cluster-run.js';
+import { stopCluster } from './cluster-stop.js';
+import { RestartPolicy, type RestartSetting } from './restart-policy.js';
+import { isDetachedSupervisor, upDetached } from './detach.js';
+import { mergeClusterContext, userKubeconfigPath } from './user-kubeconfig.js';
 import { layoutConflict, readClusterLayout, upEtcdMembers, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
 import { parseNodesFlag, type AutoscalerGroup } from '../cloud/autoscaler/autoscaler.js';
 import type { InstanceType } from '../cloud/api.js';
@@ -101,12 +110,21 @@ export function upCommand(): Command {
     .option('--instance-type <cpu=N,memory=Q,pods=N>', 'with --cloud: the machines of every node group (default: medium, 4 cpu, 16Gi, 110 pods)', instanceTypeArg)
     .option('--dashboard <bool>', 'serve the dashboard (as `skiff dashboard`) while the cluster runs', boolArg, true)
     .option('--dashboard-listen <host:port>', 'where the dashboard listens (another free port when this one is taken)', hostPortArg, DEFAULT_DASHBOARD_LISTEN)
+    .option('--detach', 'return once the cluster is ready and leave it running in the background (its output in <data-dir>/logs/up.log; skiff down stops it)', false)
+    .addOption(new Option('--restart <policy>', 'start an API server of several again when it exits unexpectedly, as systemd Restart=on-failure does (no: leave it down)').choices(['on-failure', 'no']).default('on-failure'))
+    .option('--kubeconfig-update <bool>', "merge the cluster's admin context (skiff-<name>) into $KUBECONFIG or ~/.kube/config and make it current", boolArg, true)
     .addHelpText('after', '\nAny other flag of `skiff server` or `skiff agent` (e.g. timing flags such as --node-monitor-grace-period or\n--node-lease-duration-seconds) is passed through to the processes that know it.');
   const passthrough = addPassthroughOptions(cmd, serverCommand().options, agentCommand().options);
   addConfigFile(cmd);
-  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType; dashboard: boolean; dashboardListen: { host: string; port: number } }) => {
+  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType; dashboard: boolean; dashboardListen: { host: string; port: number }; detach: boolean; kubeconfigUpdate: boolean; restart: RestartSetting }) => {
     const dataDir = resolve(o.dataDir);
     const logDir = join(dataDir, 'logs');
+    if (o.detach && !isDetachedSupervisor()) {
+      // The same command line, minus --detach, becomes the supervisor in the background.
+      const args = process.argv.slice(process.argv.indexOf('up') + 1).filter((a) => a !== '--detach');
+      process.exit(await upDetached(args, dataDir, (o.readyTimeout + 120) * 1000));
+    }
+    const detached = isDetachedSupervisor();
     if (o.storage !== 'sqlite' && o.storage !== 'etcd') {
       console.error(`skiff up: --storage must be sqlite or etcd (got ${o.storage})`);
       process.exit(2);
@@ -163,8 +181,19 @@ export function upCommand(): Command {
     const endpointUrl = endpoint ? `https://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}` : undefined;
     mkdirSync(logDir, { recursive: true });
     // A second `up` on the same directory would start servers and agents over the running cluster's
-    // database and nodes: refuse before starting anything.
-    PidLock.acquire(join(dataDir, 'up.lock'), `the cluster directory ${dataDir}`);
+    // database and nodes: refuse before starting anything, naming the command that stops the first.
+    try {
+      PidLock.acquire(join(dataDir, 'up.lock'), `the cluster directory ${dataDir}`);
+    } catch (e) {
+      if (!(e instanceof DirectoryInUseError)) throw e;
+      throw new Error(`the cluster directory ${dataDir} is in use by process ${e.holderPid} (a skiff up that still runs): skiff status shows it, skiff down --data-dir ${dataDir} stops it`);
+    }
+    // What an earlier up left running (its supervisor killed, or its terminal lost before SIGHUP
+    // stopped it cleanly): starting again over it would only meet its locks and ports one by one.
+    const leftovers = liveClusterProcesses(dataDir).filter((p) => p.pid !== process.pid);
+    if (leftovers.length > 0) {
+      throw new Error(`processes of an earlier skiff up of ${dataDir} still run: ${describeProcesses(leftovers)}; skiff down --data-dir ${dataDir} stops them (their nodes and pods are kept)`);
+    }
     const layout: ClusterLayout = { storage: o.storage, etcdMembers: o.storage === 'etcd' ? (o.servers === 1 ? 1 : 3) : 0 };
     const conflict = layoutConflict(dataDir, readClusterLayout(dataDir), layout);
     if (conflict) {
@@ -172,6 +201,7 @@ export function upCommand(): Command {
       process.exit(2);
     }
     const pass = passthrough();
+    const name = registerCluster(dataDir);
     const servers: { name: string; host: string; dir: string; nodeName: string; proc?: ManagedProcess }[] = Array.from({ length: o.servers }, (_, i) => ({
       name: o.servers === 1 ? 'server' : `server-${i + 1}`,
       // Several members on one machine: 127.0.0.1, 127.0.0.2, ... all on the same port.
@@ -193,27 +223,58 @@ export function upCommand(): Command {
       const d = runtimes.get(node);
       return d ? ['--container-runtime-endpoint', d.endpoint] : [];
     };
+    // The run record (run.json): what `skiff status` shows and what `skiff down` or the next up finds.
+    const run: ClusterRun = {
+      name: '',
+      supervisor: runProcess('skiff up', 'up', process.pid)!,
+      state: 'starting',
+      detached,
+      startedAt: new Date().toISOString(),
+      apiServers: [],
+      endpoint: '',
+      ...(detached ? { log: join(logDir, 'up.log') } : {}),
+      processes: [],
+    };
+    const record = (changes: Partial<ClusterRun> = {}) => {
+      Object.assign(run, changes);
+      const procs: (RunProcess | undefined)[] = [
+        ...servers.map((s) => runProcess(s.name, 'server', s.proc?.child.pid)),
+        ...[...agents].map(([n, p]) => runProcess(n, n === 'sim' ? 'sim' : 'agent', p.child.pid)),
+        runProcess('cloud', 'cloud', cloudProc?.child.pid),
+        runProcess('haproxy', 'haproxy', haproxy?.child.pid),
+        ...(etcd?.members ?? []).map((m) => runProcess(`etcd ${m.name}`, 'etcd', m.pid)),
+      ];
+      run.processes = procs.filter((p): p is RunProcess => p !== undefined);
+      if (run.name) writeClusterRun(dataDir, run);
+    };
     const stopAll = async (code: number) => {
       if (stopping) return;
       stopping = true;
-      console.log(agents.size > 0 ? 'stopping cluster: agents drain and remove their nodes...' : 'stopping cluster...');
+      console.log('stopping cluster: its nodes and pods are kept for the next start...');
+      record({ state: 'stopping' });
       await dashboard?.stop();
-      // Agents first (they need the API servers to cordon and remove their Nodes), all at once;
-      // then the servers (each removes itself from default/kubernetes), then etcd under them.
-      await Promise.all([...agents.values()].map((p) => p.stop(60_000)));
+      // The whole cluster stops (N6a), not its nodes leaving: each agent is told so, stops its
+      // containers and keeps its Node and pods. Agents first, all at once; then the servers (each
+      // its own node too, and each removes itself from default/kubernetes), then etcd under them.
+      await Promise.all([...agents.values()].map((p) => p.stop(60_000, CLUSTER_STOP_SIGNAL)));
       // The cloud's machines leave like agents do (asked through the cloud), then the cloud goes.
       if (cloudUrl && cloudProc) await stopCloudInstances(new CloudClient(cloudUrl));
       await cloudProc?.stop(5_000);
-      await Promise.all(servers.map((s) => s.proc?.stop(15_000)));
+      await Promise.all(servers.map((s) => s.proc?.stop(60_000, CLUSTER_STOP_SIGNAL)));
       await haproxy?.stop(5_000);
       await etcd?.stop();
       // Their agents stopped their pods; nothing of the cluster runs in them any more.
       await Promise.all([...runtimes.values()].map((d) => d.stop()));
+      // Processes a user started beside the cluster (an agent on <data-dir>/agents/NAME) stop with it.
+      await stopCluster(dataDir, { say: (l) => console.log(l), except: [process.pid] }).catch((e: unknown) => console.error(`could not stop every process of the cluster: ${errorText(e)}`));
+      removeClusterRun(dataDir);
       console.log('cluster stopped');
       process.exit(code);
     };
-    process.on('SIGINT', () => void stopAll(0));
-    process.on('SIGTERM', () => void stopAll(0));
+    // A lost terminal (SIGHUP) stops the cluster as Ctrl-C does, instead of leaving its servers and
+    // agents behind; what is printed meanwhile has nowhere to go, and must not stop the stopping.
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stopAll(0));
 
     // Ports first, so a clash is one line naming the flag that moves it, before anything starts.
     const etcdMembers = upEtcdMembers(dataDir, layout.etcdMembers);
@@ -226,9 +287,15 @@ export function upCommand(): Command {
     for (const w of wanted) {
       const err = await listenError(w.host, w.port);
       if (!err) continue;
-      console.error(`skiff up: ${listenErrorMessage(err, w.what, w.remedy) ?? `${w.host}:${w.port} (${w.what}) cannot be used: ${errorText(err)}`}`);
+      // Most often another skiff cluster holds it: name it, and the command that stops it.
+      const owner = clusterOnPort(w.port);
+      const remedy = owner
+        ? `it is ${owner.command} (pid ${owner.pid})${owner.clusterDir ? ` of the cluster in ${owner.clusterDir}: skiff down --data-dir ${owner.clusterDir} stops it` : ''}; or ${w.remedy}`
+        : w.remedy;
+      console.error(`skiff up: ${listenErrorMessage(err, w.what, remedy) ?? `${w.host}:${w.port} (${w.what}) cannot be used: ${errorText(err)}`}`);
       process.exit(2);
     }
+    record({ name });
     writeClusterLayout(dataDir, layout);
 
     // One join token per cluster directory, kept across runs: a new one each run would leave every
@@ -254,6 +321,7 @@ export function upCommand(): Command {
         return stopAll(1);
       }
       etcdArgs.push('--etcd-endpoints', etcd.endpoints.join(','));
+      record();
     }
 
     if (withContainerd) {
@@ -272,8 +340,12 @@ export function upCommand(): Command {
       }
     }
 
+    const restarts = new RestartPolicy(o.restart);
+    /** Members waiting out their restart delay. */
+    const restarting = new Set<string>();
     const startServer = (s: (typeof servers)[number]) => {
       const log = join(logDir, `${s.name}.log`);
+      const startedAt = Date.now();
       const proc = startProcess({
         name: s.name,
         command: process.execPath,
@@ -291,11 +363,27 @@ export function upCommand(): Command {
         output: log,
       });
       s.proc = proc;
+      record();
       void proc.exited.then(({ code, signal }) => {
         if (stopping) return;
-        console.error(`${s.name} exited (code ${code}, signal ${signal})${lastError(log, 'skiff server:')}; see ${log}`);
-        // One member of several going away is what HA is for; the last one (or the only one) ends the cluster.
-        if (servers.every((x) => x.proc === undefined || x.proc === proc || x.proc.child.exitCode !== null || x.proc.child.signalCode !== null)) void stopAll(1);
+        const exited = `${s.name} exited (code ${code}, signal ${signal})${lastError(log, 'skiff server:')}; see ${log}`;
+        // One member of several going away is what HA is for, and it is started again in place.
+        const next = servers.length > 1 ? restarts.next(s.name, { code, signal }, Date.now() - startedAt) : { reason: 'it is the only server' };
+        if ('delayMs' in next) {
+          console.error(`${exited}; starting it again in ${next.delayMs / 1000} s (--restart=no leaves it down)`);
+          restarting.add(s.name);
+          setTimeout(() => {
+            restarting.delete(s.name);
+            if (stopping) return;
+            console.log(`starting ${s.name} again on https://${s.host}:${port}`);
+            startServer(s);
+          }, next.delayMs).unref();
+          return;
+        }
+        console.error(servers.length > 1 ? `${exited}; not started again: ${next.reason}` : exited);
+        // The last one (or the only one) ends the cluster.
+        const down = (x: (typeof servers)[number]) => x.proc === undefined || x.proc === proc || x.proc.child.exitCode !== null || x.proc.child.signalCode !== null;
+        if (restarting.size === 0 && servers.every(down)) void stopAll(1);
       });
     };
     try {
@@ -321,6 +409,7 @@ export function upCommand(): Command {
       writeFileSync(cfg, renderHaproxyConfig({ bindHost: endpoint.host, bindPort: endpoint.port, members: servers.map((s) => ({ host: s.host, port: port })) }));
       const log = join(logDir, 'haproxy.log');
       haproxy = startProcess({ name: 'haproxy', command: haproxyBin!, args: ['-db', '-f', cfg], output: log });
+      record();
       void haproxy.exited.then(({ code, signal }) => {
         if (!stopping) console.error(`haproxy exited (code ${code}, signal ${signal}); see ${log}: kubectl through ${endpointUrl} no longer works (the contexts admin@skiff-server-N name each member)`);
       });
@@ -363,6 +452,7 @@ export function upCommand(): Command {
         env: { ...process.env, SKIFF_TOKEN: token },
         output: log,
       });
+      record();
       console.log(`starting the local cloud on ${cloudUrl} (logs: ${log})`);
       try {
         cloudNodes = await startNodeGroups(new CloudClient(cloudUrl), o.nodeGroup, o.instanceType);
@@ -420,16 +510,20 @@ export function upCommand(): Command {
         else console.error(`agent ${name} exited (code ${code}, signal ${signal})${lastError(log, 'skiff agent:')}; see ${log}`);
       });
     }
+    record({ apiServers: serverUrls, endpoint: endpointUrl ?? serverUrls[0]! });
     if (names.length > 0) console.log(`starting ${names.length} node agent${names.length > 1 ? 's' : ''} (${o.runtime} runtime; logs: ${join(logDir, 'node-*.log')})`);
 
     const client = ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000 });
     const deadline = Date.now() + o.readyTimeout * 1000;
+    // A cluster started again finds its Nodes still Ready from before it stopped: only a node whose
+    // agent has reported since this up started counts.
+    const startedAt = Date.parse(run.startedAt);
     const allNodes = [...servers.map((s) => s.nodeName), ...names];
     let ready = 0;
     while (!stopping) {
       try {
         const list = await client.get<KubeList<Node>>('/api/v1/nodes');
-        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://') || (fleet > 0 && n.metadata.labels?.[SIM_LABEL] === 'node')) && isNodeReady(n)).length;
+        ready = list.items.filter((n) => (allNodes.includes(n.metadata.name ?? '') || n.spec?.providerID?.startsWith('skiff://') || (fleet > 0 && n.metadata.labels?.[SIM_LABEL] === 'node')) && isNodeReady(n) && heardSince(n, startedAt)).length;
         if (ready >= allNodes.length + cloudNodes + fleet) break;
       } catch {
         /* not yet */
@@ -458,11 +552,23 @@ export function upCommand(): Command {
     const images = withContainerd
       ? `\n  each node runs its own containerd; an image without a registry: skiff image import FILE.tar --container-runtime-endpoint EP, for each node's EP: ${[...runtimes].map(([n, d]) => `${n} ${d.endpoint}`).join(', ')}`
       : '';
-    console.log(`cluster ready: ${counted} Ready; export KUBECONFIG=${join(dataDir, 'kubeconfig')} (Ctrl-C stops the cluster)${ha}${images}`);
+    // As kind does: plain kubectl reaches the new cluster, through a context named after it.
+    let kubectlHow = `export KUBECONFIG=${kubeconfig}`;
+    if (o.kubeconfigUpdate) {
+      const userConfig = userKubeconfigPath();
+      try {
+        kubectlHow = `kubectl uses the context ${mergeClusterContext(userConfig, name, kubeconfig)} (added to ${userConfig})`;
+      } catch (e) {
+        console.error(`could not add the cluster to ${userConfig}: ${errorText(e)}`);
+      }
+    }
+    const stopHow = detached ? `skiff down --data-dir ${dataDir} stops it` : 'Ctrl-C stops the cluster';
+    console.log(`cluster ready: ${counted} Ready; ${kubectlHow} (${stopHow})${ha}${images}`);
     if (o.dashboard && !stopping) {
       dashboard = await startUpDashboard(kubeconfig, o.dashboardListen, logDir);
       if (dashboard) console.log(`dashboard: ${dashboard.url}`);
     }
+    if (!stopping) record({ state: 'ready', ...(dashboard ? { dashboard: dashboard.url } : {}) });
   });
   return cmd;
 }
@@ -494,6 +600,12 @@ async function startUpDashboard(kubeconfig: string, listen: { host: string; port
     console.log(`dashboard: ${listen.host}:${listen.port} is in use; serving on another port`);
     return d;
   }
+}
+
+/** Whether the node's Ready condition was reported at or after `since` (RFC 3339 has whole seconds). */
+function heardSince(n: Node, since: number): boolean {
+  const beat = Date.parse(n.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime ?? '');
+  return Number.isFinite(beat) && beat >= Math.floor(since / 1000) * 1000;
 }
 
 /** Above this many simulated nodes, `up` runs them as one `skiff sim` fleet instead of an agent process each. */

@@ -13,6 +13,7 @@
 // PATH (Debian/Ubuntu package: etcd-server).
 // requireEtcdBinary() throws a clear error when there is none, so tests fail instead of skipping.
 
+import { waitFor } from '../util/wait-for.js';
 import { errorText } from '../util/error-text.js';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { freePorts } from '../util/ports.js';
@@ -90,22 +91,7 @@ function defaultDataRoot(): string {
   return tmpdir();
 }
 
-/** Polls check() every intervalMs until it holds; fails with `what` after timeoutMs. */
-export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000, intervalMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch (e) {
-      lastError = e;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+export { waitFor };
 
 export class EtcdMember {
   readonly clientUrl: string;

@@ -39,6 +39,8 @@ export interface ControlPlaneNode {
   stop(reason: string): Promise<void>;
   /** Stops, keeping pods and the Node for the next server (an upgrade). */
   restartInPlace(): Promise<void>;
+  /** Stops its containers with the whole cluster, keeping the Node and pods for the next start (N6a). */
+  powerOff(): Promise<void>;
 }
 
 export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise<ControlPlaneNode | undefined> {
@@ -92,6 +94,11 @@ export async function startControlPlaneNode(o: ControlPlaneNodeOptions): Promise
     async restartInPlace() {
       labelling.abort();
       await agent.restartInPlace();
+      lock.release();
+    },
+    async powerOff() {
+      labelling.abort();
+      await agent.powerOff();
       lock.release();
     },
   };

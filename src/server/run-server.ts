@@ -65,8 +65,12 @@ export interface RunningServer {
   port: number;
   kubeconfigPath: string;
   manager: ControllerManager;
-  /** `inPlace`: a restart for an upgrade, which leaves the member's own node as it is for the next server. */
-  stop(opts?: { inPlace?: boolean }): Promise<void>;
+  /**
+   * What becomes of the member's own node: by default it leaves (N6); `inPlace`, a restart for an
+   * upgrade, leaves it running for the next server; `clusterStopping` (N6a) stops its containers
+   * and keeps the Node and its pods for the cluster's next start.
+   */
+  stop(opts?: { inPlace?: boolean; clusterStopping?: boolean }): Promise<void>;
 }
 
 function splitHostPort(hp: string): { host: string; port?: number } {
@@ -171,7 +175,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     manager,
     async stop(opts = {}) {
       // The node first: it drains and removes itself through this member while it still serves.
-      await (opts.inPlace ? node?.restartInPlace() : node?.stop('server stopping'));
+      await (opts.inPlace ? node?.restartInPlace() : opts.clusterStopping ? node?.powerOff() : node?.stop('server stopping'));
       stopControllers.abort();
       await Promise.all([managerDone.catch(() => {}), endpointsDone.catch(() => {})]);
       await endpoints.removeSelf();

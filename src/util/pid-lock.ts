@@ -110,3 +110,9 @@ export class PidLock {
     }
   }
 }
+
+/** The pid of the live process that holds the lock at `path`, or undefined (no lock, or a stale one). */
+export function lockHolder(path: string): number | undefined {
+  const h = readHolder(path);
+  return h && alive(h) ? h.pid : undefined;
+}

@@ -9,8 +9,8 @@ export interface ManagedProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Signals the whole process group. */
   signal(sig: NodeJS.Signals): void;
-  /** SIGTERM, then SIGKILL after graceMs if it has not exited. */
-  stop(graceMs?: number): Promise<void>;
+  /** `sig` (SIGTERM unless told), then SIGKILL after graceMs if it has not exited. */
+  stop(graceMs?: number, sig?: NodeJS.Signals): Promise<void>;
 }
 
 export interface StartOptions {
@@ -62,9 +62,9 @@ export function startProcess(opts: StartOptions): ManagedProcess {
     child,
     exited,
     signal,
-    async stop(graceMs = 10_000) {
+    async stop(graceMs = 10_000, sig: NodeJS.Signals = 'SIGTERM') {
       if (done) return;
-      signal('SIGTERM');
+      signal(sig);
       const t = setTimeout(() => signal('SIGKILL'), graceMs);
       await exited;
       clearTimeout(t);

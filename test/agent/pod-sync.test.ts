@@ -23,7 +23,8 @@ function createdPod(api: FakeApi): Pod {
 }
 
 /** A node's pod sync whose watch shows `seen()`, run until it has written the pod Running. */
-async function startedPod(api: FakeApi, clock: FakeClock, seen: () => Pod): Promise<{ sync: PodSync; stop(): Promise<void> }> {
+async function startedPod(api: FakeApi, clock: FakeClock, seen: () => Pod): Promise<{ sync: PodSync; state: MemoryPodState; stop(): Promise<void> }> {
+  const state = new MemoryPodState('/nonexistent');
   const sync = new PodSync({
     api,
     clock,
@@ -31,7 +32,7 @@ async function startedPod(api: FakeApi, clock: FakeClock, seen: () => Pod): Prom
     nodeName: 'n1',
     nodeIP: '127.0.0.1',
     runtime: new SimulatedRuntime({ clock, startDelayMs: 0, stopDelayMs: 0 }),
-    state: new MemoryPodState('/nonexistent'),
+    state,
     concurrency: 1,
   });
   sync.setDesired(seen, () => ['default/web']);
@@ -52,7 +53,7 @@ async function startedPod(api: FakeApi, clock: FakeClock, seen: () => Pod): Prom
     await stop();
     throw e;
   }
-  return { sync, stop };
+  return { sync, state, stop };
 }
 
 describe('pod sync status writes', () => {
@@ -136,5 +137,23 @@ describe('pod sync status writes', () => {
     } finally {
       await stop();
     }
+  });
+});
+
+describe('pod sync when the whole cluster stops (N6a)', () => {
+  it('stops the containers without a word to the API, and keeps the pod for the next start', async () => {
+    const clock = new FakeClock();
+    const api = new FakeApi();
+    const pod = createdPod(api);
+    const { sync, state, stop } = await startedPod(api, clock, () => pod);
+    const uid = pod.metadata.uid!;
+    await stop();
+    const writes = api.calls.length;
+    await sync.powerOff();
+    await settle();
+    assert.equal(api.calls.length, writes, 'nothing written: the pod stays Running in the API for the next start');
+    const kept = state.readPodState<{ terminated?: boolean; containers: Record<string, { current?: unknown }> }>(uid);
+    assert.equal(kept?.terminated, undefined, 'not terminated: the next agent starts it again');
+    assert.ok(kept?.containers.c?.current, 'the instance that ran is still recorded, so the next agent finds it gone');
   });
 });

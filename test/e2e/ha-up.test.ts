@@ -1,8 +1,8 @@
 // `skiff up --servers 3 --storage etcd`: a real 3-member etcd on 127.0.0.1-3:2379/2380, 3 servers
 // on 127.0.0.1-3 with one port, each its own control-plane node, a real HAProxy in front of them
 // that every kubeconfig names, agents spread over the members; kubectl and haproxy-config working
-// after a member is SIGKILLed; a graceful stop that leaves nothing behind; and `--servers 3` on
-// SQLite refused with a clear error.
+// after a member is SIGKILLed, and that member started again by up (Restart=on-failure); a
+// graceful stop that leaves nothing behind; and `--servers 3` on SQLite refused with a clear error.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -116,6 +116,14 @@ describe('skiff up --servers 3 --storage etcd', () => {
         const node = nodes.items.find((x) => x.metadata.name === n);
         assert.ok(((node?.status ?? {}) as { conditions?: { type: string; status: string }[] }).conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), `${n} stays Ready`);
       }
+      // As systemd's Restart=on-failure would, up starts the killed member again in place: it
+      // serves, and is back in default/kubernetes.
+      assert.match(readFileSync(out, 'utf8'), /^server-1 exited \(code null, signal SIGKILL\).*; starting it again in 1 s \(--restart=no leaves it down\)$/m);
+      await eventually(() => processesMentioning(`${join(dataDir, 'server-1')}\0`).length === 1, 15_000, 'server-1 started again');
+      await eventually(async () => {
+        const ep = await client.get<KubeObject>('/api/v1/namespaces/default/endpoints/kubernetes');
+        return ((ep.subsets ?? []) as { addresses?: { ip: string }[] }[]).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).includes(members[0]!);
+      }, 60_000, 'server-1 back in default/kubernetes');
     } finally {
       client.close();
     }
