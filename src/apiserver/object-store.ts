@@ -159,7 +159,18 @@ export class ObjectStore {
 
   private attributes(operation: Operation, object: KubeObject | undefined, oldObject: KubeObject | undefined, ctx: WriteContext, subresource = ''): AdmissionAttributes {
     const meta = (object ?? oldObject)!.metadata;
-    return { operation, resource: this.rt, subresource, namespace: meta.namespace, name: meta.name ?? '', object, oldObject, user: ctx.user, dryRun: ctx.dryRun };
+    return {
+      operation,
+      resource: this.rt,
+      subresource,
+      namespace: meta.namespace,
+      name: meta.name ?? '',
+      object,
+      oldObject,
+      user: ctx.user,
+      dryRun: ctx.dryRun,
+      warn: (text) => addWarnings(ctx, [text]),
+    };
   }
 
   private get apiVersion(): string {

@@ -38,6 +38,7 @@ import type { LimitRange } from '../api/kinds/limitrange.js';
 import { serviceAddresses } from './admission/service-addresses.js';
 import { rbacEscalation } from './admission/rbac-escalation.js';
 import { storageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
+import { podSecurity, type PodSecurityConfiguration } from './admission/pod-security.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import { NodeAuthorizer } from './node-authorizer.js';
@@ -87,7 +88,8 @@ export interface ApiServerOptions {
   /** Bearer tokens checked before bootstrap tokens (`--token-auth-file`). */
   tokenAuthenticators?: TokenAuthenticator[];
   authorizer?: Authorizer;
-  admission?: Partial<DefaultTolerationOptions>;
+  /** Admission plugins' settings (upstream's flags and --admission-control-config-file). */
+  admission?: Partial<DefaultTolerationOptions> & { podSecurity?: PodSecurityConfiguration };
   podLogs?: PodLogStreamer;
   watchBookmarkIntervalMs?: number;
   /** Events each resource's watch cache keeps for resuming watches. */
@@ -404,6 +406,14 @@ export class ApiServer {
         this.clock,
       ),
       limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),
+      podSecurity(
+        {
+          cachedNamespace: (name) => core('namespaces').cached(undefined, name),
+          findNamespace: (name) => core('namespaces').cachedOrStored(undefined, name),
+          podsIn: (ns) => core('pods').cache.objectsUnder(`/registry/pods/${ns}/`),
+        },
+        opts.admission?.podSecurity,
+      ),
       priorityAdmission({
         list: () => this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cache.objectsUnder('/registry/priorityclasses/') as PriorityClass[],
         find: async (name) => (await this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cachedOrStored(undefined, name)) as PriorityClass | undefined,

@@ -25,6 +25,8 @@ export interface AdmissionAttributes {
   oldObject: KubeObject | undefined;
   user: UserInfo;
   dryRun: boolean;
+  /** Adds a `Warning:` header to the answer (once per text); absent where no one reads the answer. */
+  warn?(text: string): void;
 }
 
 export interface AdmissionPlugin {
