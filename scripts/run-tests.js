@@ -29,7 +29,7 @@ function find(dir) {
 /** End-to-end files that start only their own processes, on ports chosen free: they may run beside any other. */
 const SELF_CONTAINED = new Set([
   'agent-outage', 'aggregation', 'bad-input', 'client-node', 'control-plane-node', 'controllers', 'crd', 'durability', 'flood', 'fuzz',
-  'hostile-connections', 'kubectl', 'manifests-corpus', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security',
+  'hostile-connections', 'kubectl', 'manifests-corpus', 'pod-security', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security',
   'storage-faults', 'storage-networking-kinds', 'scenario', 'scenario-autoscaler', 'scenario-control-plane', 'scenario-leaving', 'scenario-machines',
 ]);
 /** Files that have always run beside the machine-wide ones but never beside each other. */
