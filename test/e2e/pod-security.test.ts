@@ -4,6 +4,8 @@
 // tightening a namespace's enforce level warns about the pods already in it.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { TestServer } from '../support/cluster.js';
 
@@ -31,6 +33,18 @@ spec:
     securityContext: {privileged: true}
 `;
 
+/** `--admission-control-config-file`: the namespace `exempt` is not checked. */
+const ADMISSION_CONFIG = `apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults: {enforce: privileged, enforce-version: latest}
+    exemptions: {namespaces: [exempt]}
+`;
+
 const hostNetworkDeployment = `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: agent, namespace: warned}
@@ -46,8 +60,10 @@ spec:
 describe('PodSecurity admission with kubectl and client-node', () => {
   const s = new TestServer('pod-security');
   before(async () => {
-    await s.start();
-    for (const ns of ['locked', 'warned', 'strict-warned', 'apps']) await s.k(['create', 'namespace', ns]);
+    const config = join(s.dataDir, 'admission.yaml');
+    writeFileSync(config, ADMISSION_CONFIG);
+    await s.start(['--admission-control-config-file', config]);
+    for (const ns of ['locked', 'warned', 'strict-warned', 'apps', 'exempt']) await s.k(['create', 'namespace', ns]);
     await s.k(['label', 'namespace', 'locked', 'pod-security.kubernetes.io/enforce=restricted']);
     await s.k(['label', 'namespace', 'warned', 'pod-security.kubernetes.io/warn=baseline']);
     await s.k(['label', 'namespace', 'strict-warned', 'pod-security.kubernetes.io/warn=restricted']);
@@ -113,6 +129,15 @@ describe('PodSecurity admission with kubectl and client-node', () => {
       r.stderr.trim(),
       'The Namespace "apps" is invalid: metadata.labels[pod-security.kubernetes.io/warn]: Invalid value: "loud": must be one of privileged, baseline, restricted',
     );
+  });
+
+  it('leaves a namespace exempted by --admission-control-config-file unchecked, and says so when it is labelled', async () => {
+    const r = await s.kubectl(['label', 'namespace', 'exempt', 'pod-security.kubernetes.io/enforce=restricted']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr.trim(), 'Warning: namespace "exempt" is exempt from Pod Security, and the policy (enforce=restricted:latest) will be ignored');
+    const ok = await s.kubectl(['create', '-f', '-'], { input: privilegedPod('root', 'exempt') });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stderr, '');
   });
 
   it('refuses through @kubernetes/client-node with a 403 Status', async () => {
