@@ -82,64 +82,50 @@ export interface EvaluatedPolicy {
   errors: StatusCause[];
 }
 
+type Mode = keyof Policy;
+
+/** Each mode's labels, and the level an unparsable level label evaluates as. */
+const MODES: readonly { mode: Mode; levelLabel: string; versionLabel: string; invalidLevel: Level }[] = [
+  // Enforce fails closed; audit and warn fail open (a typo must not flood or silence anything).
+  { mode: 'enforce', levelLabel: ENFORCE_LABEL, versionLabel: ENFORCE_VERSION_LABEL, invalidLevel: 'restricted' },
+  { mode: 'audit', levelLabel: AUDIT_LABEL, versionLabel: AUDIT_VERSION_LABEL, invalidLevel: 'privileged' },
+  { mode: 'warn', levelLabel: WARN_LABEL, versionLabel: WARN_VERSION_LABEL, invalidLevel: 'privileged' },
+];
+
 /**
  * The policy a namespace's labels ask for, the defaults filling what they leave out. A label that
- * does not parse still yields a policy (enforce fails closed to restricted, audit and warn fail open
- * to privileged, a version to latest) and a cause. Warn follows an explicitly set, stricter enforce
+ * does not parse still yields a policy (enforce evaluates as restricted, audit and warn as
+ * privileged, a version as latest) and a cause. Warn follows an explicitly set, stricter enforce
  * level when warn itself is not labelled, so a refusal's reasons reach controllers' templates too.
  */
 export function policyFromLabels(labels: Readonly<Record<string, string>> | undefined, defaults: Policy): EvaluatedPolicy {
   const errors: StatusCause[] = [];
   if (!labels) return { policy: defaults, errors };
-  const enforce = { ...defaults.enforce };
-  const audit = { ...defaults.audit };
-  const warn = { ...defaults.warn };
+  const policy: Policy = { enforce: { ...defaults.enforce }, audit: { ...defaults.audit }, warn: { ...defaults.warn } };
   const bad = (label: string, value: string, error: string | undefined): void => {
     if (error) errors.push(invalidRendered(keyPath('metadata.labels', label), JSON.stringify(value), error));
   };
-  let hasEnforceLevel = false;
-  const enforceLevel = labels[ENFORCE_LABEL];
-  if (enforceLevel !== undefined) {
-    const r = parseLevel(enforceLevel);
-    enforce.level = r.level;
-    hasEnforceLevel = r.error === undefined;
-    bad(ENFORCE_LABEL, enforceLevel, r.error);
+  let enforceLevelValid = false;
+  for (const { mode, levelLabel, versionLabel, invalidLevel } of MODES) {
+    const level = labels[levelLabel];
+    if (level !== undefined) {
+      const r = parseLevel(level);
+      policy[mode].level = r.error ? invalidLevel : r.level;
+      if (mode === 'enforce') enforceLevelValid = r.error === undefined;
+      bad(levelLabel, level, r.error);
+    }
+    const version = labels[versionLabel];
+    if (version !== undefined) {
+      const r = parseVersion(version);
+      policy[mode].version = r.version;
+      bad(versionLabel, version, r.error);
+    }
   }
-  const enforceVersion = labels[ENFORCE_VERSION_LABEL];
-  if (enforceVersion !== undefined) {
-    const r = parseVersion(enforceVersion);
-    enforce.version = r.version;
-    bad(ENFORCE_VERSION_LABEL, enforceVersion, r.error);
+  if (labels[WARN_LABEL] === undefined && enforceLevelValid && compareLevels(policy.enforce.level, policy.warn.level) > 0) {
+    policy.warn.level = policy.enforce.level;
+    if (labels[WARN_VERSION_LABEL] === undefined) policy.warn.version = policy.enforce.version;
   }
-  const auditLevel = labels[AUDIT_LABEL];
-  if (auditLevel !== undefined) {
-    const r = parseLevel(auditLevel);
-    audit.level = r.error ? 'privileged' : r.level;
-    bad(AUDIT_LABEL, auditLevel, r.error);
-  }
-  const auditVersion = labels[AUDIT_VERSION_LABEL];
-  if (auditVersion !== undefined) {
-    const r = parseVersion(auditVersion);
-    audit.version = r.version;
-    bad(AUDIT_VERSION_LABEL, auditVersion, r.error);
-  }
-  const warnLevel = labels[WARN_LABEL];
-  if (warnLevel !== undefined) {
-    const r = parseLevel(warnLevel);
-    warn.level = r.error ? 'privileged' : r.level;
-    bad(WARN_LABEL, warnLevel, r.error);
-  }
-  const warnVersion = labels[WARN_VERSION_LABEL];
-  if (warnVersion !== undefined) {
-    const r = parseVersion(warnVersion);
-    warn.version = r.version;
-    bad(WARN_VERSION_LABEL, warnVersion, r.error);
-  }
-  if (warnLevel === undefined && hasEnforceLevel && compareLevels(enforce.level, warn.level) > 0) {
-    warn.level = enforce.level;
-    if (warnVersion === undefined) warn.version = enforce.version;
-  }
-  return { policy: { enforce, audit, warn }, errors };
+  return { policy, errors };
 }
 
 /** Whether any label is one of Pod Security's (the common case, none, decides everything at once). */
