@@ -172,7 +172,19 @@ export class ObjectStore {
 
   private attributes(operation: Operation, object: KubeObject | undefined, oldObject: KubeObject | undefined, ctx: WriteContext, subresource = ''): AdmissionAttributes {
     const meta = (object ?? oldObject)!.metadata;
-    return { operation, resource: this.rt, subresource, namespace: meta.namespace, name: meta.name ?? '', object, oldObject, user: ctx.user, dryRun: ctx.dryRun, fieldManager: ctx.fieldManager, warnings: ctx.warnings };
+    return {
+      operation,
+      resource: this.rt,
+      subresource,
+      namespace: meta.namespace,
+      name: meta.name ?? '',
+      object,
+      oldObject,
+      user: ctx.user,
+      dryRun: ctx.dryRun,
+      fieldManager: ctx.fieldManager,
+      warn: (text) => addWarnings(ctx, [text]),
+    };
   }
 
   private get apiVersion(): string {

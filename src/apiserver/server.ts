@@ -45,6 +45,7 @@ import { WebhookClient } from './webhook/client.js';
 import { ConversionWebhook } from './conversion-webhook.js';
 import type { ServiceEndpointObjects } from './webhook/service-endpoints.js';
 import { ADMISSIONREGISTRATION_GROUP } from '../api/kinds/admission-webhook.js';
+import { podSecurity, type PodSecurityConfiguration } from './admission/pod-security.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import { NodeAuthorizer } from './node-authorizer.js';
@@ -94,7 +95,8 @@ export interface ApiServerOptions {
   /** Bearer tokens checked before bootstrap tokens (`--token-auth-file`). */
   tokenAuthenticators?: TokenAuthenticator[];
   authorizer?: Authorizer;
-  admission?: Partial<DefaultTolerationOptions>;
+  /** Admission plugins' settings (upstream's flags and --admission-control-config-file). */
+  admission?: Partial<DefaultTolerationOptions> & { podSecurity?: PodSecurityConfiguration };
   podLogs?: PodLogStreamer;
   watchBookmarkIntervalMs?: number;
   /** Events each resource's watch cache keeps for resuming watches. */
@@ -418,6 +420,14 @@ export class ApiServer {
       limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),
       validatingAdmissionWebhook(this.webhookDeps('validatingwebhookconfigurations')),
       mutatingAdmissionWebhook(this.webhookDeps('mutatingwebhookconfigurations')),
+      podSecurity(
+        {
+          cachedNamespace: (name) => core('namespaces').cached(undefined, name),
+          findNamespace: (name) => core('namespaces').cachedOrStored(undefined, name),
+          podsIn: (ns) => core('pods').cache.objectsUnder(`/registry/pods/${ns}/`),
+        },
+        opts.admission?.podSecurity,
+      ),
       priorityAdmission({
         list: () => this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cache.objectsUnder('/registry/priorityclasses/') as PriorityClass[],
         find: async (name) => (await this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cachedOrStored(undefined, name)) as PriorityClass | undefined,

@@ -23,6 +23,7 @@ export function serverCommand(): Command {
     .option('--token-auth-file <file>', 'static bearer tokens, one "token,user,uid[,\"group1,group2\"]" line each, as kube-apiserver reads them')
     .addOption(durationOption('--compact-interval <duration>', 'how often old store history is compacted', 300_000))
     .option('--compact-min-retain <revisions>', 'revisions of history always kept', intArg, 1000)
+    .option('--admission-control-config-file <file>', "admission plugins' configuration (an AdmissionConfiguration; skiff reads PodSecurity's defaults and exemptions from it)")
     .option('--default-not-ready-toleration-seconds <n>', 'toleration added to pods for the not-ready taint', intArg, 300)
     .option('--default-unreachable-toleration-seconds <n>', 'toleration added to pods for the unreachable taint', intArg, 300)
     .option('--watch-cache-size <events>', 'at most this many events each resource keeps for resuming watches (and no more than 32 MiB of stored objects, none older than 5 minutes beyond the last 100)', intArg, 10_000)
@@ -126,6 +127,7 @@ export function serverCommand(): Command {
           },
           ...(o.token ? { token: o.token as string } : {}),
           ...(o.tokenAuthFile ? { tokenAuthFile: o.tokenAuthFile as string } : {}),
+          ...(o.admissionControlConfigFile ? { admissionControlConfigFile: o.admissionControlConfigFile as string } : {}),
           controllers: {
             nodeMonitorPeriodMs: o.nodeMonitorPeriod as number,
             nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,

@@ -24,6 +24,7 @@ import { EndpointReconciler } from './endpoint-reconciler.js';
 import { PidLock } from '../util/pid-lock.js';
 import type { AgentNodeConfig } from '../agent/agent.js';
 import { CONTROL_PLANE_ROLE, startControlPlaneNode } from './control-plane-node.js';
+import { readAdmissionConfigFile } from '../apiserver/admission/config-file.js';
 
 export interface ServerConfig {
   dataDir: string;
@@ -47,6 +48,8 @@ export interface ServerConfig {
   token?: string;
   /** CSV of static bearer tokens (`--token-auth-file`), as kube-apiserver reads it. */
   tokenAuthFile?: string;
+  /** An AdmissionConfiguration (`--admission-control-config-file`): PodSecurity's defaults and exemptions. */
+  admissionControlConfigFile?: string;
   controllers: ControllerOptions;
   /** Pod CIDRs for nodes (--allocate-node-cidrs); none without. */
   nodeIpam?: NodeIpamOptions;
@@ -124,7 +127,11 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
     ...(cfg.flowControl ? { flowControl: cfg.flowControl } : {}),
     ...(cfg.eventTtlSeconds !== undefined ? { eventTtlSeconds: cfg.eventTtlSeconds } : {}),
-    admission: { defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds },
+    admission: {
+      defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds,
+      defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds,
+      ...(cfg.admissionControlConfigFile ? readAdmissionConfigFile(cfg.admissionControlConfigFile) : {}),
+    },
   });
   const port = await api.start();
 

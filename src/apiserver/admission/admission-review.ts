@@ -158,6 +158,5 @@ export function failedClosed(e: WebhookCallFailure): StatusError {
 
 /** Warnings from a webhook, added once each (a write may be admitted more than once). */
 export function addWarnings(a: AdmissionAttributes, warnings: readonly string[] | undefined): void {
-  if (!a.warnings || !warnings) return;
-  for (const w of warnings) if (!a.warnings.includes(w)) a.warnings.push(w);
+  for (const w of warnings ?? []) a.warn?.(w);
 }

@@ -27,8 +27,8 @@ export interface AdmissionAttributes {
   dryRun: boolean;
   /** The write's field manager (what a webhook sees in the request's options). */
   fieldManager?: string;
-  /** Where a plugin's warnings go: the response's Warning headers. */
-  warnings?: string[];
+  /** Adds a `Warning:` header to the answer (once per text); absent where no one reads the answer. */
+  warn?(text: string): void;
   /** Set by a plugin that needs the mutating stage run once more (reinvocation), read by the chain. */
   reinvocation?: ReinvocationContext;
 }
