@@ -211,7 +211,14 @@ export class RequestAudit {
     try {
       // A patch is recorded as sent (upstream's LogRequestPatch); apply's YAML as the JSON it stands for.
       if (this.event!.verb === 'patch') return /yaml/i.test(type ?? '') ? yaml().parse(body.toString('utf8')) : JSON.parse(body.toString('utf8'));
-      return this.auditor.opts.decodeObject(body, type);
+      const obj = this.auditor.opts.decodeObject(body, type);
+      // Upstream logs the DeleteOptions it decoded, typed as meta.k8s.io/v1 whatever the client sent.
+      if ((this.event!.verb === 'delete' || this.event!.verb === 'deletecollection') && typeof obj === 'object' && obj !== null) {
+        // The decoder gives every object a metadata; DeleteOptions has none.
+        const { kind: _kind, apiVersion: _apiVersion, metadata: _metadata, ...options } = obj as Record<string, unknown>;
+        return { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', ...options };
+      }
+      return obj;
     } catch {
       return undefined;
     }
@@ -238,13 +245,20 @@ export class RequestAudit {
     };
     const write = res.write;
     const end = res.end;
+    // HTTP/2's end() writes its chunk through write(): kept once.
+    let ending = false;
     res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
-      keep(chunk);
+      if (!ending) keep(chunk);
       return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
     } as typeof res.write;
     res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
       if (typeof chunk !== 'function') keep(chunk);
-      return (end as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+      ending = true;
+      try {
+        return (end as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+      } finally {
+        ending = false;
+      }
     } as typeof res.end;
   }
 }
