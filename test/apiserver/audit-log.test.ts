@@ -75,3 +75,9 @@ test('legacy format: upstream\'s one line of text', () => {
     '2026-01-02T03:04:05.006789Z AUDIT: id="id-1" stage="ResponseComplete" ip="127.0.0.1" method="delete" user="admin" groups="\\"system:masters\\"" as="jane" asgroups="\\"dev\\"" user-agent="kubectl/v1.33" namespace="<none>" uri="/api/v1/nodes/n1" response="200"',
   );
 });
+
+test('skiff up with several servers: each member writes its own audit log', async () => {
+  const { memberAuditLog } = await import('../../src/cli/up.js');
+  assert.deepEqual(memberAuditLog(['--audit-log-path', '/var/log/audit.log', '--audit-log-maxbackup', '3'], 'server-2'), ['--audit-log-path', '/var/log/audit-server-2.log', '--audit-log-maxbackup', '3']);
+  assert.deepEqual(memberAuditLog(['--audit-log-path', '-'], 'server-2'), ['--audit-log-path', '-']);
+});
