@@ -4,7 +4,7 @@
 //
 //   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--wait-idle <s>] [--out <file>] [suite...]
 //
-// Suites: store, api, crd, webhooks, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, failover,
+// Suites: store, api, audit, crd, webhooks, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, failover,
 // node-death, scenarios, scale, pod-writes, containers, flood, fuzz, crash and soak; default: all, in that order. Progress
 // goes to stderr, tables to stdout. The whole normal run takes well over an hour (scale ~20 minutes, crash ~10,
 // soak 30); name the suites you want.
@@ -32,6 +32,7 @@ import { crashSuite } from './suites/crash.js';
 import { soakSuite } from './suites/soak.js';
 import { containersSuite } from './suites/containers.js';
 import { dashboardSuite } from './suites/dashboard.js';
+import { auditSuite } from './suites/audit.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -40,7 +41,7 @@ import { dashboardSuite } from './suites/dashboard.js';
 const OPTIONAL_SUITES: { module: string; exportName: string }[] = [{ module: './agent.js', exportName: 'agentSuite' }];
 
 async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }> {
-  const suites: Suite[] = [storeSuite, apiSuite, crdSuite, webhooksSuite, watchSuite];
+  const suites: Suite[] = [storeSuite, apiSuite, auditSuite, crdSuite, webhooksSuite, watchSuite];
   const unavailable: string[] = [];
   for (const o of OPTIONAL_SUITES) {
     try {

@@ -73,6 +73,9 @@ import { Aggregator } from './aggregator/aggregator.js';
 import { createCertificateAuthority, issueCertificate, type IssuedCertificate } from '../pki/certificates.js';
 import { FRONT_PROXY_CLIENT_NAME } from '../pki/cluster-pki.js';
 import { APIREGISTRATION_GROUP } from '../api/kinds/apiservice.js';
+import { Auditor, echoAuditId, type RequestAudit } from './audit/request-audit.js';
+import type { PolicyChecker } from './audit/policy.js';
+import type { AuditSink } from './audit/log-backend.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -112,6 +115,8 @@ export interface ApiServerOptions {
   flowControl?: FlowControlOptions;
   /** How long an Event is kept after its last write (upstream --event-ttl); 0 or unset: for good. */
   eventTtlSeconds?: number;
+  /** Audit logging (--audit-policy-file, --audit-log-path): the policy and where events go. */
+  audit?: { policy: PolicyChecker; sink: AuditSink };
 }
 
 /** How the server limits concurrent requests (upstream's flags of the same names). */
@@ -170,6 +175,7 @@ export class ApiServer {
   private aggregator?: Aggregator;
   /** Calls out to admission and conversion webhooks. */
   readonly webhooks: WebhookClient;
+  private readonly auditor?: Auditor;
 
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -192,6 +198,7 @@ export class ApiServer {
         ),
       );
     this.webhooks = new WebhookClient({ endpoints: this.serviceEndpointObjects(), clock: this.clock });
+    if (opts.audit) this.auditor = new Auditor({ ...opts.audit, decodeObject: decodeObjectBody });
     this.admission = this.admissionPlugins(opts);
     for (const rt of servedKinds) this.addStore(rt, true);
     this.handler = new ResourceHandler({
@@ -546,6 +553,8 @@ export class ApiServer {
     this.webhooks.close();
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
+    // After the listener: the last requests' events are written too.
+    await this.auditor?.close();
   }
 
   private async ensureDefaultNamespaces(): Promise<void> {
@@ -661,19 +670,26 @@ export class ApiServer {
     let info: RequestInfo = { kind: 'nonresource', verb: (req.method ?? 'GET').toLowerCase(), path: url.pathname };
     let answered: ((code: number) => void) | undefined;
     let release: Release | undefined;
+    const audit = this.auditor ? this.auditor.begin(req, res) : void echoAuditId(req, res);
     try {
       info = parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams, this.isNamespaced);
       const counted = this.metrics.begin(info, req, url.searchParams);
       // A watch's handler returns while its stream goes on: it is over when its response closes.
       if (counted.longRunning) res.once('close', () => counted.done(res.statusCode));
       else answered = counted.done;
-      if (info.kind === 'nonresource' && isPublicPath(info.path)) return await this.nonResource(req, res, info.path, url);
+      if (info.kind === 'nonresource' && isPublicPath(info.path)) {
+        audit?.publicPath(await this.authenticator.authenticate(req).catch(() => undefined), info);
+        return await this.nonResource(req, res, info.path, url);
+      }
       const caller = await this.authenticator.authenticate(req);
+      audit?.authenticated(caller, info, counted.longRunning, { failed: !caller });
       if (!caller) throw unauthorized();
       const user = await impersonatedUser(req, caller, this.authorizer);
+      if (user !== caller) audit?.impersonated(user);
       // As upstream's filter chain: flow control sees the (impersonated) user, before authorization.
       release = await this.admit(req, res, user, info, url.searchParams);
       const denied = await this.authorizer.authorize(user, info);
+      audit?.authorized(denied === undefined, denied === undefined || denied === NO_RULE ? '' : denied);
       // Upstream appends an authorizer's reason (the Node authorizer gives one; RBAC never does).
       if (denied !== undefined) throw forbidden(denied === NO_RULE ? forbiddenMessage(user, info) : `${forbiddenMessage(user, info)}: ${denied}`, info.kind === 'resource' ? info.resource : undefined, info.kind === 'resource' ? info.group : undefined, info.kind === 'resource' ? authorizationScope(info).name : undefined);
       // A group-version an extension API server serves goes there, as upstream's aggregator sends it.
@@ -695,16 +711,18 @@ export class ApiServer {
       if (info.kind === 'resource') await this.handler.handle(req, res, info, url.searchParams, user);
       else await this.nonResource(req, res, info.path, url, user);
     } catch (e) {
-      this.fail(res, e, req);
+      this.fail(res, e, req, audit);
     } finally {
       release?.();
       answered?.(res.statusCode);
+      audit?.handlerReturned();
     }
   }
 
-  private fail(res: ServerResponse, e: unknown, req: IncomingMessage): void {
+  private fail(res: ServerResponse, e: unknown, req: IncomingMessage, audit: RequestAudit | undefined): void {
     if (e instanceof StatusError) {
       if (res.headersSent) return void res.end();
+      audit?.failed(e.status);
       return sendStatus(res, e.status);
     }
     // The datastore is unreachable or without quorum: a retryable 503 that says why, not a 500.
@@ -714,10 +732,13 @@ export class ApiServer {
     if (isStoreError(e, 'unavailable') || isStoreError(e, 'closed')) {
       this.storageOutage.failure(e.message, req.method, req.url);
       if (res.headersSent) return void res.end();
-      if (e.outcomeUnknown) return sendStatus(res, timeout(`storage did not answer in time; the write may or may not have been applied: ${e.message}`).status);
-      return sendStatus(res, serviceUnavailable(`storage unavailable: ${e.message}`).status);
+      const status = e.outcomeUnknown ? timeout(`storage did not answer in time; the write may or may not have been applied: ${e.message}`).status : serviceUnavailable(`storage unavailable: ${e.message}`).status;
+      audit?.failed(status);
+      return sendStatus(res, status);
     }
     this.log.error({ err: e instanceof Error ? e.stack : String(e), method: req.method, url: req.url }, 'request failed');
+    // What upstream's recovery would call a panic: the audit says so in place of ResponseComplete.
+    audit?.panicked(errorText(e));
     if (res.headersSent) return void res.end();
     sendStatus(res, internalError(errorText(e)).status);
   }

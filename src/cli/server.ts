@@ -1,6 +1,8 @@
 // `skiff server`: API server (and, later, controllers and scheduler) in one process.
 import { SubnetRange } from '../controllers/node-ipam.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { accessSync, constants } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { AUTOSCALER_DEFAULTS, parseNodesFlag, type AutoscalerGroup, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 import { EXPANDERS, type Expander } from '../cloud/autoscaler/plan.js';
 import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
@@ -9,6 +11,9 @@ import { addConfigFile, dataDirErrorMessage, listenErrorMessage, logFormatOption
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { EXIT_RESTART } from './exit-codes.js';
 import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from './stop-signals.js';
+import { AuditPolicyError, loadPolicyFile } from '../apiserver/audit/policy.js';
+import { AUDIT_LOG_FORMATS, type AuditLogFormat } from '../apiserver/audit/log-backend.js';
+import type { AuditConfig } from '../server/run-server.js';
 
 export function serverCommand(): Command {
   const cmd = new Command('server')
@@ -32,6 +37,12 @@ export function serverCommand(): Command {
     .option('--enable-priority-and-fairness <bool>', 'API Priority and Fairness: requests sorted by FlowSchemas into priority levels, each with its share of the limits below and fair queues (false: the plain limits, 429 at once)', boolArg, true)
     .option('--max-requests-inflight <n>', 'requests (reads, with Priority and Fairness all requests with the next) answered at once; 0: no limit', intArg, 400)
     .option('--max-mutating-requests-inflight <n>', 'writes answered at once; 0: no limit', intArg, 200)
+    .option('--audit-policy-file <file>', 'the audit policy (an audit.k8s.io/v1 Policy, as kube-apiserver reads it): which requests are logged, at which level')
+    .option('--audit-log-path <file>', "where audit events go, one JSON object a line ('-': standard output); nothing is logged without --audit-policy-file")
+    .option('--audit-log-maxage <days>', 'days an audit log backup is kept, by the time in its name (0: no limit)', intArg, 0)
+    .option('--audit-log-maxbackup <n>', 'audit log backups kept (0: all)', intArg, 0)
+    .option('--audit-log-maxsize <megabytes>', 'size at which the audit log is rotated (0: 100)', intArg, 0)
+    .addOption(new Option('--audit-log-format <format>', 'json: an audit.k8s.io/v1 Event a line; legacy: one line of text an event').choices([...AUDIT_LOG_FORMATS]).default('json'))
     .addOption(durationOption('--leader-elect-lease-duration <duration>', 'how long a controller-manager lease is valid', 15_000))
     .addOption(durationOption('--leader-elect-renew-deadline <duration>', 'how long the leader keeps trying to renew before stepping down', 10_000))
     .addOption(durationOption('--leader-elect-retry-period <duration>', 'how often candidates try to acquire and leaders renew', 2_000))
@@ -82,6 +93,11 @@ export function serverCommand(): Command {
         process.exit(2);
       }
     }
+    const audit = auditConfig(o);
+    if (typeof audit === 'string') {
+      console.error(`skiff server: ${audit}`);
+      process.exit(2);
+    }
     // Signals are handled from the start: one that comes while the server (and its own node) is
     // starting waits for the start, then stops gracefully, instead of killing the process midway.
     let starting: Promise<Awaited<ReturnType<typeof runServer>>> | undefined;
@@ -128,6 +144,7 @@ export function serverCommand(): Command {
           ...(o.token ? { token: o.token as string } : {}),
           ...(o.tokenAuthFile ? { tokenAuthFile: o.tokenAuthFile as string } : {}),
           ...(o.admissionControlConfigFile ? { admissionControlConfigFile: o.admissionControlConfigFile as string } : {}),
+          ...(audit ? { audit } : {}),
           controllers: {
             nodeMonitorPeriodMs: o.nodeMonitorPeriod as number,
             nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,
@@ -164,6 +181,32 @@ export function serverCommand(): Command {
     }
   });
   return cmd;
+}
+
+/**
+ * The audit flags, the policy read and checked now so a bad one stops the start with one line
+ * (a string: that line). As upstream: without both a policy and a log path nothing is logged.
+ */
+function auditConfig(o: Record<string, unknown>): AuditConfig | string | undefined {
+  const file = o.auditPolicyFile as string | undefined;
+  const path = o.auditLogPath as string | undefined;
+  if (!file) return undefined;
+  let policy;
+  try {
+    policy = loadPolicyFile(file);
+  } catch (e) {
+    if (e instanceof AuditPolicyError) return `--audit-policy-file ${file}: ${e.message}`;
+    throw e;
+  }
+  if (!path) return undefined;
+  if (path !== '-') {
+    try {
+      accessSync(dirname(resolve(path)), constants.W_OK);
+    } catch (e) {
+      return `--audit-log-path ${path}: cannot write there (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
+    }
+  }
+  return { policy, log: { path, format: o.auditLogFormat as AuditLogFormat, maxAgeDays: o.auditLogMaxage as number, maxBackups: o.auditLogMaxbackup as number, maxSizeMB: o.auditLogMaxsize as number } };
 }
 
 /** --cloud-endpoint, required with --cloud-provider: where the cloud API is. */

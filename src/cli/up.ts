@@ -6,7 +6,7 @@
 // told the cluster stops, so it keeps its Node and pods for the next start, then the servers stop.
 import { ContainerdDaemon, containerdPrerequisites } from '../cri/containerd-daemon.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { extname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { startProcess, type ManagedProcess } from '../util/processes.js';
 import { addConfigFile, boolArg, hostPortArg, intArg, listenErrorMessage } from './options.js';
@@ -81,6 +81,18 @@ export function addPassthroughOptions(cmd: Command, server: readonly Option[], a
     }
     return out;
   };
+}
+
+/**
+ * Several members on one machine must not share an audit log (each rotates its own file): each
+ * writes its own, named after it beside the path given (audit.log: audit-server-1.log).
+ */
+export function memberAuditLog(args: readonly string[], member: string): string[] {
+  return args.map((a, i) => {
+    if (args[i - 1] !== '--audit-log-path' || a === '-') return a;
+    const ext = extname(a);
+    return `${a.slice(0, a.length - ext.length)}-${member}${ext}`;
+  });
 }
 
 /** ": <why>" from the last line of a log that starts with `prefix` (a command's one-line failure), or "". */
@@ -356,7 +368,7 @@ export function upCommand(): Command {
           '--with-agent', '--node-name', s.nodeName, '--node-ip', s.host, '--runtime', o.runtime, '--kubelet-port', '0', ...runtimeFlags(s.nodeName),
           ...(withContainerd ? ['--allocate-node-cidrs', 'true'] : []),
           ...(cloudUrl ? ['--cloud-provider', 'local', '--cloud-endpoint', cloudUrl, ...o.nodeGroup.flatMap((g) => ['--nodes', `${g.min}:${g.max}:${g.name}`])] : []),
-          ...pass.server,
+          ...(servers.length > 1 ? memberAuditLog(pass.server, s.name) : pass.server),
         ],
         // Through the environment, not argv: other local users can read a command line with ps.
         env: { ...process.env, SKIFF_TOKEN: token },

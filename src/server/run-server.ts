@@ -25,6 +25,8 @@ import { PidLock } from '../util/pid-lock.js';
 import type { AgentNodeConfig } from '../agent/agent.js';
 import { CONTROL_PLANE_ROLE, startControlPlaneNode } from './control-plane-node.js';
 import { readAdmissionConfigFile } from '../apiserver/admission/config-file.js';
+import { PolicyChecker, type Policy } from '../apiserver/audit/policy.js';
+import { AuditLogBackend, type AuditLogOptions } from '../apiserver/audit/log-backend.js';
 
 export interface ServerConfig {
   dataDir: string;
@@ -50,6 +52,8 @@ export interface ServerConfig {
   tokenAuthFile?: string;
   /** An AdmissionConfiguration (`--admission-control-config-file`): PodSecurity's defaults and exemptions. */
   admissionControlConfigFile?: string;
+  /** Audit logging (`--audit-policy-file`, `--audit-log-*`). */
+  audit?: AuditConfig;
   controllers: ControllerOptions;
   /** Pod CIDRs for nodes (--allocate-node-cidrs); none without. */
   nodeIpam?: NodeIpamOptions;
@@ -110,6 +114,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   );
   const pki = await ensureClusterPki(cfg.dataDir, hosts, shared);
 
+  const audit = cfg.audit ? await openAudit(cfg.audit, log) : undefined;
   const api = new ApiServer({
     store,
     log,
@@ -127,6 +132,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
     ...(cfg.flowControl ? { flowControl: cfg.flowControl } : {}),
     ...(cfg.eventTtlSeconds !== undefined ? { eventTtlSeconds: cfg.eventTtlSeconds } : {}),
+    ...(audit ? { audit } : {}),
     admission: {
       defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds,
       defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds,
@@ -192,6 +198,20 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
       lock.release();
     },
   };
+}
+
+/** The audit policy, already read and checked, and where its events are written. */
+export interface AuditConfig {
+  policy: Policy;
+  log: Omit<AuditLogOptions, 'log'>;
+}
+
+/** Opens the audit log now, so a path that cannot be written stops the start rather than losing events. */
+async function openAudit(cfg: AuditConfig, log: Logger): Promise<{ policy: PolicyChecker; sink: AuditLogBackend }> {
+  const sink = new AuditLogBackend({ ...cfg.log, log });
+  await sink.open();
+  log.info({ path: cfg.log.path, rules: cfg.policy.rules.length }, 'audit log enabled');
+  return { policy: new PolicyChecker(cfg.policy), sink };
 }
 
 export function readKubeconfigFile(path: string): string {

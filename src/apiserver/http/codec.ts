@@ -7,6 +7,7 @@ import { StatusError, badRequest, requestEntityTooLarge, unsupportedMediaType } 
 import { decodeProtobufObject } from '../protobuf/decode.js';
 import { objectJson } from '../stored-json.js';
 import { abortResponse, clientGone, streamClosedEarly } from './listener.js';
+import { requestBodyRead } from './body-observer.js';
 
 /** Upstream's limit for request bodies (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -33,8 +34,10 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
       settled = true;
       req.off('data', onData);
       stopWatching();
-      if (err) reject(err);
-      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (err) return reject(err);
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      requestBodyRead(req, body);
+      resolve(body);
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
