@@ -1,5 +1,7 @@
 // `skiff server`: API server (and, later, controllers and scheduler) in one process.
 import { SubnetRange } from '../controllers/node-ipam.js';
+import { validateControllerSelection } from '../controllers/index.js';
+import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AUTOSCALER_DEFAULTS, parseNodesFlag, type AutoscalerGroup, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 import { EXPANDERS, type Expander } from '../cloud/autoscaler/plan.js';
@@ -47,6 +49,8 @@ export function serverCommand(): Command {
     .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01)
     .option('--allocate-node-cidrs <bool>', 'give every Node a pod CIDR from --cluster-cidr (spec.podCIDR), which its agent hands to the container runtime', boolArg, false)
     .option('--cluster-cidr <cidr>', 'the pods\' address range, split into one CIDR per node', '10.42.0.0/16')
+    .option('--service-cluster-ip-range <cidr>', 'the Services\' address range: ClusterIPs come from it, its first address is the kubernetes Service\'s (IPv4 at most /12, IPv6 at most /108)', DEFAULT_SERVICE_CLUSTER_IP_RANGE)
+    .option('--controllers <names>', 'controllers to run: * for all, a name to enable one, -name to disable one (e.g. *,-resourcequota-controller); names as kube-controller-manager spells them, the scheduler as scheduler', listArg, ['*'])
     .option('--node-cidr-mask-size <bits>', 'the size of each node\'s pod CIDR', intArg, 24)
     .addOption(new Option('--cloud-provider <name>', 'the cloud the machines run in: its controllers initialise Nodes and remove those whose instance is gone').choices(['local']))
     .option('--cloud-endpoint <url>', 'the cloud API (for local: the URL `skiff cloud serve` listens on)')
@@ -80,6 +84,14 @@ export function serverCommand(): Command {
         console.error(`skiff server: --cluster-cidr/--node-cidr-mask-size: ${(e as Error).message}`);
         process.exit(2);
       }
+    }
+    let serviceRange: ServiceRange;
+    try {
+      serviceRange = ServiceRange.parse(o.serviceClusterIpRange as string);
+      validateControllerSelection(o.controllers as string[]);
+    } catch (e) {
+      console.error(`skiff server: ${(e as Error).message}`);
+      process.exit(2);
     }
     // Signals are handled from the start: one that comes while the server (and its own node) is
     // starting waits for the start, then stops gracefully, instead of killing the process midway.
@@ -126,6 +138,8 @@ export function serverCommand(): Command {
           },
           ...(o.token ? { token: o.token as string } : {}),
           ...(o.tokenAuthFile ? { tokenAuthFile: o.tokenAuthFile as string } : {}),
+          serviceRange,
+          controllerSelection: o.controllers as string[],
           controllers: {
             nodeMonitorPeriodMs: o.nodeMonitorPeriod as number,
             nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,
