@@ -32,7 +32,7 @@ function find(dir) {
 /** End-to-end files that start only their own processes, on ports chosen free: they may run beside any other. */
 const SELF_CONTAINED = new Set([
   'admission-webhooks', 'agent-outage', 'aggregation', 'bad-input', 'client-node', 'control-plane-node', 'controllers', 'conversion-webhook', 'crd', 'durability', 'flood', 'fuzz',
-  'audit', 'hostile-connections', 'kubectl', 'manifests-corpus', 'pod-security', 'preemption', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security',
+  'audit', 'hostile-connections', 'kubectl', 'manifests-corpus', 'pod-security', 'preemption', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security', 'server-flags',
   'storage-faults', 'storage-networking-kinds',
 ]);
 /** The scenario files: one at a time, beside the machine-wide group and the self-contained files. */

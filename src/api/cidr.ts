@@ -35,11 +35,42 @@ function ipv6Bits(ip: string): bigint | undefined {
   return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g || '0', 16)), 0n);
 }
 
+/** An address as a number, or undefined when the text is not one (a zone, "%eth0", is not part of an address here, as in Go's ParseIP). */
+export function parseIp(ip: string): { family: 4 | 6; bits: bigint } | undefined {
+  if (ip.includes('%')) return undefined;
+  const v4 = ipv4Bits(ip);
+  if (v4 !== undefined) return { family: 4, bits: v4 };
+  const v6 = ipv6Bits(ip);
+  return v6 === undefined ? undefined : { family: 6, bits: v6 };
+}
+
+/** An address as text: dotted IPv4, or IPv6 with its longest run of zero groups shortened to "::". */
+export function formatIp(bits: bigint, family: 4 | 6): string {
+  if (family === 4) return [24n, 16n, 8n, 0n].map((s) => String((bits >> s) & 255n)).join('.');
+  const groups = Array.from({ length: 8 }, (_, i) => Number((bits >> BigInt(112 - 16 * i)) & 0xffffn));
+  let best = { at: -1, len: 0 };
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > best.len && j - i >= 2) best = { at: i, len: j - i };
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (best.at < 0) return hex.join(':');
+  return `${hex.slice(0, best.at).join(':')}::${hex.slice(best.at + best.len).join(':')}`;
+}
+
 /** The block a CIDR string names, or undefined when it is not one. */
 export function parseCidr(text: string): Cidr | undefined {
   const slash = text.indexOf('/');
   if (slash < 0) return undefined;
   const ip = text.slice(0, slash);
+  // Go's ParseCIDR takes no zone ("fe80::1%eth0/64"), though Node's isIP does.
+  if (ip.includes('%')) return undefined;
   const len = text.slice(slash + 1);
   if (!/^\d{1,3}$/.test(len)) return undefined;
   const prefix = Number(len);

@@ -122,6 +122,17 @@ function withoutVolatile(obj: KubeObject): KubeObject {
   return { ...obj, metadata: meta };
 }
 
+/**
+ * Whether a write changes nothing: the same object, and the same field owners (an applier that
+ * takes co-ownership of a value someone else set changes only managedFields, and is a write); new
+ * timestamps alone are not a change, as upstream's field manager keeps the old ones then.
+ */
+function unchanged(prepared: KubeObject, current: KubeObject): boolean {
+  if (!jsonEqual(withoutVolatile(prepared), withoutVolatile(current))) return false;
+  const owners = (o: KubeObject) => (o.metadata.managedFields ?? []).map(({ time: _t, ...entry }) => entry);
+  return jsonEqual(owners(prepared), owners(current));
+}
+
 /** Where an update starts: the current object and the revision its compare-and-swap expects. */
 interface UpdateState {
   current: KubeObject;
@@ -383,13 +394,16 @@ export class ObjectStore {
     if (hasStatusSubresource(this.rt) && !this.rt.keepsStatusOnCreate) delete obj.status;
     this.rt.defaults(obj);
     this.rt.prepareForCreate?.(obj);
+    // The client's managedFields are the field manager's to read, not validation's (upstream's order).
+    const requestedManagedFields = meta.managedFields;
+    if (!ctx.managedFieldsSet) delete meta.managedFields;
     const attrs = this.attributes('CREATE', obj, undefined, ctx);
     await this.admission.mutate(attrs);
     const causes = this.rt.validate(obj, undefined);
     if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, meta.name ?? '', causes);
     addWarnings(ctx, this.rt.warningsFor?.(obj));
     await this.admission.validate(attrs);
-    if (!ctx.managedFieldsSet) updateManagedFields(undefined, obj, { manager: ctx.fieldManager, operation: 'Update', now: nowRfc3339(this.clock), kind: this.rt });
+    if (!ctx.managedFieldsSet) updateManagedFields(undefined, obj, { manager: ctx.fieldManager, operation: 'Update', now: nowRfc3339(this.clock), kind: this.rt, requested: requestedManagedFields });
     const rename = (name: string): void => {
       if (name === meta.name) return;
       meta.name = name;
@@ -457,7 +471,7 @@ export class ObjectStore {
         wantRv = opts.preconditionRv ? opts.preconditionRv(next) : next.metadata?.resourceVersion;
         if (wantRv && wantRv !== current.metadata.resourceVersion) throw conflict(this.rt.resource, this.rt.group, name);
         prepared = await this.prepareUpdate(current, next, ctx, opts.subresource);
-        if (jsonEqual(withoutVolatile(prepared), withoutVolatile(current))) {
+        if (unchanged(prepared, current)) {
           if (!cached) return current;
           state = await this.storedState(await this.store.get(key));
           continue;
@@ -570,6 +584,9 @@ export class ObjectStore {
       delete meta.generation;
     }
     if (subresource === undefined || subresource === 'scale') this.rt.prepareForUpdate?.(next, old);
+    // What the client sent as managedFields goes to the field manager below; validation sees the stored ones.
+    const requestedManagedFields = meta.managedFields;
+    if (!ctx.managedFieldsSet) meta.managedFields = old.metadata.managedFields;
     // Admission sees every update, subresources too (a plugin says which it acts on). For a write
     // no plugin handles (a Lease renewal) no attributes are built and no plugin code runs.
     const attrs = this.admission.admits('UPDATE', this.rt) ? this.attributes('UPDATE', next, old, ctx, subresource) : undefined;
@@ -582,12 +599,12 @@ export class ObjectStore {
     }
     if (attrs) await this.admission.validate(attrs);
     if (ctx.managedFieldsSet) return next;
-    meta.managedFields = old.metadata.managedFields;
     updateManagedFields(old, next, {
       manager: ctx.fieldManager,
       operation: 'Update',
       now: nowRfc3339(this.clock),
       kind: this.rt,
+      requested: requestedManagedFields,
       ...(subresource ? { subresource } : {}),
     });
     return next;

@@ -33,6 +33,7 @@ import { serviceAccountAdmission } from './admission/service-account.js';
 import { defaultTolerationSeconds, type DefaultTolerationOptions } from './admission/default-toleration-seconds.js';
 import { priorityAdmission } from './admission/priority.js';
 import { resourceQuotaAdmission } from './admission/resource-quota.js';
+import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
 import { limitRanger } from './admission/limit-ranger.js';
 import type { LimitRange } from '../api/kinds/limitrange.js';
 import { serviceAddresses } from './admission/service-addresses.js';
@@ -100,6 +101,8 @@ export interface ApiServerOptions {
   authorizer?: Authorizer;
   /** Admission plugins' settings (upstream's flags and --admission-control-config-file). */
   admission?: Partial<DefaultTolerationOptions> & { podSecurity?: PodSecurityConfiguration };
+  /** Where Services get their ClusterIPs (--service-cluster-ip-range); k3s' 10.43.0.0/16 when not given. */
+  serviceRange?: ServiceRange;
   podLogs?: PodLogStreamer;
   watchBookmarkIntervalMs?: number;
   /** Events each resource's watch cache keeps for resuming watches. */
@@ -151,6 +154,7 @@ export class ApiServer {
   private readonly store: Store;
   private readonly stores = new Map<ResourceType, ObjectStore>();
   private readonly admission: AdmissionChain;
+  readonly serviceRange: ServiceRange;
   private readonly storesByResource = new Map<string, ObjectStore>();
   private readonly discovery = new Discovery(discoveredTypes(servedKinds));
   private readonly handler: ResourceHandler;
@@ -199,6 +203,7 @@ export class ApiServer {
       );
     this.webhooks = new WebhookClient({ endpoints: this.serviceEndpointObjects(), clock: this.clock });
     if (opts.audit) this.auditor = new Auditor({ ...opts.audit, decodeObject: decodeObjectBody });
+    this.serviceRange = opts.serviceRange ?? ServiceRange.parse(DEFAULT_SERVICE_CLUSTER_IP_RANGE);
     this.admission = this.admissionPlugins(opts);
     for (const rt of servedKinds) this.addStore(rt, true);
     this.handler = new ResourceHandler({
@@ -402,7 +407,7 @@ export class ApiServer {
         defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
       }),
       storageObjectInUseProtection(),
-      serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items),
+      serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items, this.serviceRange),
       rbacEscalation(this.rbac),
       resourceQuotaAdmission(
         {

@@ -1,5 +1,7 @@
 // `skiff server`: API server (and, later, controllers and scheduler) in one process.
 import { SubnetRange } from '../controllers/node-ipam.js';
+import { validateControllerSelection } from '../controllers/index.js';
+import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { accessSync, constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -59,6 +61,8 @@ export function serverCommand(): Command {
     .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01)
     .option('--allocate-node-cidrs <bool>', 'give every Node a pod CIDR from --cluster-cidr (spec.podCIDR), which its agent hands to the container runtime', boolArg, false)
     .option('--cluster-cidr <cidr>', 'the pods\' address range, split into one CIDR per node', '10.42.0.0/16')
+    .option('--service-cluster-ip-range <cidr>', 'the Services\' address range: ClusterIPs come from it, its first address is the kubernetes Service\'s (IPv4 at most /12, IPv6 at most /108)', DEFAULT_SERVICE_CLUSTER_IP_RANGE)
+    .option('--controllers <names>', 'controllers to run: * for all, a name to enable one, -name to disable one (e.g. *,-resourcequota-controller); names as kube-controller-manager spells them, the scheduler as scheduler', listArg, ['*'])
     .option('--node-cidr-mask-size <bits>', 'the size of each node\'s pod CIDR', intArg, 24)
     .addOption(new Option('--cloud-provider <name>', 'the cloud the machines run in: its controllers initialise Nodes and remove those whose instance is gone').choices(['local']))
     .option('--cloud-endpoint <url>', 'the cloud API (for local: the URL `skiff cloud serve` listens on)')
@@ -96,6 +100,14 @@ export function serverCommand(): Command {
     const audit = auditConfig(o);
     if (typeof audit === 'string') {
       console.error(`skiff server: ${audit}`);
+      process.exit(2);
+    }
+    let serviceRange: ServiceRange;
+    try {
+      serviceRange = ServiceRange.parse(o.serviceClusterIpRange as string);
+      validateControllerSelection(o.controllers as string[]);
+    } catch (e) {
+      console.error(`skiff server: ${(e as Error).message}`);
       process.exit(2);
     }
     // Signals are handled from the start: one that comes while the server (and its own node) is
@@ -145,6 +157,8 @@ export function serverCommand(): Command {
           ...(o.tokenAuthFile ? { tokenAuthFile: o.tokenAuthFile as string } : {}),
           ...(o.admissionControlConfigFile ? { admissionControlConfigFile: o.admissionControlConfigFile as string } : {}),
           ...(audit ? { audit } : {}),
+          serviceRange,
+          controllerSelection: o.controllers as string[],
           controllers: {
             nodeMonitorPeriodMs: o.nodeMonitorPeriod as number,
             nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriod as number,

@@ -19,6 +19,7 @@ import { ControllerManager, type ControllerOptions, type LeaderElectionTimings }
 import { LocalCloudProvider } from '../cloud/local-provider.js';
 import type { AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 import { allControllers } from '../controllers/index.js';
+import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
 import { PidLock } from '../util/pid-lock.js';
@@ -55,6 +56,10 @@ export interface ServerConfig {
   /** Audit logging (`--audit-policy-file`, `--audit-log-*`). */
   audit?: AuditConfig;
   controllers: ControllerOptions;
+  /** Which controllers run (--controllers): * for all, name to enable, -name to disable. */
+  controllerSelection?: string[];
+  /** Where Services get their ClusterIPs (--service-cluster-ip-range). */
+  serviceRange?: ServiceRange;
   /** Pod CIDRs for nodes (--allocate-node-cidrs); none without. */
   nodeIpam?: NodeIpamOptions;
   leaderElection: LeaderElectionTimings;
@@ -109,7 +114,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
 
   const advertise = cfg.advertiseAddress ?? (cfg.listenHost === '0.0.0.0' || cfg.listenHost === '::' ? '127.0.0.1' : cfg.listenHost);
   const endpoint = cfg.controlPlaneEndpoint ? splitHostPort(cfg.controlPlaneEndpoint) : undefined;
-  const hosts = [...new Set(['127.0.0.1', 'localhost', hostname(), cfg.listenHost, advertise, ...(endpoint ? [endpoint.host] : []), 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'])].filter(
+  const hosts = [...new Set(['127.0.0.1', 'localhost', hostname(), cfg.listenHost, advertise, ...(endpoint ? [endpoint.host] : []), 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', (cfg.serviceRange ?? ServiceRange.parse(DEFAULT_SERVICE_CLUSTER_IP_RANGE)).kubernetesIp])].filter(
     (h) => h && h !== '0.0.0.0' && h !== '::',
   );
   const pki = await ensureClusterPki(cfg.dataDir, hosts, shared);
@@ -132,6 +137,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
     ...(cfg.flowControl ? { flowControl: cfg.flowControl } : {}),
     ...(cfg.eventTtlSeconds !== undefined ? { eventTtlSeconds: cfg.eventTtlSeconds } : {}),
+    ...(cfg.serviceRange ? { serviceRange: cfg.serviceRange } : {}),
     ...(audit ? { audit } : {}),
     admission: {
       defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds,
@@ -163,7 +169,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     metrics: api.metrics.client,
   });
   const cloud = cfg.cloud ? new LocalCloudProvider(cfg.cloud.endpoint) : undefined;
-  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
+  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });

@@ -7,6 +7,7 @@ import { apiVersionOf } from '../../api/types.js';
 import { FieldSet, fieldElement } from './fieldpath.js';
 import { STRIPPED_FIELDS, compare, createdFieldsV1, type Comparison } from './fieldset.js';
 import { isObject, type JsonObject } from './json.js';
+import { jsonEqual } from '../../api/kinds/json.js';
 import { rfc3339 } from '../../util/time.js';
 import { schemaFor, type MergeKind } from '../../api/schema/merge-schema.js';
 import { hasStatusSubresource } from '../../api/resource.js';
@@ -178,6 +179,12 @@ export interface UpdateManagedFieldsOptions {
   now: string;
   /** The kind written, in the version its entries record. */
   kind: MergeKind;
+  /**
+   * The managedFields the client sent, when it sent any (read before validation, which then sees
+   * the stored ones): valid ones replace the stored ones, [{}] clears them, anything else is
+   * ignored, as upstream's field manager treats them.
+   */
+  requested?: unknown;
 }
 
 /**
@@ -191,7 +198,7 @@ export interface UpdateManagedFieldsOptions {
 export function updateManagedFields(old: KubeObject | undefined, updated: KubeObject, opts: UpdateManagedFieldsOptions): void {
   try {
     const gvk = opts.kind;
-    const managers = baseManagers(old, updated, opts.subresource);
+    const managers = baseManagers(old, 'requested' in opts ? opts.requested : updated.metadata.managedFields, opts.subresource);
     if (!old && !opts.subresource && managers.size === 0 && !forceGeneralPath) return recordCreate(updated, gvk, opts);
     const before = withoutManagedFields(old);
     const after = withoutManagedFields(updated);
@@ -255,11 +262,11 @@ function recordCreate(created: KubeObject, gvk: MergeKind, opts: UpdateManagedFi
  * managedFields), unless it carries none or writes a subresource, then those of the live object.
  * `[]` or `[{}]` resets.
  */
-function baseManagers(old: KubeObject | undefined, updated: KubeObject, subresource: string | undefined): Managers {
-  const requested: unknown = updated.metadata.managedFields;
+function baseManagers(old: KubeObject | undefined, requested: unknown, subresource: string | undefined): Managers {
   if (!subresource) {
-    if (isReset(requested)) return new Map();
-    if (Array.isArray(requested) && requested.length > 0) {
+    if (isManagedFieldsReset(requested)) return new Map();
+    // The same list the object has (a client writing back what it read) decodes as the stored one.
+    if (Array.isArray(requested) && requested.length > 0 && !jsonEqual(requested, old?.metadata.managedFields)) {
       try {
         const m = decodeManagedFields(requested);
         if (m.size > 0) return m;
@@ -271,9 +278,9 @@ function baseManagers(old: KubeObject | undefined, updated: KubeObject, subresou
   return decodeOrEmpty(old?.metadata.managedFields);
 }
 
-function isReset(v: unknown): boolean {
-  if (!Array.isArray(v)) return false;
-  return v.length === 0 || (v.length === 1 && isObject(v[0]) && Object.keys(v[0]).length === 0);
+/** Upstream's documented reset: a list of one empty entry (an empty list changes nothing). */
+export function isManagedFieldsReset(v: unknown): boolean {
+  return Array.isArray(v) && v.length === 1 && isObject(v[0]) && Object.keys(v[0]).length === 0;
 }
 
 export function withoutManagedFields(obj: KubeObject | undefined): JsonObject | undefined {
