@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 // Runs every compiled test file with node's test runner, several files at a time.
 //
-// The unit tests run in one process, their files in parallel. The end-to-end files start real
+// The unit tests run in one process, one file after another. The end-to-end files start real
 // processes and mostly wait on them (timers, polls), so several run side by side, one process per
 // file, in SKIFF_TEST_LANES lanes (3 by default; SKIFF_TEST_SERIAL=1 runs one at a time), the
 // longest first. Two groups run one file at a time each, as the two lines before them did: the
 // files that use something machine-wide (`skiff up` with its default ports, containerd and its
 // bridges, host-process pods, HAProxy, Chromium, install layouts; crash, upgrade and sim with
-// them), and the scenario files (stories at 20x speed, which judge timing and want the CPU they
-// had). Every other file starts only its own servers, on loopback ports chosen free, and runs
-// beside anything. A file not listed below counts as machine-wide: a new file is safe by default,
-// and faster once listed.
+// them), and the scenario files, which also keep at most one other job beside them (their stories
+// run at 20x speed and judge timing). Every other file starts only its own servers, on loopback
+// ports chosen free, and runs beside anything. A file not listed below counts as machine-wide: a
+// new file is safe by default, and faster once listed.
 //
 // Each file's output goes to test-artifacts/logs/<file>.log; a line per file says how it went, a
 // failing file's log is printed in full, and test-artifacts/durations.txt lists the files, slowest first.
@@ -83,7 +83,7 @@ function job(label, list, concurrency) {
 }
 
 const jobs = [];
-if (unit.length > 0) jobs.push(job(`unit tests (${unit.length} files)`, unit, 2));
+if (unit.length > 0) jobs.push(job(`unit tests (${unit.length} files)`, unit, 1));
 for (const f of e2e) jobs.push(job(f.replace(/^dist\/test\//, '').replace(/\.test\.js$/, ''), [f], 1));
 
 function counts(log) {
@@ -120,8 +120,13 @@ function runJob(j) {
 
 /** The next job to start: the two serial groups first while free (they are the longest chains), then the longest. */
 function next(queue) {
+  // A scenario runs with one job beside it at most, as it always has: its stories run at 20x speed
+  // and a third busy process on two cores stretches its leases past their deadlines.
+  if (busy.has('story') && running >= 2) return undefined;
   const runnable = queue.filter((j) => !j.group || !busy.has(j.group));
   if (runnable.length === 0) return undefined;
+  const story = runnable.find((j) => j.group === 'story');
+  if (story) return running <= 1 ? story : undefined;
   runnable.sort((a, b) => Number(b.group !== undefined) - Number(a.group !== undefined) || b.expected - a.expected);
   return runnable[0];
 }

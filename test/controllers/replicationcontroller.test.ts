@@ -75,9 +75,10 @@ describe('ReplicationController', () => {
       // kubectl scale rc: a merge patch of the Scale.
       await h.client.patch(`${rcPath(ns, 'web')}/scale`, { spec: { replicas: 1 } }, 'merge');
       await eventually(async () => (await pods(h.client, ns)).filter((p) => !p.metadata.deletionTimestamp).length === 1, 5000, 'scaled to 1');
-      const ev = await events(h.client, ns);
-      assert.ok(ev.some((e) => e.reason === 'SuccessfulCreate' && e.involvedObject.kind === 'ReplicationController'));
-      assert.ok(ev.some((e) => e.reason === 'SuccessfulDelete' && e.involvedObject.kind === 'ReplicationController'));
+      // Events are recorded after the deletes they report, in the background: wait for them.
+      const recorded = (reason: string) => async () => (await events(h.client, ns)).some((e) => e.reason === reason && e.involvedObject.kind === 'ReplicationController');
+      await eventually(recorded('SuccessfulCreate'), 5000, 'a SuccessfulCreate event');
+      await eventually(recorded('SuccessfulDelete'), 5000, 'a SuccessfulDelete event');
     } finally {
       await running.stop();
     }
