@@ -75,6 +75,19 @@ export function tailOffset(path: string, lines: number): number {
   }
 }
 
+/**
+ * Why a runtime without a streaming server cannot exec, attach or forward, in one line. `kubectl cp`
+ * is an exec of tar, so it is named as what the user typed, with the way that works instead.
+ */
+export function noStreamsMessage(runtime: RuntimeName, kind: StreamRequest['kind'], command: string[]): string {
+  const what = runtime === 'simulated' ? 'simulated containers, which run no process' : "host processes sharing the node's files and network";
+  if (kind === 'exec' && /(^|\/)tar$/.test(command[0] ?? '')) {
+    return `kubectl cp needs a container to run tar in, and the ${runtime} runtime has none (its containers are ${what}): ${runtime === 'process' ? "copy the files on the node itself (a container's files are the host's), or " : ''}run the node's agent with --runtime containerd`;
+  }
+  const verb = kind === 'portforward' ? 'forward ports into' : `${kind} to`;
+  return `the ${runtime} runtime has no containers to ${verb} (its containers are ${what}): run the node's agent with --runtime containerd`;
+}
+
 export class LogServer {
   private server?: https.Server;
   private readonly open = new Set<ServerResponse>();
@@ -148,9 +161,7 @@ export class LogServer {
     const [ns, podName] = [decodeURIComponent(m[2]!), decodeURIComponent(m[3]!)];
     const w = this.o.lookup(ns, podName);
     if (!w) return send(res, 404, `pod "${podName}" in namespace "${ns}" not found on this node`);
-    if (!this.o.streamUrl) {
-      return send(res, 400, `the ${this.o.runtime ?? 'process'} runtime has no containers to ${kind === 'portforward' ? 'forward ports into' : `${kind} to`}: its containers are host processes sharing the node's network; run the node's agent with --runtime containerd`);
-    }
+    if (!this.o.streamUrl) return send(res, 400, noStreamsMessage(this.o.runtime ?? 'process', kind, url.searchParams.getAll('command')));
     const q = url.searchParams;
     let request: StreamRequest;
     if (kind === 'portforward') {
