@@ -13,6 +13,7 @@ import type { Logger } from '../util/log.js';
 import { queryBool } from '../api/query-params.js';
 import type { PodWorker } from './pod-worker.js';
 import { CriLogDecoder } from './cri-log.js';
+import { TimedLogDecoder } from './log-times.js';
 import type { RuntimeName, StreamRequest } from './runtimes/runtime.js';
 import { asRequest, relayUpgrade, upgradeHeaders, upgradeOf, UpgradeRefused } from '../util/upgrade.js';
 
@@ -236,15 +237,23 @@ export class LogServer {
     const sinceTime = q.get('sinceTime');
     const sinceMs =
       sinceSeconds !== null && /^\d+$/.test(sinceSeconds) ? Date.now() - Number(sinceSeconds) * 1000 : sinceTime !== null && !Number.isNaN(Date.parse(sinceTime)) ? Date.parse(sinceTime) : undefined;
-    // CRI logs carry a timestamp per line: --timestamps and --since are exact. Raw logs have none.
-    const decoder = info.format === 'cri' ? new CriLogDecoder({ timestamps: queryBool(q, 'timestamps'), ...(sinceMs !== undefined ? { sinceMs } : {}) }) : undefined;
+    // CRI logs carry a time per line, and the process runtime's logs have marks of when they grew
+    // (log-times.ts): --timestamps and --since are per line. Other raw logs have none.
+    const timestamps = queryBool(q, 'timestamps');
     let offset = 0;
     if (existsSync(path)) {
       const st = statSync(path);
-      // Without per-line timestamps, a since can only drop a whole file last written before it.
-      if (!decoder && sinceMs !== undefined && st.mtimeMs < sinceMs) offset = st.size;
+      // Without per-line times, a since can only drop a whole file last written before it.
+      if (!info.format && sinceMs !== undefined && st.mtimeMs < sinceMs) offset = st.size;
       else if (tail !== null && /^-?\d+$/.test(tail) && Number(tail) >= 0) offset = tailOffset(path, Number(tail));
     }
+    const since = sinceMs !== undefined ? { sinceMs } : {};
+    const decoder =
+      info.format === 'cri'
+        ? new CriLogDecoder({ timestamps, ...since })
+        : info.format === 'marked' && (timestamps || sinceMs !== undefined)
+          ? new TimedLogDecoder(path, { offset, timestamps, ...since, now: Date.now })
+          : undefined;
     const write = (chunk: Buffer): boolean => {
       let out = decoder ? decoder.push(chunk) : chunk;
       if (out.length > limitBytes) out = out.subarray(0, limitBytes);
@@ -276,7 +285,12 @@ export class LogServer {
       return limitBytes > 0;
     };
     const more = pump();
-    if (!follow || !more) return void res.end();
+    // A last line without its newline, from a log that ends here.
+    const finish = (): void => {
+      if (decoder instanceof TimedLogDecoder && limitBytes > 0) write(decoder.end());
+      res.end();
+    };
+    if (!follow || !more) return finish();
     const timer = setInterval(() => {
       if (res.destroyed) return clearInterval(timer);
       const canMore = pump();
@@ -285,7 +299,7 @@ export class LogServer {
       if (!canMore || !stillRunning) {
         if (canMore) pump();
         clearInterval(timer);
-        res.end();
+        finish();
       }
     }, this.o.pollMs ?? 250);
     res.on('close', () => clearInterval(timer));

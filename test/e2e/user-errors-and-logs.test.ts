@@ -1,7 +1,9 @@
 // Where a newcomer meets skiff's limits, the message says what is missing and what to do, in one
 // line: `skiff sim` with a credential that may not impersonate nodes exits at once instead of
 // waiting silently; `kubectl cp` on the process runtime, `kubectl logs` on a simulated fleet's
-// node, `kubectl autoscale` without autoscaling/v2.
+// node, `kubectl autoscale` without autoscaling/v2. And the process runtime's logs carry per-line
+// times, so `kubectl logs --since=2s` (kubetail passes --since on every call) and `--timestamps`
+// work there as on containerd.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +23,7 @@ const pod = (name: string, node: string, script: string) => ({
   spec: { nodeName: node, containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', script] }] },
 });
 
-describe('errors where the user is', () => {
+describe('errors where the user is, and per-line log times on the process runtime', () => {
   const s = new TestServer('user-errors');
   const dir = mkdtempSync(join(tmpdir(), 'skiff-user-errors-'));
   const agent = new TestAgent(s, 'proc-node');
@@ -67,9 +69,33 @@ describe('errors where the user is', () => {
     assert.match(lines[0]!, /^skiff sim: the credential may not impersonate nodes, .*use the cluster's admin kubeconfig/);
   });
 
-  it('kubectl cp on the process runtime says there is no container to copy into, and what to do', async () => {
+  it('kubectl logs --since=2s and --timestamps on the process runtime: per line, not the whole log', async () => {
     await api.create('/api/v1/namespaces/default/pods', pod('ticker', 'proc-node', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.5; done'));
     await running('ticker');
+    // Enough lines that the first are well older than two seconds.
+    await eventually(async () => /tick 12\n/.test(await s.k(['logs', 'ticker'])), 20_000, 'thirteen lines');
+    const all = (await s.k(['logs', 'ticker'])).trim().split('\n');
+    const recent = (await s.k(['logs', 'ticker', '--since=2s'])).trim().split('\n');
+    assert.ok(recent.length >= 2 && recent.length <= 6, `about four lines in two seconds at two a second, got ${recent.length}: ${recent.join(' | ')}`);
+    assert.ok(!recent.includes('tick 0'), 'the first lines are older than two seconds');
+    const first = Number(/tick (\d+)/.exec(recent[0]!)?.[1]);
+    assert.ok(first >= all.length - 6, `the newest lines (from ${first}, of ${all.length})`);
+    const stamped = (await s.k(['logs', 'ticker', '--timestamps', '--tail=5'])).trim().split('\n');
+    assert.equal(stamped.length, 5);
+    let before = 0;
+    for (const l of stamped) {
+      const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z) tick \d+$/.exec(l);
+      assert.ok(m, `an RFC 3339 time before each line: ${l}`);
+      const t = Date.parse(m[1]!.replace(/(\.\d{3})\d+/, '$1'));
+      assert.ok(t >= before, 'times in order');
+      assert.ok(Math.abs(Date.now() - t) < 10_000, `a time of now, not of the file: ${m[1]}`);
+      before = t;
+    }
+    const span = Date.parse(stamped[4]!.slice(0, 23) + 'Z') - Date.parse(stamped[0]!.slice(0, 23) + 'Z');
+    assert.ok(span >= 1000 && span <= 4000, `five lines half a second apart span about two seconds, not one moment: ${span} ms`);
+  });
+
+  it('kubectl cp on the process runtime says there is no container to copy into, and what to do', async () => {
     const r = await s.kubectl(['cp', join(dir, 'tokens.csv'), 'ticker:/tmp/tokens.csv']);
     assert.notEqual(r.code, 0);
     const lines = r.stderr.trim().split('\n');
