@@ -13,6 +13,7 @@ import type { Logger } from '../util/log.js';
 import { queryBool } from '../api/query-params.js';
 import type { PodWorker } from './pod-worker.js';
 import { CriLogDecoder } from './cri-log.js';
+import { TimedLogDecoder } from './log-times.js';
 import type { RuntimeName, StreamRequest } from './runtimes/runtime.js';
 import { asRequest, relayUpgrade, upgradeHeaders, upgradeOf, UpgradeRefused } from '../util/upgrade.js';
 
@@ -73,6 +74,19 @@ export function tailOffset(path: string, lines: number): number {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Why a runtime without a streaming server cannot exec, attach or forward, in one line. `kubectl cp`
+ * is an exec of tar, so it is named as what the user typed, with the way that works instead.
+ */
+export function noStreamsMessage(runtime: RuntimeName, kind: StreamRequest['kind'], command: string[]): string {
+  const what = runtime === 'simulated' ? 'simulated containers, which run no process' : "host processes sharing the node's files and network";
+  if (kind === 'exec' && /(^|\/)tar$/.test(command[0] ?? '')) {
+    return `kubectl cp needs a container to run tar in, and the ${runtime} runtime has none (its containers are ${what}): ${runtime === 'process' ? "copy the files on the node itself (a container's files are the host's), or " : ''}run the node's agent with --runtime containerd`;
+  }
+  const verb = kind === 'portforward' ? 'forward ports into' : `${kind} to`;
+  return `the ${runtime} runtime has no containers to ${verb} (its containers are ${what}): run the node's agent with --runtime containerd`;
 }
 
 export class LogServer {
@@ -148,9 +162,7 @@ export class LogServer {
     const [ns, podName] = [decodeURIComponent(m[2]!), decodeURIComponent(m[3]!)];
     const w = this.o.lookup(ns, podName);
     if (!w) return send(res, 404, `pod "${podName}" in namespace "${ns}" not found on this node`);
-    if (!this.o.streamUrl) {
-      return send(res, 400, `the ${this.o.runtime ?? 'process'} runtime has no containers to ${kind === 'portforward' ? 'forward ports into' : `${kind} to`}: its containers are host processes sharing the node's network; run the node's agent with --runtime containerd`);
-    }
+    if (!this.o.streamUrl) return send(res, 400, noStreamsMessage(this.o.runtime ?? 'process', kind, url.searchParams.getAll('command')));
     const q = url.searchParams;
     let request: StreamRequest;
     if (kind === 'portforward') {
@@ -225,15 +237,23 @@ export class LogServer {
     const sinceTime = q.get('sinceTime');
     const sinceMs =
       sinceSeconds !== null && /^\d+$/.test(sinceSeconds) ? Date.now() - Number(sinceSeconds) * 1000 : sinceTime !== null && !Number.isNaN(Date.parse(sinceTime)) ? Date.parse(sinceTime) : undefined;
-    // CRI logs carry a timestamp per line: --timestamps and --since are exact. Raw logs have none.
-    const decoder = info.format === 'cri' ? new CriLogDecoder({ timestamps: queryBool(q, 'timestamps'), ...(sinceMs !== undefined ? { sinceMs } : {}) }) : undefined;
+    // CRI logs carry a time per line, and the process runtime's logs have marks of when they grew
+    // (log-times.ts): --timestamps and --since are per line. Other raw logs have none.
+    const timestamps = queryBool(q, 'timestamps');
     let offset = 0;
     if (existsSync(path)) {
       const st = statSync(path);
-      // Without per-line timestamps, a since can only drop a whole file last written before it.
-      if (!decoder && sinceMs !== undefined && st.mtimeMs < sinceMs) offset = st.size;
+      // Without per-line times, a since can only drop a whole file last written before it.
+      if (!info.format && sinceMs !== undefined && st.mtimeMs < sinceMs) offset = st.size;
       else if (tail !== null && /^-?\d+$/.test(tail) && Number(tail) >= 0) offset = tailOffset(path, Number(tail));
     }
+    const since = sinceMs !== undefined ? { sinceMs } : {};
+    const decoder =
+      info.format === 'cri'
+        ? new CriLogDecoder({ timestamps, ...since })
+        : info.format === 'marked' && (timestamps || sinceMs !== undefined)
+          ? new TimedLogDecoder(path, { offset, timestamps, ...since, now: Date.now })
+          : undefined;
     const write = (chunk: Buffer): boolean => {
       let out = decoder ? decoder.push(chunk) : chunk;
       if (out.length > limitBytes) out = out.subarray(0, limitBytes);
@@ -265,7 +285,12 @@ export class LogServer {
       return limitBytes > 0;
     };
     const more = pump();
-    if (!follow || !more) return void res.end();
+    // A last line without its newline, from a log that ends here.
+    const finish = (): void => {
+      if (decoder instanceof TimedLogDecoder && limitBytes > 0) write(decoder.end());
+      res.end();
+    };
+    if (!follow || !more) return finish();
     const timer = setInterval(() => {
       if (res.destroyed) return clearInterval(timer);
       const canMore = pump();
@@ -274,7 +299,7 @@ export class LogServer {
       if (!canMore || !stillRunning) {
         if (canMore) pump();
         clearInterval(timer);
-        res.end();
+        finish();
       }
     }, this.o.pollMs ?? 250);
     res.on('close', () => clearInterval(timer));

@@ -5,7 +5,7 @@ import { NODE_VERSION, SKIFF_VERSION } from '../version.js';
 import { readFileSync, statfsSync } from 'node:fs';
 import { availableParallelism, platform, release, totalmem } from 'node:os';
 import { goArch } from '../util/go-arch.js';
-import { UNINITIALIZED_TAINT, type Node, type NodeCondition, type NodeStatus, type Taint, type TaintEffect } from '../api/kinds/node.js';
+import { RUNTIME_LABEL, UNINITIALIZED_TAINT, type Node, type NodeCondition, type NodeStatus, type Taint, type TaintEffect } from '../api/kinds/node.js';
 import { MACHINE_ID_ANNOTATION, RETIRE_ANNOTATION } from './api.js';
 import { rfc3339 } from '../util/time.js';
 import type { ObservedNode } from './state-dir.js';
@@ -113,7 +113,7 @@ export function defaultLabels(cfg: NodeConfig): Record<string, string> {
     'kubernetes.io/arch': goArch(),
     'kubernetes.io/hostname': cfg.nodeName,
     'kubernetes.io/os': os,
-    'skiff.dev/runtime': cfg.runtime,
+    [RUNTIME_LABEL]: cfg.runtime,
   };
 }
 

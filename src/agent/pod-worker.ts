@@ -11,7 +11,7 @@ import { rfc3339 } from '../util/time.js';
 import { podPhase, type ContainerView } from './pod-status.js';
 import { ContainerProbes, type ProbeAction } from './probes.js';
 import type { RestartBackoff } from './restart-backoff.js';
-import { CreateContainerError, type ContainerMount, type ExitInfo, type InstanceRecord, type Runtime, type RunningContainer } from './runtimes/runtime.js';
+import { CreateContainerError, type ContainerMount, type ExitInfo, type InstanceRecord, type LogFormat, type Runtime, type RunningContainer } from './runtimes/runtime.js';
 import type { PodStateStore } from './state-dir.js';
 import { formatDuration } from '../util/duration.js';
 
@@ -530,13 +530,13 @@ export class PodWorker {
   }
 
   /** Log files of a container: the current (or last) instance and the one before. */
-  logs(container: string): { known: boolean; current?: { path: string; running: boolean }; previous?: string; waiting?: string; format?: 'cri' } {
+  logs(container: string): { known: boolean; current?: { path: string; running: boolean }; previous?: string; waiting?: string; format?: LogFormat } {
     const inSpec = [...(this.pod.spec?.containers ?? []), ...(this.pod.spec?.initContainers ?? [])].some((c) => c?.name === container);
     const r = this.records.get(container);
     if (!inSpec && !r) return { known: false };
     if (!r || (!r.current && !r.lastExit)) return { known: true, waiting: r?.createError?.reason ?? 'ContainerCreating' };
-    const out: { known: boolean; current?: { path: string; running: boolean }; previous?: string; format?: 'cri' } = { known: true };
-    if (this.d.runtime.logFormat === 'cri') out.format = 'cri';
+    const out: { known: boolean; current?: { path: string; running: boolean }; previous?: string; format?: LogFormat } = { known: true };
+    if (this.d.runtime.logFormat) out.format = this.d.runtime.logFormat;
     const instance = r.restartCount;
     if (r.current || r.lastExit) out.current = { path: this.logPath(container, instance), running: r.current !== undefined };
     if (instance > 0) out.previous = this.logPath(container, instance - 1);

@@ -6,6 +6,7 @@ import { clientGone } from './http/listener.js';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../api/types.js';
+import { RUNTIME_LABEL } from '../api/kinds/node.js';
 import { StatusError, badRequest, serviceUnavailable } from '../api/errors.js';
 import type { NodeProxy, PodLogStreamer, PodStreamer } from './resource-handler.js';
 import { queryBool } from '../api/query-params.js';
@@ -23,7 +24,13 @@ function nodeEndpoint(node: KubeObject): NodeEndpoint {
   const status = (node.status ?? {}) as { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
   const address = status.addresses?.find((a) => a.type === 'InternalIP')?.address ?? status.addresses?.[0]?.address;
   const port = status.daemonEndpoints?.kubeletEndpoint?.Port;
-  if (!address || !port) throw serviceUnavailable(`node ${node.metadata.name} does not report an address and port for its agent`);
+  if (!address || !port) {
+    // A node of a `skiff sim` fleet serves nothing: its pods run no process, so there is nothing to read or enter.
+    if (node.metadata.labels?.[RUNTIME_LABEL] === 'simulated') {
+      throw badRequest(`node ${node.metadata.name} is simulated (skiff sim): its pods run no process, so they have no logs, exec or port-forward; run the pod on a node whose agent has --runtime process or containerd`);
+    }
+    throw serviceUnavailable(`node ${node.metadata.name} does not report an address and port for its agent`);
+  }
   return { address, port };
 }
 

@@ -5,17 +5,18 @@ import { errorText } from '../util/error-text.js';
 import { existsSync, mkdirSync, openSync, readSync, closeSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { backupServerDir, databasePath, restoreServerDir } from '../server/backup.js';
+import { backupServerDir, databasePath, readBackupLayout, restoreServerDir, type BackupLayout } from '../server/backup.js';
 import { bumpEtcdRevision, restoreEtcdMembers, snapshotEtcd } from '../store/etcd-backup.js';
 import { LOCAL_ETCD_CLUSTER_TOKEN, startEtcd } from '../etcd/local-cluster.js';
 import { findBinary } from '../util/find-binary.js';
 import { intArg, listArg } from './options.js';
 import { readClusterLayout, upEtcdMembers, writeClusterLayout } from './cluster-dir.js';
+import { restoreTargetProblem } from './restore-target.js';
 
 /** The server data dir inside `dir`: `dir` itself (skiff server), or <dir>/server (skiff up). */
-function serverDirIn(dir: string): string | undefined {
-  if (existsSync(databasePath(dir))) return dir;
-  if (existsSync(databasePath(join(dir, 'server')))) return join(dir, 'server');
+function serverDirIn(dir: string): { serverDir: string; layout: BackupLayout } | undefined {
+  if (existsSync(databasePath(dir))) return { serverDir: dir, layout: 'server' };
+  if (existsSync(databasePath(join(dir, 'server')))) return { serverDir: join(dir, 'server'), layout: 'up' };
   return undefined;
 }
 
@@ -53,10 +54,11 @@ function backupCommand(): Command {
         }
         throw new Error(`no etcd member gave a snapshot: ${errorText(lastError)}`);
       }
-      const serverDir = serverDirIn(dataDir);
-      if (!serverDir) throw new Error(`${dataDir} holds no cluster (no SQLite database, no etcd): pass --data-dir, or --etcd-endpoints`);
-      const { revision, files } = backupServerDir(serverDir, file);
-      console.log(`backup of revision ${revision} written to ${file} (the SQLite database of ${serverDir} and ${files} key and certificate files)`);
+      const from = serverDirIn(dataDir);
+      if (!from) throw new Error(`${dataDir} holds no cluster (no SQLite database, no etcd): pass --data-dir, or --etcd-endpoints`);
+      const { revision, files } = backupServerDir(from.serverDir, file, from.layout);
+      const how = from.layout === 'up' ? 'a skiff up directory' : 'a skiff server directory';
+      console.log(`backup of revision ${revision} written to ${file} (the SQLite database of ${from.serverDir} and ${files} key and certificate files; from ${how}, which restore lays out again)`);
     });
 }
 
@@ -65,28 +67,31 @@ function restoreCommand(): Command {
     .description('restore a backup into a fresh data directory')
     .argument('<file>', 'a file `skiff backup` wrote')
     .requiredOption('--data-dir <dir>', 'the fresh data directory to restore into')
-    .option('--layout <kind>', 'up (the directory `skiff up --data-dir` runs) or server (`skiff server --data-dir`)', 'up')
+    .addOption(new Option('--layout <kind>', 'up (the directory `skiff up --data-dir` runs) or server (`skiff server --data-dir`); default: the layout the backup came from (up for an etcd snapshot, or a backup older than the record)').choices(['up', 'server']))
     .option('--bump-revision <n>', 'raise the revision by this much, above anything clients saw (default 1000000 on SQLite; 10000 on etcd, where each is a write)', intArg)
     .option('--etcd-members <n>', 'etcd: members to make (1, or 3 for `up --servers 3`)', intArg, 1)
     .addOption(new Option('--token <token>', 'etcd: the join token of the cluster backed up (it seals the cluster CA)').env('SKIFF_TOKEN'))
-    .action(async (file: string, o: { dataDir: string; layout: string; bumpRevision?: number; etcdMembers: number; token?: string }) => {
-      if (o.layout !== 'up' && o.layout !== 'server') throw new Error(`--layout is up or server, not ${JSON.stringify(o.layout)}`);
+    .action(async (file: string, o: { dataDir: string; layout?: BackupLayout; bumpRevision?: number; etcdMembers: number; token?: string }) => {
       if (!existsSync(file)) throw new Error(`${file} does not exist`);
       const dataDir = resolve(o.dataDir);
+      // Before anything is written: a running server's directory, or one holding anything already.
+      const problem = restoreTargetProblem(dataDir);
+      if (problem) throw new Error(problem);
       if (isSqliteFile(file)) {
-        if (readClusterLayout(dataDir)) throw new Error(`${dataDir} already holds a cluster: restore into a fresh data directory`);
-        const serverDir = o.layout === 'up' ? join(dataDir, 'server') : dataDir;
+        const recorded = readBackupLayout(file);
+        const layout = o.layout ?? recorded ?? 'up';
+        const serverDir = layout === 'up' ? join(dataDir, 'server') : dataDir;
         const { revision, files } = restoreServerDir(file, serverDir, o.bumpRevision ?? 1_000_000);
-        if (o.layout === 'up') writeClusterLayout(dataDir, { storage: 'sqlite', etcdMembers: 0 });
-        const start = o.layout === 'up' ? `skiff up --data-dir ${dataDir}` : `skiff server --data-dir ${dataDir}`;
-        console.log(`restored into ${serverDir} (${files} key and certificate files); resourceVersions continue from ${revision}; start it with ${start}`);
+        if (layout === 'up') writeClusterLayout(dataDir, { storage: 'sqlite', etcdMembers: 0 });
+        const start = layout === 'up' ? `skiff up --data-dir ${dataDir}` : `skiff server --data-dir ${dataDir}`;
+        const why = o.layout ? '--layout' : recorded ? 'the layout the backup came from' : 'the default for a backup that does not record its layout';
+        console.log(`restored into ${serverDir}, a skiff ${layout} directory (${why}; ${files} key and certificate files); resourceVersions continue from ${revision}; start it with ${start}`);
         return;
       }
       // An etcd snapshot: member data directories for `skiff up --storage etcd`.
-      if (o.layout !== 'up') throw new Error('an etcd snapshot restores into a `skiff up` directory (--layout up); for etcd of your own, use etcdctl snapshot restore');
+      if (o.layout === 'server') throw new Error('an etcd snapshot restores into a `skiff up` directory (--layout up); for etcd of your own, use etcdctl snapshot restore');
       if (!o.token) throw new Error("restoring an etcd snapshot needs --token: the cluster's join token, which seals its CA in etcd");
       if (o.etcdMembers !== 1 && o.etcdMembers !== 3) throw new Error('--etcd-members is 1 or 3, as skiff up runs them');
-      if (readClusterLayout(dataDir)) throw new Error(`${dataDir} already holds a cluster: restore into a fresh data directory`);
       const etcdctl = findBinary('etcdctl', 'SKIFF_ETCDCTL_BIN', ['/usr/bin/etcdctl']);
       if (!etcdctl) throw new Error("restoring an etcd snapshot needs etcdctl (Debian: apt-get install etcd-client)");
       const members = upEtcdMembers(dataDir, o.etcdMembers);

@@ -1,11 +1,12 @@
-// `skiff cloud serve|instances`: the local cloud whose instances are `skiff agent` processes, and
-// a look at its instances beside the Nodes they run.
+// `skiff cloud serve|instances|fault`: the local cloud whose instances are `skiff agent`
+// processes, a look at its instances beside the Nodes they run, and the faults a machine can suffer.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import type { Node } from '../api/kinds/node.js';
 import type { KubeList } from '../api/types.js';
-import { CloudClient } from '../cloud/client.js';
+import { CloudApiError, CloudClient } from '../cloud/client.js';
+import { INSTANCE_FAULTS, type InstanceFault } from '../cloud/api.js';
 import { LocalCloud } from '../cloud/local-cloud.js';
 import { humanDuration } from '../api/kinds/printing.js';
 import { systemClock } from '../util/clock.js';
@@ -14,8 +15,19 @@ import { PidLock } from '../util/pid-lock.js';
 import { addAdminFlags, adminClient } from './admin-client.js';
 import { durationOption, hostPortArg, listenErrorMessage, logFormatOption } from './options.js';
 import { SKIFF_BIN } from '../util/skiff-bin.js';
+import { cloudUnreachable, findCloud, recordCloudEndpoint, type CloudTarget } from './cloud-endpoint.js';
 
-const DEFAULT_ENDPOINT = 'http://127.0.0.1:8765';
+/** A call to the cloud; one that cannot reach it says where it looked and how to start one. */
+async function callCloud<T>(target: CloudTarget, call: (c: CloudClient) => Promise<T>): Promise<T> {
+  try {
+    return await call(new CloudClient(target.endpoint));
+  } catch (e) {
+    if (e instanceof CloudApiError) throw e;
+    throw cloudUnreachable(target, e);
+  }
+}
+
+const CLOUD_FLAGS_HELP = 'the cloud API (default: the cloud of the cluster in --data-dir or the current directory, else a skiff cloud serve on 127.0.0.1:8765)';
 
 function serveCommand(): Command {
   return new Command('serve')
@@ -51,7 +63,10 @@ function serveCommand(): Command {
         lock.release();
         throw new Error(listenErrorMessage(e, 'the cloud API', 'choose another with --listen HOST:PORT') ?? String(e));
       }
-      log.info({ endpoint: `http://${o.listen.host}:${port}`, dataDir }, 'cloud API listening');
+      const endpoint = `http://${o.listen.host}:${port}`;
+      const forget = recordCloudEndpoint(dataDir, endpoint);
+      process.once('exit', forget);
+      log.info({ endpoint, dataDir }, 'cloud API listening');
       // Instances are machines of their own: stopping the cloud leaves them running.
       const stop = (): void => {
         void cloud.close().finally(() => {
@@ -67,12 +82,13 @@ function serveCommand(): Command {
 function instancesCommand(): Command {
   return addAdminFlags(new Command('instances'))
     .description('list the cloud\'s instances beside the Node each one runs')
-    .option('--cloud-endpoint <url>', 'the cloud API', DEFAULT_ENDPOINT)
-    .action(async (o: { cloudEndpoint: string; kubeconfig?: string; dataDir?: string }) => {
-      const cloud = new CloudClient(o.cloudEndpoint);
+    .option('--cloud-endpoint <url>', CLOUD_FLAGS_HELP)
+    .action(async (o: { cloudEndpoint?: string; kubeconfig?: string; dataDir?: string }) => {
+      const target = findCloud(o);
+      const instances = await callCloud(target, (c) => c.instances());
       const client = adminClient(o);
       try {
-        const [instances, nodes] = await Promise.all([cloud.instances(), client.get<KubeList<Node>>('/api/v1/nodes')]);
+        const nodes = await client.get<KubeList<Node>>('/api/v1/nodes');
         const byProvider = new Map(nodes.items.map((n) => [n.spec?.providerID ?? '', n]));
         const rows = [['INSTANCE', 'GROUP', 'STATE', 'ZONE', 'NODE', 'NODE STATUS', 'FAULTS', 'AGE']];
         const now = Date.now();
@@ -94,6 +110,25 @@ function instancesCommand(): Command {
     });
 }
 
+function faultCommand(): Command {
+  return new Command('fault')
+    .description('make an instance suffer a fault: no-boot (restarts and never registers), lost (gone with its disk, no goodbye), shutdown (powered off, kept), classic (restarts as upstream\'s kubelet would run)')
+    .argument('<instance>', 'the instance (skiff cloud instances lists them)')
+    .addArgument(new Argument('<fault>', 'what happens to it').choices(INSTANCE_FAULTS))
+    .option('--cloud-endpoint <url>', CLOUD_FLAGS_HELP)
+    .option('--data-dir <dir>', 'the cluster data directory (skiff up --cloud local) or the cloud\'s own')
+    .action(async (id: string, fault: InstanceFault, o: { cloudEndpoint?: string; dataDir?: string }) => {
+      const target = findCloud(o);
+      const inst = await callCloud(target, (c) => c.applyFault(id, fault));
+      // A lost instance is no longer the cloud's to describe.
+      console.log(`instance ${inst.id} (node ${inst.nodeName}): ${fault} applied; ${fault === 'lost' ? 'it is gone from the cloud' : `now ${inst.state}`}`);
+    });
+}
+
 export function cloudCommand(): Command {
-  return new Command('cloud').description('a local cloud of `skiff agent` instances, for the cloud controllers and the autoscaler').addCommand(serveCommand()).addCommand(instancesCommand());
+  return new Command('cloud')
+    .description('a local cloud of `skiff agent` instances, for the cloud controllers and the autoscaler')
+    .addCommand(serveCommand())
+    .addCommand(instancesCommand())
+    .addCommand(faultCommand());
 }

@@ -76,3 +76,17 @@ export function layoutConflict(dir: string, have: ClusterLayout | undefined, wan
 export function upEtcdMembers(dir: string, members: number): { name: string; host: string; clientPort: number; peerPort: number; dataDir: string }[] {
   return Array.from({ length: members }, (_, i) => ({ name: `m${i}`, host: `127.0.0.${i + 1}`, clientPort: 2379, peerPort: 2380, dataDir: join(dir, 'etcd', `m${i}`, 'data') }));
 }
+
+/** Where `up --runtime containerd` keeps the containerd of `node`: <dir>/containerd/<node>. */
+export function upContainerdDir(dir: string, node: string): string {
+  return join(dir, 'containerd', node);
+}
+
+/** The nodes of an `up` directory that have a containerd of their own, by name. */
+export function upContainerdNodes(dir: string): string[] {
+  try {
+    return readdirSync(join(dir, 'containerd'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  } catch {
+    return [];
+  }
+}

@@ -5,7 +5,7 @@ import { adminKubeconfig } from './admin-client.js';
 
 export function kubectlCommand(): Command {
   return new Command('kubectl')
-    .description('run kubectl against the local cluster (<data-dir>/kubeconfig, else $KUBECONFIG, else .skiff/kubeconfig)')
+    .description('run kubectl against the local cluster (<data-dir>/kubeconfig, else .skiff/kubeconfig of the current directory, else $KUBECONFIG)')
     .option('--data-dir <dir>', 'the cluster data directory')
     .allowUnknownOption(true)
     .helpOption(false)

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { ApiClient } from '../client/rest.js';
 import { CallStats } from '../sim/call-stats.js';
 import { Fleet } from '../sim/fleet.js';
+import { assertMayActAsNodes } from '../sim/acting-as.js';
 import { systemClock } from '../util/clock.js';
 import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
 import { PidLock } from '../util/pid-lock.js';
@@ -49,6 +50,13 @@ export function simCommand(): Command {
     const lock = PidLock.acquire(join(dataDir, 'sim.lock'), `the simulated fleet's data dir ${dataDir}`);
     const stats = o.statsFile ? new CallStats() : undefined;
     const client = fleetClient(o, stats);
+    try {
+      await assertMayActAsNodes(client, Fleet.names(prefix, 1)[0]!);
+    } catch (e) {
+      client.close();
+      lock.release();
+      throw e;
+    }
     // Lease renewals and node status reports on a connection of their own, as the kubelet's
     // heartbeat client: a fleet's burst of pod status writes and events cannot starve them.
     const heartbeats = fleetClient(o, stats);

@@ -35,7 +35,8 @@ import { stopCluster } from './cluster-stop.js';
 import { RestartPolicy, type RestartSetting } from './restart-policy.js';
 import { isDetachedSupervisor, upDetached } from './detach.js';
 import { mergeClusterContext, userKubeconfigPath } from './user-kubeconfig.js';
-import { layoutConflict, readClusterLayout, upEtcdMembers, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
+import { layoutConflict, readClusterLayout, upContainerdDir, upEtcdMembers, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
+import { DEFAULT_CLUSTER_DIR } from './admin-client.js';
 import { parseNodesFlag, type AutoscalerGroup } from '../cloud/autoscaler/autoscaler.js';
 import type { InstanceType } from '../cloud/api.js';
 import { CloudClient } from '../cloud/client.js';
@@ -109,7 +110,7 @@ function lastError(logFile: string, prefix: string): string {
 export function upCommand(): Command {
   const cmd = new Command('up')
     .description('start a local cluster: a server and node agents as separate processes; Ctrl-C stops it gracefully')
-    .option('--data-dir <dir>', 'cluster data directory', '.skiff')
+    .option('--data-dir <dir>', 'cluster data directory', DEFAULT_CLUSTER_DIR)
     .option('--nodes <n>', 'node agents to start (simulated runtime: more than 10 run as one skiff sim process)', intArg, 2)
     .option('--servers <n>', 'API servers to start', intArg, 1)
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
@@ -341,7 +342,7 @@ export function upCommand(): Command {
       console.log(`starting ${nodes.length} containerd${nodes.length > 1 ? 's' : ''}, one per node (data: ${join(dataDir, 'containerd')})`);
       for (const [i, node] of nodes.entries()) {
         // The pod CIDR comes from the control plane (--allocate-node-cidrs), through the node's agent.
-        const d = new ContainerdDaemon({ dir: join(dataDir, 'containerd', node), bridge: `skiff${i}`, network: `skiff-${node}` });
+        const d = new ContainerdDaemon({ dir: upContainerdDir(dataDir, node), bridge: `skiff${i}`, network: `skiff-${node}` });
         try {
           await d.start();
         } catch (e) {
@@ -560,9 +561,9 @@ export function upCommand(): Command {
           ? `\n  control-plane endpoint: ${endpointUrl} (HAProxy)`
           : '';
     const workers = names.length + cloudNodes + fleet;
-    const counted = `${servers.length} control-plane node${servers.length === 1 ? '' : 's'}${workers > 0 ? ` and ${workers} node${workers === 1 ? '' : 's'}` : ''}${cloudUrl ? ` (local cloud ${cloudUrl}, autoscaled: ${o.nodeGroup.map((g) => `${g.name} ${g.min}..${g.max}`).join(', ')}; skiff cloud instances --cloud-endpoint ${cloudUrl})` : ''}`;
+    const counted = `${servers.length} control-plane node${servers.length === 1 ? '' : 's'}${workers > 0 ? ` and ${workers} node${workers === 1 ? '' : 's'}` : ''}${cloudUrl ? ` (local cloud ${cloudUrl}, autoscaled: ${o.nodeGroup.map((g) => `${g.name} ${g.min}..${g.max}`).join(', ')}; skiff cloud instances${o.dataDir === DEFAULT_CLUSTER_DIR ? '' : ` --data-dir ${dataDir}`} lists its machines)` : ''}`;
     const images = withContainerd
-      ? `\n  each node runs its own containerd; an image without a registry: skiff image import FILE.tar --container-runtime-endpoint EP, for each node's EP: ${[...runtimes].map(([n, d]) => `${n} ${d.endpoint}`).join(', ')}`
+      ? `\n  each node runs its own containerd; an image without a registry goes into every node with skiff image load FILE.tar${o.dataDir === DEFAULT_CLUSTER_DIR ? '' : ` --data-dir ${dataDir}`}`
       : '';
     // As kind does: plain kubectl reaches the new cluster, through a context named after it.
     let kubectlHow = `export KUBECONFIG=${kubeconfig}`;

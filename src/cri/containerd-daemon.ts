@@ -62,9 +62,14 @@ export class ContainerdDaemon {
   readonly endpoint: string;
   private proc?: ManagedProcess;
 
+  /** The CRI endpoint of the containerd whose data is in `dir` (what `skiff image load` finds). */
+  static endpointIn(dir: string): string {
+    return `unix://${join(dir, 'containerd.sock')}`;
+  }
+
   constructor(readonly o: ContainerdDaemonOptions) {
     this.socket = join(o.dir, 'containerd.sock');
-    this.endpoint = `unix://${this.socket}`;
+    this.endpoint = ContainerdDaemon.endpointIn(o.dir);
   }
 
   get pid(): number | undefined {

@@ -14,8 +14,36 @@ export function databasePath(dataDir: string): string {
   return join(dataDir, 'db', 'state.db');
 }
 
-/** Writes a backup of the server data dir `dataDir` (the server may be running) to `file`. */
-export function backupServerDir(dataDir: string, file: string): { revision: number; files: number } {
+/**
+ * The directory a backup was taken from: `server`, a `skiff server --data-dir` directory (the
+ * database in db/), or `up`, a `skiff up` directory (the server's data in server/). A restore lays
+ * the backup out the same way unless told otherwise, so the command that ran the cluster finds it.
+ */
+export type BackupLayout = 'up' | 'server';
+
+const LAYOUT_ROW = 'layout';
+
+/** The layout a backup records; undefined for a backup made before backups recorded it. */
+export function readBackupLayout(file: string): BackupLayout | undefined {
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch {
+    return undefined;
+  }
+  try {
+    const row = db.prepare(`SELECT data FROM ${TABLE} WHERE name = ?`).get(LAYOUT_ROW) as { data: Buffer } | undefined;
+    const v = row?.data.toString();
+    return v === 'up' || v === 'server' ? v : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/** Writes a backup of the server data dir `dataDir` (the server may be running) to `file`, recording the layout it came from. */
+export function backupServerDir(dataDir: string, file: string, layout: BackupLayout): { revision: number; files: number } {
   const db = databasePath(dataDir);
   if (!existsSync(db)) throw new Error(`${dataDir} holds no SQLite database (${db}); for a cluster on etcd, back up etcd (--etcd-endpoints)`);
   const tmp = `${file}.tmp-${process.pid}`;
@@ -30,6 +58,7 @@ export function backupServerDir(dataDir: string, file: string): { revision: numb
       const put = out.prepare(`INSERT INTO ${TABLE} (name, data) VALUES (?, ?)`);
       out.transaction(() => {
         put.run('format', Buffer.from(FORMAT));
+        put.run(LAYOUT_ROW, Buffer.from(layout));
         for (const n of names) put.run(`tls/${n}`, readFileSync(join(tls, n)));
       })();
     } finally {

@@ -15,3 +15,8 @@ export function rfc3339(ms: number): string {
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
+
+/** `ms` as RFC 3339 with nanoseconds (Go's RFC3339Nano, fixed width), as the kubelet times log lines. */
+export function nanoTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
+}

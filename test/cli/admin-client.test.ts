@@ -31,7 +31,26 @@ test('--kubeconfig, then --data-dir, then $SKIFF_KUBECONFIG or $KUBECONFIG (its 
     assert.equal(adminKubeconfig({ kubeconfig: explicit, dataDir: join(dir, 'cluster') }), explicit);
     assert.equal(adminKubeconfig({ dataDir: join(dir, 'cluster') }), inDir, '--data-dir wins over $KUBECONFIG');
     assert.equal(adminKubeconfig({}), fromEnv, 'what up tells users to export');
-    assert.throws(() => adminKubeconfig({ dataDir: join(dir, 'none') }), /no kubeconfig at .*none\/kubeconfig: start a cluster \(npm run up\), or name one with --data-dir DIR, --kubeconfig FILE or \$KUBECONFIG/);
+    assert.throws(() => adminKubeconfig({ dataDir: join(dir, 'none') }), /no kubeconfig at .*none\/kubeconfig: start a cluster \(skiff up\) and run this in its directory, or name one with --data-dir DIR, --kubeconfig FILE or \$KUBECONFIG/);
   });
   withEnv({ SKIFF_KUBECONFIG: explicit, KUBECONFIG: fromEnv }, () => assert.equal(adminKubeconfig({}), explicit, '$SKIFF_KUBECONFIG first'));
+});
+
+test('the cluster in the current directory (.skiff/kubeconfig) comes before $KUBECONFIG, which may name every cluster of the machine', () => {
+  const here = join(dir, 'project');
+  mkdirSync(join(here, '.skiff'), { recursive: true });
+  writeFileSync(join(here, '.skiff', 'kubeconfig'), '');
+  const fromEnv = join(dir, 'env-here');
+  writeFileSync(fromEnv, '');
+  const cwd = process.cwd();
+  process.chdir(here);
+  try {
+    withEnv({ SKIFF_KUBECONFIG: undefined, KUBECONFIG: fromEnv }, () => {
+      assert.equal(adminKubeconfig({}), join(here, '.skiff', 'kubeconfig'));
+      rmSync(join(here, '.skiff'), { recursive: true });
+      assert.equal(adminKubeconfig({}), fromEnv, 'no cluster here: the environment');
+    });
+  } finally {
+    process.chdir(cwd);
+  }
 });

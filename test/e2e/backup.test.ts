@@ -89,7 +89,7 @@ describe('backup and restore on SQLite', () => {
     }
     const again = await runSkiff(['restore', file, '--layout', 'server', '--data-dir', restored.dataDir]);
     assert.equal(again.code, 1);
-    assert.match(again.stderr, /already holds a database .*restore into a fresh data directory/);
+    assert.match(again.stderr, /is in use by a running process \(pid \d+, lock .*server\.lock\).*restore into a fresh data directory/);
   });
 });
 

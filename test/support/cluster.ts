@@ -31,10 +31,10 @@ function exitCode(err: Error | null): number {
   return typeof code === 'number' ? code : 1;
 }
 
-/** Runs `skiff ARGS` as a separate process and gives back its exit code and output. */
-export function runSkiff(args: string[], o: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CommandResult> {
+/** Runs `skiff ARGS` as a separate process (in `cwd`, to find the cluster there) and gives back its exit code and output. */
+export function runSkiff(args: string[], o: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Promise<CommandResult> {
   return new Promise((resolve) =>
-    execFile(process.execPath, [SKIFF_BIN, ...args], { timeout: o.timeoutMs ?? 60_000, env: { ...process.env, ...o.env } }, (err, stdout, stderr) =>
+    execFile(process.execPath, [SKIFF_BIN, ...args], { timeout: o.timeoutMs ?? 60_000, env: { ...process.env, ...o.env }, ...(o.cwd ? { cwd: o.cwd } : {}) }, (err, stdout, stderr) =>
       resolve({ code: exitCode(err), stdout: stdout.toString(), stderr: stderr.toString() }),
     ),
   );

@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
+import { LogGrowthRecorder } from '../log-times.js';
 import { CreateContainerError, SIGNAL_NUMBERS, type ContainerLaunch, type ExitInfo, type InstanceRecord, type KnownInstances, type Runtime, type RunningContainer } from './runtime.js';
 
 export const AGENT_TAG_ENV = 'SKIFF_AGENT_TAG';
@@ -64,8 +65,23 @@ export interface ProcessRuntimeOptions {
 export class ProcessRuntime implements Runtime {
   readonly name = 'process' as const;
   readonly idScheme = 'skiff-process';
+  /** Containers write their logs themselves; the agent marks when they grow (log-times.ts). */
+  readonly logFormat = 'marked' as const;
   private readonly stopping = new WeakSet<RunningContainer>();
   private readonly pollers = new Set<NodeJS.Timeout>();
+  private readonly recorders = new Set<LogGrowthRecorder>();
+
+  /** Marks a running container's log as it grows, until stopped (its exit, or the runtime's close). */
+  private recordGrowth(logPath: string): { stop(): void } {
+    const r = new LogGrowthRecorder(logPath, this.o.clock);
+    this.recorders.add(r);
+    return {
+      stop: () => {
+        r.stop();
+        this.recorders.delete(r);
+      },
+    };
+  }
 
   constructor(private readonly o: ProcessRuntimeOptions) {}
 
@@ -101,10 +117,12 @@ export class ProcessRuntime implements Runtime {
       }
       const pid = child.pid!;
       child.unref();
+      const growth = this.recordGrowth(l.logPath);
       const exited = new Promise<ExitInfo>((resolve) => {
         child.once('exit', (code, signal) => {
           // Whatever the main process left in its group goes with it, as with a container's cgroup.
           killGroup(pid, 'SIGKILL');
+          growth.stop();
           resolve(exitInfo(code, signal, this.o.clock.now()));
         });
       });
@@ -136,6 +154,8 @@ export class ProcessRuntime implements Runtime {
   async adopt(record: InstanceRecord): Promise<RunningContainer | undefined> {
     const pid = record.pid;
     if (pid === undefined || !alive(pid, record.startTicks)) return undefined;
+    // What it wrote while no agent watched is marked now, the time this agent came back.
+    const growth = this.recordGrowth(record.logPath);
     const c: RunningContainer = {
       record,
       exited: new Promise<ExitInfo>((resolve) => {
@@ -145,6 +165,7 @@ export class ProcessRuntime implements Runtime {
           clearInterval(timer);
           this.pollers.delete(timer);
           killGroup(pid, 'SIGKILL');
+          growth.stop();
           const now = this.o.clock.now();
           resolve(
             this.stopping.has(c)
@@ -196,5 +217,7 @@ export class ProcessRuntime implements Runtime {
   close(): void {
     for (const t of this.pollers) clearInterval(t);
     this.pollers.clear();
+    for (const r of this.recorders) r.stop();
+    this.recorders.clear();
   }
 }

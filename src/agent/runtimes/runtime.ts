@@ -100,14 +100,20 @@ export type StreamRequest =
 /** The runtimes an agent can run pods with. */
 export type RuntimeName = 'process' | 'simulated' | 'containerd';
 
+/** How a runtime's log files carry the time of each line (see Runtime.logFormat). */
+export type LogFormat = 'cri' | 'marked';
+
 export interface Runtime {
   readonly name: RuntimeName;
   /** containerID prefix in pod status, e.g. "skiff-process". */
   readonly idScheme: string;
   /** Containers run from their images: their environment starts from the image's, their files are their own. */
   readonly images?: boolean;
-  /** Log files are in the CRI format (a timestamp, stream and tag per line), not raw output. */
-  readonly logFormat?: 'cri';
+  /**
+   * Log files are in the CRI format (a timestamp, stream and tag per line), or raw output with
+   * marks of when it grew beside them (log-times.ts); absent: raw output, no times.
+   */
+  readonly logFormat?: LogFormat;
   /** Readies what the pod's containers share (a sandbox and its network) before the first starts; throws CreateContainerError. */
   prepare?(pod: Pod): Promise<void>;
   /** Starts an instance. Throws CreateContainerError when the spec cannot run here. */

@@ -56,7 +56,11 @@ export class SimulatedRuntime implements Runtime {
     if (this.o.writeLogs !== false) {
       try {
         mkdirSync(dirname(l.logPath), { recursive: true });
-        appendFileSync(l.logPath, `simulated container ${l.containerName} of pod ${l.namespace}/${l.podName} started (instance ${l.instance})\n`);
+        // The only line it will have: say why, and where real output comes from.
+        appendFileSync(
+          l.logPath,
+          `simulated container ${l.containerName} of pod ${l.namespace}/${l.podName} started (instance ${l.instance}); it runs no process, so no output follows: for a pod's real output, run it on a node whose agent has --runtime process or containerd\n`,
+        );
       } catch {
         /* logs are a courtesy here */
       }

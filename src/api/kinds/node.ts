@@ -22,6 +22,8 @@ export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 export const UNINITIALIZED_TAINT = 'node.cloudprovider.kubernetes.io/uninitialized';
 /** The machine an agent runs on, as it registered its Node (N4: a name is not taken over from a live machine). */
 export const MACHINE_ID_ANNOTATION = 'skiff.dev/machine-id';
+/** The label naming a node's runtime (process, simulated, containerd): what it can serve follows from it. */
+export const RUNTIME_LABEL = 'skiff.dev/runtime';
 
 export interface Taint {
   key: string;
