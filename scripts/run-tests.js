@@ -1,19 +1,20 @@
 #!/usr/bin/env node
 // Runs every compiled test file with node's test runner, several files at a time.
 //
-// The unit tests run in one process, one file after another. The end-to-end files start real
-// processes and mostly wait on them (timers, polls), so several run side by side, one process per
-// file, in SKIFF_TEST_LANES lanes (3 by default; SKIFF_TEST_SERIAL=1 runs one at a time), the
-// longest first. Two groups run one file at a time each, as the two lines before them did: the
-// files that use something machine-wide (`skiff up` with its default ports, containerd and its
-// bridges, host-process pods, HAProxy, Chromium, install layouts; crash, upgrade and sim with
-// them), and the scenario files, which also keep at most one other job beside them (their stories
-// run at 20x speed and judge timing). Every other file starts only its own servers, on loopback
-// ports chosen free, and runs beside anything. A file not listed below counts as machine-wide: a
-// new file is safe by default, and faster once listed.
+// The unit tests run in two processes, one file after another in each. The end-to-end files
+// start real processes and mostly wait on them (timers, polls), so several run side by side, one
+// process per file, in SKIFF_TEST_LANES lanes (3 by default; SKIFF_TEST_SERIAL=1 runs one at a
+// time), the longest first. Two groups run one file at a time each, as the two lines before them
+// did: the files that use something machine-wide (`skiff up` with its default ports, containerd
+// and its bridges, host-process pods, HAProxy, Chromium, install layouts; crash, upgrade and sim
+// with them), and the scenario files, which also keep at most one other job beside them (their
+// stories run at 20x speed and judge timing). Every other file starts only its own servers, on
+// loopback ports chosen free, and runs beside anything. A file not listed below counts as
+// machine-wide: a new file is safe by default, and faster once listed.
 //
 // Each file's output goes to test-artifacts/logs/<file>.log; a line per file says how it went, a
-// failing file's log is printed in full, and test-artifacts/durations.txt lists the files, slowest first.
+// failing file's log is printed in full, and test-artifacts/durations.txt lists the jobs, slowest
+// first.
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -83,7 +84,11 @@ function job(label, list, concurrency) {
 }
 
 const jobs = [];
-if (unit.length > 0) jobs.push(job(`unit tests (${unit.length} files)`, unit, 1));
+// The unit files in two halves (every other file), so they spread over the lanes that free up
+// last; they take minutes in all, so they start before the shorter end-to-end files.
+for (const [i, half] of [unit.filter((_, k) => k % 2 === 0), unit.filter((_, k) => k % 2 === 1)].entries()) {
+  if (half.length > 0) jobs.push({ ...job(`unit tests ${i + 1}/2 (${half.length} files)`, half, 1), expected: 200 });
+}
 for (const f of e2e) jobs.push(job(f.replace(/^dist\/test\//, '').replace(/\.test\.js$/, ''), [f], 1));
 
 function counts(log) {
@@ -131,7 +136,7 @@ function next(queue) {
   return runnable[0];
 }
 
-console.log(`${jobs.length} test jobs (${unit.length} unit files in one, ${e2e.length} end-to-end files one each), ${lanes} at a time; logs in ${logDir}/`);
+console.log(`${jobs.length} test jobs (${unit.length} unit files in two, ${e2e.length} end-to-end files one each), ${lanes} at a time; logs in ${logDir}/`);
 await new Promise((done) => {
   const queue = [...jobs];
   const pump = () => {
