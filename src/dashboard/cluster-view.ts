@@ -100,7 +100,7 @@ export class ClusterView {
   private readonly seenNodes = new Set<string>();
   private readonly leaders = new Map<string, string>();
   private forbidden: Forbidden = {};
-  private dirty = { controlPlane: false, workloads: false, warnings: false, forbidden: false };
+  private dirty = { controlPlane: false, workloads: false, warnings: false, forbidden: false, listed: false };
   private synced = false;
   private timer?: ReturnType<typeof setInterval>;
 
@@ -154,6 +154,8 @@ export class ClusterView {
     // A watch the user may not make never syncs: wait for the others, or until it is refused.
     await Promise.all(this.informers.map((inf) => Promise.race([inf.waitForSync(), this.refused(inf, signal)])));
     this.synced = true;
+    // Pages that started before this learn that what they show is now what there is.
+    this.mark('listed');
   }
 
   private readonly refusals = new Map<Informer<KubeObject>, () => void>();
@@ -416,7 +418,8 @@ export class ClusterView {
     if (this.dirty.workloads) patch.workloads = this.workloadRows();
     if (this.dirty.warnings) patch.warnings = this.warningRows();
     if (this.dirty.forbidden) patch.forbidden = { ...this.forbidden };
-    this.dirty = { controlPlane: false, workloads: false, warnings: false, forbidden: false };
+    if (this.dirty.listed) patch.listed = this.synced;
+    this.dirty = { controlPlane: false, workloads: false, warnings: false, forbidden: false, listed: false };
     if (this.pendingTimeline.length) {
       patch.timeline = this.pendingTimeline;
       this.timeline.push(...this.pendingTimeline);
@@ -436,6 +439,7 @@ export class ClusterView {
       server,
       user,
       startedAt: this.startedAt,
+      listed: this.synced,
       nodes: [...this.tiles.values()],
       unscheduled: this.unscheduledSent,
       controlPlane: this.controlPlane(),

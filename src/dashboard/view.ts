@@ -112,6 +112,11 @@ export interface Snapshot {
   user: string;
   /** The timeline's t = 0 (ms since the epoch): when the dashboard started watching. */
   startedAt: number;
+  /**
+   * Whether the watches have listed (or been refused). A first page may be sent before they have,
+   * and until then an empty view means "not known yet", not "nothing happened".
+   */
+  listed: boolean;
   nodes: NodeTile[];
   unscheduled: number;
   controlPlane: ControlPlaneView;
@@ -125,6 +130,8 @@ export interface Snapshot {
 export interface Patch {
   type: 'patch';
   now: number;
+  /** Set when the watches have listed since the last message. */
+  listed?: boolean;
   nodes?: NodeTile[];
   /** Names of node tiles no longer shown. */
   removed?: string[];

@@ -22,6 +22,7 @@ describe('the dashboard cluster view', () => {
   let client: ApiClient;
   let view: ClusterView;
   const stop = new AbortController();
+  let listedBeforeStart: boolean | undefined;
   /** Every patch taken, in order. */
   const patches: Patch[] = [];
   const take = () => {
@@ -41,6 +42,7 @@ describe('the dashboard cluster view', () => {
     await client.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bound' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '250m' } } }] } });
     await client.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'waiting' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
     view = new ClusterView({ client, clock: systemClock, log: silentLogger(), changed: () => {}, memberProbeMs: 60_000 });
+    listedBeforeStart = view.snapshot('https://example', 'admin').listed;
     await view.start(stop.signal);
   });
 
@@ -48,6 +50,12 @@ describe('the dashboard cluster view', () => {
     stop.abort();
     client.close();
     await srv.stop();
+  });
+
+  it('says whether its watches have listed: before, an empty view is no news', () => {
+    assert.equal(listedBeforeStart, false, 'a page served before the lists says it is waiting');
+    assert.equal(take()?.listed, true, 'the pages already open learn it from a patch');
+    assert.equal(view.snapshot('https://example', 'admin').listed, true);
   });
 
   it('starts from every node, with its pods counted and the unscheduled ones apart', async () => {

@@ -91,7 +91,14 @@ function App() {
           <NodeList nodes={state.nodes} version={state.nodesVersion} now={now} selected={selected} onSelect={setSelected} forbidden={state.forbidden.nodes} />
           {tile && <NodePanel tile={tile} now={now} act={act} onClose={() => setSelected(undefined)} />}
         </div>
-        <Timeline entries={state.timeline} nowT={now - state.startedAt} tick={Math.floor(tick / 2)} />
+        <Timeline
+          entries={state.timeline}
+          nowT={now - state.startedAt}
+          tick={Math.floor(tick / 2)}
+          listed={state.listed}
+          nodesForbidden={state.forbidden.nodes !== undefined}
+          nodes={state.nodes.size}
+        />
         <div class="columns">
           <ControlPlane cp={state.controlPlane} now={now} forbidden={forbidden(CONTROL_PLANE_RESOURCES)} />
           <Workloads rows={state.workloads} act={act} forbidden={forbidden(WORKLOAD_RESOURCES)} />

@@ -22,6 +22,7 @@ export function emptyState(): LiveState {
     user: '',
     clockOffset: 0,
     startedAt: Date.now(),
+    listed: false,
     nodes: new Map(),
     nodesVersion: 0,
     unscheduled: 0,
@@ -40,6 +41,7 @@ export function applySnapshot(s: LiveState, m: Snapshot): LiveState {
     user: m.user,
     clockOffset: m.now - Date.now(),
     startedAt: m.startedAt,
+    listed: m.listed,
     nodes: new Map(m.nodes.map((n) => [n.name, n])),
     nodesVersion: s.nodesVersion + 1,
     unscheduled: m.unscheduled,
@@ -63,6 +65,7 @@ export function applyPatch(s: LiveState, m: Patch): LiveState {
   if (m.workloads) next.workloads = m.workloads;
   if (m.warnings) next.warnings = m.warnings;
   if (m.forbidden) next.forbidden = m.forbidden;
+  if (m.listed !== undefined) next.listed = m.listed;
   if (m.timeline) {
     const nowT = m.now - s.startedAt;
     next.timeline = pruneTimeline([...s.timeline, ...m.timeline], nowT - TIMELINE_WINDOW_MS);
