@@ -64,7 +64,10 @@ export interface Member {
 
 export interface LeaderLock {
   name: string;
+  /** The Lease's holderIdentity, as the elector wrote it ('' when released). */
   holder: string;
+  /** The member (host:port, as in `members`) whose controllers hold it, when its endpoint Lease says so. */
+  member?: string;
   renewedAt?: number;
 }
 

@@ -4,7 +4,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { renderTimelineSvg } from '../../scenarios/report.js';
 import type { TimelineEntry } from '../../scenarios/timeline.js';
 import { liveRun, timelineCaption } from '../live-timeline.js';
-import { TIMELINE_WINDOW_MS, type ControlPlaneView, type WarningEvent, type WorkloadRow } from '../view.js';
+import { TIMELINE_WINDOW_MS, type ControlPlaneView, type LeaderLock, type WarningEvent, type WorkloadRow } from '../view.js';
 import { ago } from './format.js';
 import { TableHead } from './table-head.js';
 import type { Act } from './node-panel.js';
@@ -41,6 +41,12 @@ export function Timeline({ entries, nowT, tick, listed, nodesForbidden, nodes }:
   );
 }
 
+/** Who leads, by member; a Lease no member claims shows its holder identity as it is. */
+function leaderText(l: LeaderLock): string {
+  if (!l.holder) return 'none (released)';
+  return l.member ?? l.holder;
+}
+
 export function ControlPlane({ cp, now, forbidden }: { cp: ControlPlaneView; now: number; forbidden: string[] }) {
   return (
     <section class="panel control-plane" aria-labelledby="cp-h">
@@ -68,12 +74,13 @@ export function ControlPlane({ cp, now, forbidden }: { cp: ControlPlaneView; now
       </table>
       <table>
         <caption>Leader election</caption>
-        <TableHead columns={['Lease', 'holder', 'renewed']} />
+        <TableHead columns={['Lease', 'leader (member)', 'renewed']} />
         <tbody>
           {cp.leaders.map((l) => (
-            <tr key={l.name} data-lease={l.name}>
+            <tr key={l.name} data-lease={l.name} data-leader={l.member ?? ''}>
               <td>{l.name}</td>
-              <td>{l.holder || '—'}</td>
+              {/* The member as the table above names it; the holder identity (hostname_uuid) only when no member says it is theirs. */}
+              <td title={l.holder ? `holder identity ${l.holder}` : undefined}>{leaderText(l)}</td>
               <td>{l.renewedAt === undefined ? '—' : `${ago(now - l.renewedAt)} ago`}</td>
             </tr>
           ))}
