@@ -92,6 +92,35 @@ export interface WorkloadRow {
   scalable: boolean;
 }
 
+/** A namespace: its phase (Active, Terminating; '' when unknown) and what runs in it. */
+export interface NamespaceRow {
+  name: string;
+  phase: string;
+  pods: PodCounts;
+  services: number;
+}
+
+/** A Service as `kubectl get svc` shows it, with the endpoints behind it in a word. */
+export interface ServiceRow {
+  namespace: string;
+  name: string;
+  /** ClusterIP, NodePort, LoadBalancer, ExternalName. */
+  type: string;
+  clusterIP: string;
+  /** kubectl's PORT(S): 80/TCP, 80:30080/TCP. */
+  ports: string;
+  /** Ready endpoints behind it. */
+  ready: number;
+  /** "2 of 3 endpoints ready", "no ready endpoints", "no selector", "external address pending"… */
+  state: string;
+}
+
+/** One namespace up close, for its panel. */
+export interface NamespaceDetail {
+  pods: PodRow[];
+  services: ServiceRow[];
+}
+
 export interface WarningEvent {
   /** namespace/name of the Event: a key for lists. */
   id: string;
@@ -124,6 +153,7 @@ export interface Snapshot {
   unscheduled: number;
   controlPlane: ControlPlaneView;
   workloads: WorkloadRow[];
+  namespaces: NamespaceRow[];
   warnings: WarningEvent[];
   timeline: TimelineEntry[];
   forbidden: Forbidden;
@@ -141,6 +171,7 @@ export interface Patch {
   unscheduled?: number;
   controlPlane?: ControlPlaneView;
   workloads?: WorkloadRow[];
+  namespaces?: NamespaceRow[];
   warnings?: WarningEvent[];
   /** Entries added to the timeline (the page drops those older than its window). */
   timeline?: TimelineEntry[];
@@ -172,6 +203,8 @@ export interface PodRow {
   restarts: number;
   terminating: boolean;
   containers: string[];
+  /** The node it is bound to (namespace panels; a node's panel knows it). */
+  node?: string;
 }
 
 /** The header that marks the page's own requests: a page of another site cannot send it without CORS. */

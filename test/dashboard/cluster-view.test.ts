@@ -71,6 +71,18 @@ describe('the dashboard cluster view', () => {
     assert.equal(take(), undefined, 'nothing changed: no patch');
   });
 
+  it('lists namespaces with their pods, and a namespace up close with its pods, nodes and Services', async () => {
+    await client.create('/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } });
+    await eventually(() => view.namespaceDetail('default').services.length === 1, 5000, 'the Service seen');
+    const row = view.snapshot('https://example', 'admin').namespaces.find((r) => r.name === 'default');
+    assert.deepEqual(row && [row.phase, row.pods.pending, row.services], ['Active', 2, 1]);
+    const detail = view.namespaceDetail('default');
+    assert.deepEqual(detail.pods.map((p) => [p.name, p.node]), [['bound', 'n1'], ['waiting', undefined]]);
+    assert.deepEqual(detail.services.map((s) => [s.name, s.ports, s.state]), [['web', '80/TCP', 'no ready endpoints']]);
+    assert.deepEqual(view.namespaceDetail('elsewhere'), { pods: [], services: [] });
+    take();
+  });
+
   it('tells a node deleted and re-created between two patches as gone, then back, in that order', async () => {
     const from = patches.length;
     await client.delete('/api/v1/nodes/n2');

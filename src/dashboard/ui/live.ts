@@ -28,6 +28,7 @@ export function emptyState(): LiveState {
     unscheduled: 0,
     controlPlane: { members: [], leaders: [] },
     workloads: [],
+    namespaces: [],
     warnings: [],
     timeline: [],
     forbidden: {},
@@ -47,6 +48,7 @@ export function applySnapshot(s: LiveState, m: Snapshot): LiveState {
     unscheduled: m.unscheduled,
     controlPlane: m.controlPlane,
     workloads: m.workloads,
+    namespaces: m.namespaces,
     warnings: m.warnings,
     timeline: m.timeline,
     forbidden: m.forbidden,
@@ -63,6 +65,7 @@ export function applyPatch(s: LiveState, m: Patch): LiveState {
   if (m.unscheduled !== undefined) next.unscheduled = m.unscheduled;
   if (m.controlPlane) next.controlPlane = m.controlPlane;
   if (m.workloads) next.workloads = m.workloads;
+  if (m.namespaces) next.namespaces = m.namespaces;
   if (m.warnings) next.warnings = m.warnings;
   if (m.forbidden) next.forbidden = m.forbidden;
   if (m.listed !== undefined) next.listed = m.listed;
