@@ -230,6 +230,6 @@ test('each legend lists only what its chart draws', () => {
 
 test('a re-registration is written on the chart, not only in a tooltip', () => {
   const html = renderReport(report);
-  assert.match(section(html, 'skiff'), /<text class="reregistered-label"[^>]*>re-registered 0\.20 s after its deletion<\/text>/);
+  assert.match(section(html, 'skiff'), /<text [^>]*class="reregistered-label"[^>]*>re-registered 0\.20 s after its deletion<\/text>/);
   assert.ok(!section(html, 'kubernetes').includes('reregistered-label'));
 });
