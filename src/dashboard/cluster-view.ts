@@ -18,8 +18,9 @@ import { MemberHealth, controlPlaneView, isMemberLease, memberAddresses } from '
 import { absentTile, nodeTile, podRow, slimLease, slimPod } from './node-tile.js';
 import { timestampMs } from '../api/kinds/printing.js';
 import { pruneTimeline } from './live-timeline.js';
-import { TIMELINE_WINDOW_MS, type Forbidden, type NodeTile, type Patch, type PodRow, type Snapshot, type WarningEvent, type WorkloadKind, type WorkloadRow } from './view.js';
+import { TIMELINE_WINDOW_MS, type Forbidden, type NamespaceDetail, type NamespaceRow, type NodeTile, type Patch, type PodRow, type Snapshot, type WarningEvent, type WorkloadKind, type WorkloadRow } from './view.js';
 import { WORKLOAD_PATHS, workloadRow } from './workload-rows.js';
+import { namespaceRows, serviceRow, slimEndpointSlice, slimService, type SlimEndpointSlice, type SlimService } from './namespace-rows.js';
 
 export interface ClusterViewOptions {
   client: ApiClient;
@@ -73,6 +74,12 @@ export class ClusterView {
   private readonly endpoints: Informer<KubeObject>;
   private readonly autoscalerStatus: Informer<KubeObject>;
   private readonly workloads = new Map<WorkloadKind, Informer<KubeObject>>();
+  private readonly pods: Informer<Pod>;
+  private readonly namespaces: Informer<KubeObject>;
+  private readonly services: Informer<SlimService>;
+  private readonly endpointSlices: Informer<SlimEndpointSlice>;
+  /** The namespace rows as last handed out, to send them again only when they change. */
+  private namespacesJson = '';
   private readonly members: MemberHealth;
 
   /** The tiles as last handed out (absent nodes included). */
@@ -100,7 +107,7 @@ export class ClusterView {
   private readonly seenNodes = new Set<string>();
   private readonly leaders = new Map<string, string>();
   private forbidden: Forbidden = {};
-  private dirty = { controlPlane: false, workloads: false, warnings: false, forbidden: false };
+  private dirty = { controlPlane: false, workloads: false, namespaces: false, warnings: false, forbidden: false, listed: false };
   private synced = false;
   private timer?: ReturnType<typeof setInterval>;
 
@@ -124,8 +131,14 @@ export class ClusterView {
       update: (old, l) => this.leaseRenewed(old, l),
       delete: (l) => this.dirtyNodes.add(l.metadata.name!),
     });
-    const pods = informer<Pod>('pods', '/api/v1/pods', { transform: slimPod });
-    pods.addHandlers({ add: (p) => this.podChanged(undefined, p), update: (old, p) => this.podChanged(old, p), delete: (p) => this.podChanged(p, undefined) });
+    this.pods = informer<Pod>('pods', '/api/v1/pods', { transform: slimPod });
+    this.pods.addHandlers({ add: (p) => this.podChanged(undefined, p), update: (old, p) => this.podChanged(old, p), delete: (p) => this.podChanged(p, undefined) });
+    const markNamespaces = () => this.mark('namespaces');
+    this.namespaces = informer('namespaces', '/api/v1/namespaces');
+    this.namespaces.addHandlers({ add: markNamespaces, update: markNamespaces, delete: markNamespaces });
+    this.services = informer<SlimService>('services', '/api/v1/services', { transform: slimService });
+    this.services.addHandlers({ add: markNamespaces, update: markNamespaces, delete: markNamespaces });
+    this.endpointSlices = informer<SlimEndpointSlice>('endpointslices', '/apis/discovery.k8s.io/v1/endpointslices', { transform: slimEndpointSlice });
     const events = informer<SlimEvent>('events', '/api/v1/events', { transform: slimEvent });
     events.addHandlers({ add: (e) => this.eventSeen(undefined, e), update: (old, e) => this.eventSeen(old, e), delete: (e) => this.eventGone(e) });
     this.systemLeases = informer<Lease>('kube-system leases', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', { transform: slimLease });
@@ -154,6 +167,8 @@ export class ClusterView {
     // A watch the user may not make never syncs: wait for the others, or until it is refused.
     await Promise.all(this.informers.map((inf) => Promise.race([inf.waitForSync(), this.refused(inf, signal)])));
     this.synced = true;
+    // Pages that started before this learn that what they show is now what there is.
+    this.mark('listed');
   }
 
   private readonly refusals = new Map<Informer<KubeObject>, () => void>();
@@ -258,12 +273,29 @@ export class ClusterView {
     const waiting = p !== undefined && !node && !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
     if (waiting) this.unscheduled.add(key);
     else this.unscheduled.delete(key);
+    this.dirty.namespaces = true;
     this.o.changed();
   }
 
   /** The pods bound to a node (as kept: slim). */
   podsBoundTo(node: string): Pod[] {
     return [...(this.podsByNode.get(node)?.values() ?? [])];
+  }
+
+  /** A namespace's pods (with their nodes) and Services, for its panel. */
+  namespaceDetail(namespace: string): NamespaceDetail {
+    const pods = this.pods
+      .list()
+      .filter((p) => p.metadata.namespace === namespace)
+      .map((p) => ({ ...podRow(p), ...(p.spec?.nodeName ? { node: p.spec.nodeName } : {}) }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    const slices = this.endpointSlices.list().filter((e) => e.metadata.namespace === namespace);
+    const services = this.services
+      .list()
+      .filter((s) => s.metadata.namespace === namespace)
+      .map((s) => serviceRow(s, slices))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return { pods, services };
   }
 
   /** The pods bound to a node, for its panel. */
@@ -414,9 +446,19 @@ export class ClusterView {
     }
     if (this.dirty.controlPlane) patch.controlPlane = this.controlPlane();
     if (this.dirty.workloads) patch.workloads = this.workloadRows();
+    if (this.dirty.namespaces) {
+      // Pods change all the time; their namespaces' counts much less often.
+      const rows = this.namespaceRows();
+      const json = JSON.stringify(rows);
+      if (json !== this.namespacesJson) {
+        this.namespacesJson = json;
+        patch.namespaces = rows;
+      }
+    }
     if (this.dirty.warnings) patch.warnings = this.warningRows();
     if (this.dirty.forbidden) patch.forbidden = { ...this.forbidden };
-    this.dirty = { controlPlane: false, workloads: false, warnings: false, forbidden: false };
+    if (this.dirty.listed) patch.listed = this.synced;
+    this.dirty = { controlPlane: false, workloads: false, namespaces: false, warnings: false, forbidden: false, listed: false };
     if (this.pendingTimeline.length) {
       patch.timeline = this.pendingTimeline;
       this.timeline.push(...this.pendingTimeline);
@@ -436,10 +478,12 @@ export class ClusterView {
       server,
       user,
       startedAt: this.startedAt,
+      listed: this.synced,
       nodes: [...this.tiles.values()],
       unscheduled: this.unscheduledSent,
       controlPlane: this.controlPlane(),
       workloads: this.workloadRows(),
+      namespaces: this.namespaceRows(),
       warnings: this.warningRows(),
       timeline: this.timeline,
       forbidden: { ...this.forbidden },
@@ -454,6 +498,10 @@ export class ClusterView {
     const rows: WorkloadRow[] = [];
     for (const [kind, inf] of this.workloads) for (const o of inf.list()) rows.push(workloadRow(kind, o));
     return rows.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+  }
+
+  private namespaceRows(): NamespaceRow[] {
+    return namespaceRows(this.namespaces.list(), this.pods.list(), this.services.list());
   }
 
   private warningRows(): WarningEvent[] {

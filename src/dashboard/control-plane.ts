@@ -1,11 +1,11 @@
 // The control plane as the dashboard shows it: the members default/kubernetes lists and the ones
 // whose endpoint Leases say they were members, each asked for its /readyz (which carries the
-// storage check), who holds the leader-election Leases, and the autoscaler's status.
+// storage check), which member holds the leader-election Leases, and the autoscaler's status.
 import type { Lease } from '../api/kinds/lease.js';
 import type { KubeObject } from '../api/types.js';
 import { serversFromEndpoints } from '../client/endpoint-discovery.js';
 import { ApiClient } from '../client/rest.js';
-import { APISERVER_LEASE_LABEL, leaseMember } from '../server/endpoint-reconciler.js';
+import { APISERVER_LEASE_LABEL, CONTROLLER_IDENTITY_ANNOTATION, leaseMember } from '../server/endpoint-reconciler.js';
 import type { Clock } from '../util/clock.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../util/log.js';
@@ -47,16 +47,34 @@ export function memberAddresses(endpoints: KubeObject[], systemLeases: Lease[]):
   return [...membersOf(endpoints, systemLeases).keys()];
 }
 
+/**
+ * Member addresses by the identity their controller managers elect with, as each member's endpoint
+ * Lease says. A holder identity alone names no member: it is hostname_uuid, and the members of one
+ * machine share the hostname.
+ */
+function membersByControllerIdentity(systemLeases: Lease[]): Map<string, string> {
+  const byIdentity = new Map<string, string>();
+  for (const l of systemLeases) {
+    const identity = l.metadata.annotations?.[CONTROLLER_IDENTITY_ANNOTATION];
+    const m = isMemberLease(l) ? leaseMember(l) : undefined;
+    if (identity && m) byIdentity.set(identity, hostPort(m.host, m.port));
+  }
+  return byIdentity;
+}
+
 export function controlPlaneView(endpoints: KubeObject[], systemLeases: Lease[], health: ReadonlyMap<string, Readiness>, autoscalerStatus: KubeObject | undefined): ControlPlaneView {
   const members = [...membersOf(endpoints, systemLeases).values()].map((m) => {
     const h = health.get(m.address);
     return h ? { ...m, ready: h.ready, ...(h.storage !== undefined ? { storage: h.storage } : {}) } : m;
   });
+  const byIdentity = membersByControllerIdentity(systemLeases);
   const leaders: LeaderLock[] = [];
   for (const l of systemLeases) {
     if (isMemberLease(l)) continue;
     const renewedAt = timestampMs(l.spec?.renewTime);
-    leaders.push({ name: l.metadata.name!, holder: l.spec?.holderIdentity ?? '', ...(renewedAt !== undefined ? { renewedAt } : {}) });
+    const holder = l.spec?.holderIdentity ?? '';
+    const member = byIdentity.get(holder);
+    leaders.push({ name: l.metadata.name!, holder, ...(member !== undefined ? { member } : {}), ...(renewedAt !== undefined ? { renewedAt } : {}) });
   }
   const status = (autoscalerStatus?.data as Record<string, string> | undefined)?.status;
   return {

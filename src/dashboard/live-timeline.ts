@@ -3,6 +3,7 @@
 // the window, and only the nodes worth a row. Pure, so the server prunes with it and the page
 // draws with it.
 import type { ScenarioRun, TimelineEntry } from '../scenarios/timeline.js';
+import { humanDuration } from '../util/human-duration.js';
 
 /** Entries that hold a state until the next of their kind (a node's, the cluster's), by that key. */
 function stateKey(e: TimelineEntry): string | undefined {
@@ -89,4 +90,33 @@ export function liveRun(entries: TimelineEntry[], nowT: number, windowMs: number
     },
     hidden: ranked.length - shown.size,
   };
+}
+
+export interface TimelineCaption {
+  /** Whether the dashboard's watches have listed: before that, an empty picture means nothing. */
+  listed: boolean;
+  /** The node watch was refused to this user. */
+  nodesForbidden: boolean;
+  /** How long the dashboard has watched: the picture cannot speak for the time before. */
+  watchedMs: number;
+  windowMs: number;
+  nodes: number;
+  rows: number;
+  hidden: number;
+}
+
+/** The line beside the timeline's heading: what the picture covers, and what it found there. */
+export function timelineCaption(c: TimelineCaption): string {
+  if (!c.listed) return 'waiting for the cluster’s first data…';
+  if (c.nodesForbidden) return 'not shown: this user may not list nodes';
+  const span = c.watchedMs >= c.windowMs ? `the last ${Math.round(c.windowMs / 60_000)} minutes` : `the ${humanDuration(c.watchedMs)} since the dashboard started watching`;
+  const found =
+    c.rows > 0
+      ? `${c.rows} node${c.rows === 1 ? '' : 's'} that changed state or are not Ready${c.hidden > 0 ? ` (${c.hidden} more not drawn)` : ''}`
+      : c.nodes === 0
+        ? 'no nodes'
+        : c.nodes === 1
+          ? 'the node stayed Ready'
+          : `all ${c.nodes} nodes stayed Ready`;
+  return `${span}; ${found}`;
 }

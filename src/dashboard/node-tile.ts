@@ -5,6 +5,7 @@ import { nodeReadyState, nodeRoles, type Node } from '../api/kinds/node.js';
 import { timestampMs } from '../api/kinds/printing.js';
 import type { Pod } from '../api/kinds/pod.js';
 import { RETIRE_ANNOTATION } from '../agent/api.js';
+import { CONTROLLER_IDENTITY_ANNOTATION } from '../server/endpoint-reconciler.js';
 import { nodeAllocatable, podRequests } from '../scheduler/resources.js';
 import type { NodeTile, PodCounts, PodRow } from './view.js';
 
@@ -46,10 +47,18 @@ export function slimPod(p: Pod): Pod {
 
 /** What the dashboard keeps of a Lease: who holds it and when it was renewed. */
 export function slimLease(l: Lease): Lease {
+  // A member's endpoint Lease names its controllers' identity: the one annotation the page reads.
+  const identity = l.metadata.annotations?.[CONTROLLER_IDENTITY_ANNOTATION];
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
-    metadata: { name: l.metadata.name, namespace: l.metadata.namespace, resourceVersion: l.metadata.resourceVersion, ...(l.metadata.labels ? { labels: l.metadata.labels } : {}) },
+    metadata: {
+      name: l.metadata.name,
+      namespace: l.metadata.namespace,
+      resourceVersion: l.metadata.resourceVersion,
+      ...(l.metadata.labels ? { labels: l.metadata.labels } : {}),
+      ...(identity !== undefined ? { annotations: { [CONTROLLER_IDENTITY_ANNOTATION]: identity } } : {}),
+    },
     spec: { ...(l.spec?.holderIdentity ? { holderIdentity: l.spec.holderIdentity } : {}), ...(l.spec?.renewTime ? { renewTime: l.spec.renewTime } : {}) },
   };
 }

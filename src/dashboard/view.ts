@@ -64,7 +64,10 @@ export interface Member {
 
 export interface LeaderLock {
   name: string;
+  /** The Lease's holderIdentity, as the elector wrote it ('' when released). */
   holder: string;
+  /** The member (host:port, as in `members`) whose controllers hold it, when its endpoint Lease says so. */
+  member?: string;
   renewedAt?: number;
 }
 
@@ -87,6 +90,35 @@ export interface WorkloadRow {
   state: string;
   /** Whether the scale subresource applies (Deployments and StatefulSets). */
   scalable: boolean;
+}
+
+/** A namespace: its phase (Active, Terminating; '' when unknown) and what runs in it. */
+export interface NamespaceRow {
+  name: string;
+  phase: string;
+  pods: PodCounts;
+  services: number;
+}
+
+/** A Service as `kubectl get svc` shows it, with the endpoints behind it in a word. */
+export interface ServiceRow {
+  namespace: string;
+  name: string;
+  /** ClusterIP, NodePort, LoadBalancer, ExternalName. */
+  type: string;
+  clusterIP: string;
+  /** kubectl's PORT(S): 80/TCP, 80:30080/TCP. */
+  ports: string;
+  /** Ready endpoints behind it. */
+  ready: number;
+  /** "2 of 3 endpoints ready", "no ready endpoints", "no selector", "external address pending"… */
+  state: string;
+}
+
+/** One namespace up close, for its panel. */
+export interface NamespaceDetail {
+  pods: PodRow[];
+  services: ServiceRow[];
 }
 
 export interface WarningEvent {
@@ -112,10 +144,16 @@ export interface Snapshot {
   user: string;
   /** The timeline's t = 0 (ms since the epoch): when the dashboard started watching. */
   startedAt: number;
+  /**
+   * Whether the watches have listed (or been refused). A first page may be sent before they have,
+   * and until then an empty view means "not known yet", not "nothing happened".
+   */
+  listed: boolean;
   nodes: NodeTile[];
   unscheduled: number;
   controlPlane: ControlPlaneView;
   workloads: WorkloadRow[];
+  namespaces: NamespaceRow[];
   warnings: WarningEvent[];
   timeline: TimelineEntry[];
   forbidden: Forbidden;
@@ -125,12 +163,15 @@ export interface Snapshot {
 export interface Patch {
   type: 'patch';
   now: number;
+  /** Set when the watches have listed since the last message. */
+  listed?: boolean;
   nodes?: NodeTile[];
   /** Names of node tiles no longer shown. */
   removed?: string[];
   unscheduled?: number;
   controlPlane?: ControlPlaneView;
   workloads?: WorkloadRow[];
+  namespaces?: NamespaceRow[];
   warnings?: WarningEvent[];
   /** Entries added to the timeline (the page drops those older than its window). */
   timeline?: TimelineEntry[];
@@ -162,6 +203,8 @@ export interface PodRow {
   restarts: number;
   terminating: boolean;
   containers: string[];
+  /** The node it is bound to (namespace panels; a node's panel knows it). */
+  node?: string;
 }
 
 /** The header that marks the page's own requests: a page of another site cannot send it without CORS. */

@@ -101,7 +101,8 @@ export function judge(x: Expectation, run: Run): Verdict {
       return {
         expectation: `${x.nodes.join(', ')} stay Ready throughout`,
         passed: bad.length === 0,
-        measured: bad.length === 0 ? 'no node left Ready' : `${bad.length} went ${[...new Set(flips.map((f) => f.state))].join('/') || 'NotReady'} (${bad.join(', ')}), first after ${secs((flips[0]?.t ?? t0) - t0)}`,
+        // A pass says what held ("every node stayed Ready"), not what did not happen.
+        measured: bad.length === 0 ? (x.nodes.length === 1 ? `${x.nodes[0]} stayed Ready` : 'every node stayed Ready') : `${bad.length} went ${[...new Set(flips.map((f) => f.state))].join('/') || 'NotReady'} (${bad.join(', ')}), first after ${secs((flips[0]?.t ?? t0) - t0)}`,
       };
     }
     case 'node-not-ready': {
@@ -133,10 +134,10 @@ export function judge(x: Expectation, run: Run): Verdict {
         .filter((e): e is Extract<typeof e, { kind: 'pod-deleted' | 'pod-terminating' }> => (e.kind === 'pod-deleted' || e.kind === 'pod-terminating') && e.t >= t0 && e.node === x.node)
         .sort((a, b) => a.t - b.t);
       const n = new Set(lost.map((e) => e.uid)).size;
-      const firstAfter = lost[0] ? `, the first after ${secs(lost[0].t - t0)}` : '';
+      const measured = n === 0 ? 'none evicted or deleted' : `${n} evicted or deleted, the first after ${secs(lost[0]!.t - t0)}`;
       return x.kind === 'pods-kept'
-        ? { expectation: `the pods on ${x.node} are kept`, passed: n === 0, measured: `${n} evicted or deleted${firstAfter}` }
-        : { expectation: `the pods on ${x.node} are evicted or deleted (at least ${x.min})`, passed: n >= x.min, measured: `${n} evicted or deleted${firstAfter}` };
+        ? { expectation: `the pods on ${x.node} are kept`, passed: n === 0, measured }
+        : { expectation: `the pods on ${x.node} are evicted or deleted (at least ${x.min})`, passed: n >= x.min, measured };
     }
     case 'pods-running': {
       const last = new Map<string, number>();

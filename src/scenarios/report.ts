@@ -321,6 +321,7 @@ function nodeRow(run: ScenarioRun, node: string, scale: Scale, y: number, maxRun
         `<path d="${d}" stroke="#ffffff" stroke-width="4"/><path d="${d}" stroke="${COLOUR.deleted}" stroke-width="2"/></g>`,
     );
   }
+  let labelEnd = -Infinity;
   for (const e of entriesOf(run, 'node-registered')) {
     // A first registration is the start of the row; only a comeback needs a mark.
     if (e.node !== node || !e.again) continue;
@@ -329,6 +330,18 @@ function nodeRow(run: ScenarioRun, node: string, scale: Scale, y: number, maxRun
     out.push(
       `<g class="reregistered-marker" data-t="${e.t}"><title>${esc(`${node} re-registered at ${at(e.t)} (uid ${e.uid})`)}</title>` +
         `<path d="${d}" fill="${COLOUR.reregistered}" stroke="#ffffff" stroke-width="1.5"/></g>`,
+    );
+    // Written out beside the mark: in a sped-up run the deletion and the comeback are a pixel
+    // apart, and the diamond alone would hide the ✕ and the gap without saying what happened.
+    const gone = entriesOf(run, 'node-deleted').filter((g) => g.node === node && g.t <= e.t).pop();
+    const words = gone ? `re-registered ${at(e.t - gone.t)} after its deletion` : 're-registered';
+    const w = words.length * CHAR_W * 0.9;
+    const anchorEnd = x + 9 + w > scale.right;
+    const start = anchorEnd ? x - 9 - w : x + 9;
+    if (start < labelEnd + 4) continue;
+    labelEnd = start + w;
+    out.push(
+      text(anchorEnd ? x - 9 : x + 9, mid + 3.5, words, `class="reregistered-label" font-size="9" font-weight="700" fill="${COLOUR.reregistered}" stroke="#ffffff" stroke-width="3" paint-order="stroke"${anchorEnd ? ' text-anchor="end"' : ''}`),
     );
   }
   out.push('</g>');
@@ -540,27 +553,81 @@ details{margin:.4rem 0}
 summary{cursor:pointer;font-weight:600}
 `;
 
-function legend(): string {
-  const items: string[] = [];
-  for (const style of Object.values(STATE_STYLE)) {
-    const border = style.stroke === 'none' ? '' : `;border:1px ${style.dashed ? 'dashed' : 'solid'} ${style.stroke}`;
-    items.push(`<li><span class="swatch" style="background:${style.fill}${border}"></span>${esc(style.meaning)}</li>`);
+/**
+ * What this run's chart draws, as legend keys: a legend entry for a mark the reader will not find
+ * sends them looking for it. Mirrors the drawing code above (rows only for `run.nodes`, a state
+ * only where its span has length).
+ */
+function drawnKinds(run: ScenarioRun): Set<string> {
+  const drawn = new Set<string>();
+  const rows = new Set(run.nodes);
+  for (const node of run.nodes) {
+    for (const s of spans(entriesOf(run, 'node-state').filter((e) => e.node === node), run.durationMs)) {
+      if (s.to <= s.from) continue;
+      drawn.add(`state-${s.entry.state}`);
+      if (s.entry.taints.length > 0) drawn.add('taint');
+    }
   }
-  const glyph = (colour: string, g: string, meaning: string) => `<li><span class="glyph" style="color:${colour}" aria-hidden="true">${g}</span>${meaning}</li>`;
-  items.push(`<li><span class="swatch" style="background:${COLOUR.taint};height:.3rem"></span>tainted (band on top)</li>`);
-  items.push(glyph(COLOUR.reregistered, '◆', 're-registered'));
-  items.push(glyph(COLOUR.deleted, '✕', 'Node deleted'));
-  items.push(`<li><span class="swatch" style="background:${COLOUR.pods};border-top:2px solid ${COLOUR.podsLine}"></span>pods running (count)</li>`);
-  items.push(`<li><span class="swatch" style="background:${COLOUR.unscheduled}"></span>pods with no node to run on (count)</li>`);
-  items.push(glyph(COLOUR.fault, '┆', 'fault'));
-  items.push(glyph(COLOUR.step, '╷', 'step'));
-  items.push(glyph(COLOUR.eventNormal, '●', 'Normal event'));
-  items.push(glyph(COLOUR.eventWarning, '▲', 'Warning event'));
-  items.push(glyph(COLOUR.leader, '◆', 'leader change (controllers, scheduler)'));
-  items.push(`<li><span class="swatch" style="background:${STATE_STYLE.Ready.fill};background-image:repeating-linear-gradient(90deg,#fff 0 1px,transparent 1px 5px)"></span>Lease renewals (white ticks)</li>`);
-  items.push(`<li><span class="swatch" style="background:${COLOUR.log}"></span>log lines</li>`);
-  items.push(`<li><span class="swatch" style="background:${COLOUR.logProblem}"></span>warning/error log lines</li>`);
-  return `<ul class="legend" aria-label="Legend">${items.join('')}</ul>`;
+  for (const e of run.entries) {
+    switch (e.kind) {
+      case 'node-registered':
+        if (e.again && rows.has(e.node)) drawn.add('reregistered');
+        break;
+      case 'node-deleted':
+      case 'pods':
+      case 'lease':
+        if (rows.has(e.node)) drawn.add(e.kind);
+        break;
+      case 'unscheduled':
+        if (e.count > 0) drawn.add(e.kind);
+        break;
+      case 'event':
+        drawn.add(e.type === 'Warning' ? 'event-Warning' : 'event-Normal');
+        break;
+      case 'log':
+        if (!run.processes.includes(e.process)) break;
+        drawn.add('log');
+        if (isProblem(e.level)) drawn.add('log-problem');
+        break;
+      case 'fault':
+      case 'step':
+      case 'leader':
+        drawn.add(e.kind);
+        break;
+      default:
+        break;
+    }
+  }
+  return drawn;
+}
+
+/** The legend of one run's chart: only what it draws. */
+function legend(run: ScenarioRun): string {
+  const drawn = drawnKinds(run);
+  const items: string[] = [];
+  for (const [state, style] of Object.entries(STATE_STYLE)) {
+    if (!drawn.has(`state-${state}`)) continue;
+    const border = style.stroke === 'none' ? '' : `;border:1px ${style.dashed ? 'dashed' : 'solid'} ${style.stroke}`;
+    items.push(`<li data-legend="state-${state}"><span class="swatch" style="background:${style.fill}${border}"></span>${esc(style.meaning)}</li>`);
+  }
+  const item = (key: string, html: string) => {
+    if (drawn.has(key)) items.push(`<li data-legend="${key}">${html}</li>`);
+  };
+  const glyph = (key: string, colour: string, g: string, meaning: string) => item(key, `<span class="glyph" style="color:${colour}" aria-hidden="true">${g}</span>${meaning}`);
+  item('taint', `<span class="swatch" style="background:${COLOUR.taint};height:.3rem"></span>tainted (band on top)`);
+  glyph('reregistered', COLOUR.reregistered, '◆', 're-registered (Node deleted and created again)');
+  glyph('node-deleted', COLOUR.deleted, '✕', 'Node deleted');
+  item('pods', `<span class="swatch" style="background:${COLOUR.pods};border-top:2px solid ${COLOUR.podsLine}"></span>pods running (count)`);
+  item('unscheduled', `<span class="swatch" style="background:${COLOUR.unscheduled}"></span>pods with no node to run on (count)`);
+  glyph('fault', COLOUR.fault, '┆', 'fault');
+  glyph('step', COLOUR.step, '╷', 'step');
+  glyph('event-Normal', COLOUR.eventNormal, '●', 'Normal event');
+  glyph('event-Warning', COLOUR.eventWarning, '▲', 'Warning event');
+  glyph('leader', COLOUR.leader, '◆', 'leader change (controllers, scheduler)');
+  item('lease', `<span class="swatch" style="background:${STATE_STYLE.Ready.fill};background-image:repeating-linear-gradient(90deg,#fff 0 1px,transparent 1px 5px)"></span>Lease renewals (white ticks)`);
+  item('log', `<span class="swatch" style="background:${COLOUR.log}"></span>log lines`);
+  item('log-problem', `<span class="swatch" style="background:${COLOUR.logProblem}"></span>warning/error log lines`);
+  return items.length === 0 ? '' : `<ul class="legend" aria-label="Legend">${items.join('')}</ul>`;
 }
 
 function badge(passed: boolean): string {
@@ -647,7 +714,7 @@ function runSection(unsorted: ScenarioRun, svgOpts: TimelineSvgOptions): string 
     `<h2><span class="mode">${esc(run.mode)}</span> ${badge(run.passed)}</h2>`,
     `<ul class="facts">${facts.map((f) => `<li>${esc(f)}</li>`).join('')}</ul>`,
     run.error ? `<p class="run-error" role="alert"><strong>Run error:</strong> ${esc(run.error)}</p>` : '',
-    `<figure class="timeline"><div class="scroll">${renderTimelineSvg(run, svgOpts)}</div><figcaption>${legend()}</figcaption></figure>`,
+    `<figure class="timeline"><div class="scroll">${renderTimelineSvg(run, svgOpts)}</div><figcaption>${legend(run)}</figcaption></figure>`,
     verdictTable(run),
     eventsDetails(run),
     faultsDetails(run),

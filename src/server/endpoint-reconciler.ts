@@ -12,6 +12,12 @@ import type { Logger } from '../util/log.js';
 import { SERVICE_NAME_LABEL } from '../controllers/endpointslices.js';
 
 export const APISERVER_LEASE_LABEL = 'skiff.dev/apiserver-endpoint';
+/**
+ * On a member's endpoint Lease: the identity its controller manager elects with. A leader Lease
+ * holds that identity (upstream's hostname_uuid, the same on every member of one machine), and
+ * this is how a reader tells which member it is.
+ */
+export const CONTROLLER_IDENTITY_ANNOTATION = 'skiff.dev/controller-identity';
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
 const ENDPOINTS = '/api/v1/namespaces/default/endpoints';
 const SERVICES = '/api/v1/namespaces/default/services';
@@ -25,6 +31,8 @@ export interface EndpointReconcilerOptions {
   /** This member's address as agents should reach it. */
   host: string;
   port: number;
+  /** The identity this member's controller manager elects with, written on its Lease. */
+  controllerIdentity?: string;
   intervalMs?: number;
   ttlMs?: number;
 }
@@ -83,15 +91,19 @@ export class EndpointReconciler {
   private async renewOwnLease(): Promise<void> {
     const now = microTime(this.o.clock.now());
     const spec = { holderIdentity: `${this.o.host}:${this.o.port}`, leaseDurationSeconds: Math.ceil(this.ttl / 1000), renewTime: now };
+    const identity = this.o.controllerIdentity;
+    const annotations = identity !== undefined ? { [CONTROLLER_IDENTITY_ANNOTATION]: identity } : {};
     try {
       const lease = await this.o.client.get<KubeObject>(`${LEASES}/${this.leaseName}`);
-      await this.o.client.replace(`${LEASES}/${this.leaseName}`, { ...lease, spec: { ...(lease.spec as object), ...spec } });
+      // A restarted member elects with a new identity: the Lease it finds says the old one.
+      const metadata = identity !== undefined ? { ...lease.metadata, annotations: { ...lease.metadata.annotations, ...annotations } } : lease.metadata;
+      await this.o.client.replace(`${LEASES}/${this.leaseName}`, { ...lease, metadata, spec: { ...(lease.spec as object), ...spec } });
     } catch (e) {
       if (!isStatusError(e, 'NotFound')) throw e;
       await this.o.client.create(LEASES, {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
-        metadata: { name: this.leaseName, labels: { [APISERVER_LEASE_LABEL]: 'true' } },
+        metadata: { name: this.leaseName, labels: { [APISERVER_LEASE_LABEL]: 'true' }, ...(identity !== undefined ? { annotations } : {}) },
         spec: { ...spec, acquireTime: now },
       });
     }

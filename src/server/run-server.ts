@@ -172,7 +172,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
-  const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port });
+  const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port, controllerIdentity: manager.identity });
   const endpointsDone = endpoints.run(stopControllers.signal);
   const ownUrl = `https://${loopbackHost.includes(':') ? `[${loopbackHost}]` : loopbackHost}:${port}`;
   const node = cfg.agent

@@ -22,6 +22,7 @@ describe('the dashboard cluster view', () => {
   let client: ApiClient;
   let view: ClusterView;
   const stop = new AbortController();
+  let listedBeforeStart: boolean | undefined;
   /** Every patch taken, in order. */
   const patches: Patch[] = [];
   const take = () => {
@@ -41,6 +42,7 @@ describe('the dashboard cluster view', () => {
     await client.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bound' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '250m' } } }] } });
     await client.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'waiting' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
     view = new ClusterView({ client, clock: systemClock, log: silentLogger(), changed: () => {}, memberProbeMs: 60_000 });
+    listedBeforeStart = view.snapshot('https://example', 'admin').listed;
     await view.start(stop.signal);
   });
 
@@ -48,6 +50,12 @@ describe('the dashboard cluster view', () => {
     stop.abort();
     client.close();
     await srv.stop();
+  });
+
+  it('says whether its watches have listed: before, an empty view is no news', () => {
+    assert.equal(listedBeforeStart, false, 'a page served before the lists says it is waiting');
+    assert.equal(take()?.listed, true, 'the pages already open learn it from a patch');
+    assert.equal(view.snapshot('https://example', 'admin').listed, true);
   });
 
   it('starts from every node, with its pods counted and the unscheduled ones apart', async () => {
@@ -61,6 +69,18 @@ describe('the dashboard cluster view', () => {
     assert.equal(snap.unscheduled, 1);
     assert.ok(snap.timeline.some((e) => e.kind === 'node-state' && e.node === 'n1' && e.state === 'Ready'));
     assert.equal(take(), undefined, 'nothing changed: no patch');
+  });
+
+  it('lists namespaces with their pods, and a namespace up close with its pods, nodes and Services', async () => {
+    await client.create('/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } });
+    await eventually(() => view.namespaceDetail('default').services.length === 1, 5000, 'the Service seen');
+    const row = view.snapshot('https://example', 'admin').namespaces.find((r) => r.name === 'default');
+    assert.deepEqual(row && [row.phase, row.pods.pending, row.services], ['Active', 2, 1]);
+    const detail = view.namespaceDetail('default');
+    assert.deepEqual(detail.pods.map((p) => [p.name, p.node]), [['bound', 'n1'], ['waiting', undefined]]);
+    assert.deepEqual(detail.services.map((s) => [s.name, s.ports, s.state]), [['web', '80/TCP', 'no ready endpoints']]);
+    assert.deepEqual(view.namespaceDetail('elsewhere'), { pods: [], services: [] });
+    take();
   });
 
   it('tells a node deleted and re-created between two patches as gone, then back, in that order', async () => {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { liveRun, pruneTimeline } from '../../src/dashboard/live-timeline.js';
+import { liveRun, pruneTimeline, timelineCaption } from '../../src/dashboard/live-timeline.js';
 import type { TimelineEntry } from '../../src/scenarios/timeline.js';
 import { renderTimelineSvg } from '../../src/scenarios/report.js';
 
@@ -40,5 +40,15 @@ describe('the live timeline', () => {
     assert.deepEqual(run.nodes, ['a'], 'not Ready: shown though its change is before the window');
     assert.deepEqual(run.entries, [state(0, 'a', 'Unknown')]);
     assert.equal(run.durationMs, 60_000);
+  });
+
+  it('claims nothing before its first data, and no more than the time it watched', () => {
+    const base = { listed: true, nodesForbidden: false, watchedMs: 45_000, windowMs: 600_000, nodes: 3, rows: 0, hidden: 0 };
+    assert.equal(timelineCaption({ ...base, listed: false, nodes: 0 }), 'waiting for the cluster’s first data…');
+    assert.equal(timelineCaption(base), 'the 45s since the dashboard started watching; all 3 nodes stayed Ready');
+    assert.equal(timelineCaption({ ...base, watchedMs: 700_000, nodes: 1 }), 'the last 10 minutes; the node stayed Ready');
+    assert.equal(timelineCaption({ ...base, rows: 2, hidden: 1 }), 'the 45s since the dashboard started watching; 2 nodes that changed state or are not Ready (1 more not drawn)');
+    assert.equal(timelineCaption({ ...base, nodes: 0 }), 'the 45s since the dashboard started watching; no nodes');
+    assert.equal(timelineCaption({ ...base, nodesForbidden: true }), 'not shown: this user may not list nodes');
   });
 });

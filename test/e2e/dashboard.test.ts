@@ -81,6 +81,9 @@ describe('skiff dashboard', () => {
     assert.equal(await row(page, 'dash-a').getAttribute('data-health'), 'Ready');
     assert.match(await page.locator('[data-count-of="Ready"]').innerText(), /^2\s+Ready/);
     assert.equal(await page.locator('[data-connection]').getAttribute('data-connection'), 'live');
+    // Once the view has listed, the timeline speaks for the time it watched, not "waiting".
+    await page.locator('.timeline[data-listed="true"]').waitFor({ timeout: 10_000 });
+    assert.match(await page.locator('.timeline-caption').innerText(), /since the dashboard started watching|the last 10 minutes/);
     // Each row says how long ago its Lease was renewed and how often in the last minute.
     assert.match(await row(page, 'dash-a').locator('.c-lease').innerText(), /^\d+s ago\s+\d+\/min$/);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-nodes.png'), fullPage: true });
@@ -147,6 +150,28 @@ describe('skiff dashboard', () => {
     await eventually(async () => (await web.locator('td').nth(2).innerText()) === '3/3', 20_000, 'the page showing 3 of 3 ready');
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-workloads.png'), fullPage: true });
     await s.k(['delete', 'deployment', 'web', '--wait=false']);
+  });
+
+  it("lists namespaces with their pods and Services, and follows a pod's log from there", async () => {
+    const a = agents[0]!;
+    await s.k(['run', 'nslog', '--image', 'busybox', '--overrides', JSON.stringify({ spec: { nodeName: a.nodeName } })]);
+    await s.k(['create', 'service', 'clusterip', 'nslog-svc', '--tcp', '80:80']);
+    const ns = page.locator('.namespaces tr[data-namespace="default"]');
+    await ns.waitFor({ timeout: 10_000 });
+    await ns.getByRole('button', { name: 'default', exact: true }).click();
+    const panel = page.locator('.namespace-panel[data-namespace="default"]');
+    const podRow = panel.locator('tr[data-pod="default/nslog"]');
+    await podRow.waitFor({ timeout: 10_000 });
+    assert.match(await podRow.innerText(), new RegExp(a.nodeName), 'the pod row names its node');
+    const svc = panel.locator('tr[data-service="default/nslog-svc"]');
+    await svc.waitFor({ timeout: 10_000 });
+    assert.match(await svc.innerText(), /ClusterIP[\s\S]*80\/TCP[\s\S]*no ready endpoints/);
+    await podRow.getByRole('button', { name: 'Logs of nslog' }).click();
+    await eventually(async () => /simulated container nslog/.test(await panel.locator('.log-text').innerText()), 10_000, 'the log in the namespace panel');
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-namespaces.png'), fullPage: true });
+    await panel.getByRole('button', { name: 'Close the namespace panel' }).click();
+    await s.k(['delete', 'pod', 'nslog', '--wait=false']);
+    await s.k(['delete', 'service', 'nslog-svc']);
   });
 
   it('shows a view-only user the cluster, and refuses their cordon with the API message', async () => {

@@ -194,6 +194,9 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     const leaderBefore = (await client.get<{ spec: { holderIdentity: string } }>(CONTROLLER_LEASE)).spec.holderIdentity;
     // Members 1 and 2 log member 3's identity as the leader: the controllers run on the member we kill.
     assert.ok([m1, m2].every((m) => m.logs().includes(leaderBefore)), 'member 3 leads the controllers');
+    // The dashboard names the leader by its member, not by the holder identity (hostname_uuid).
+    const shownLeader = () => ([...view!.patches].reverse().find((p) => p.controlPlane)?.controlPlane ?? view!.snapshot?.controlPlane)?.leaders.find((l) => l.name === 'skiff-controller-manager')?.member;
+    await eventually(() => shownLeader() === new URL(m3.url).host, 10_000, 'the dashboard naming member 3 the leader');
     const killedAt = Date.now();
     await m3.killAndWait();
     const deployed = client.create('/apis/apps/v1/namespaces/default/deployments', deployment('after-kill', 4));
@@ -219,6 +222,7 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     // classic node going NotReady and member 3 no longer ready.
     await eventually(() => view!.nodes.get('classic')?.health !== 'Ready', 30_000, 'the dashboard showing the classic node not Ready after the failover');
     await eventually(() => view!.patches.some((p) => p.controlPlane?.members.some((m) => m.address === new URL(m3.url).host && m.ready !== 'ok')), 15_000, 'the dashboard showing member 3 down');
+    await eventually(() => [m1, m2].some((m) => shownLeader() === new URL(m.url).host), 15_000, 'the dashboard naming the new leader by its member');
     assert.equal(view!.nodes.get(d1.nodeName)?.health, 'Ready');
   });
 

@@ -206,5 +206,30 @@ test('Lease renewals tick along a node row, leader changes mark their own row, a
   assert.equal(count(svg, 'class="leader-marker"'), 2);
   assert.match(svg, /class="unscheduled" data-count="2"[^>]*><title>2 pods with no node from 7\.00 s to 9\.00 s/);
   assert.match(svg, /kube-controller-manager: server-2 at /);
-  assert.match(renderReport(report), /zombie \(no Node object, its machine runs\)/, 'the legend explains it');
+  const html = renderReport({ ...report, runs: [run] });
+  assert.match(html, /zombie \(no Node object, its machine runs\)/, 'the legend explains it');
+  assert.ok(html.includes('data-legend="leader"') && html.includes('data-legend="lease"') && html.includes('data-legend="unscheduled"'));
+});
+
+/** The legend entries of one run's section, by key. */
+function legendKeys(s: string): string[] {
+  const legend = s.slice(s.indexOf('<ul class="legend"'), s.indexOf('</ul>', s.indexOf('<ul class="legend"')));
+  return [...legend.matchAll(/data-legend="([^"]+)"/g)].map((m) => m[1]!);
+}
+
+test('each legend lists only what its chart draws', () => {
+  const html = renderReport(report);
+  assert.deepEqual(legendKeys(section(html, 'skiff')), [
+    'state-Ready', 'state-NotReady', 'state-absent', 'taint', 'reregistered', 'node-deleted', 'pods', 'fault', 'step', 'event-Normal', 'log',
+  ]);
+  assert.deepEqual(legendKeys(section(html, 'kubernetes')), ['state-Ready', 'state-absent', 'node-deleted', 'pods', 'fault', 'event-Warning', 'log', 'log-problem']);
+  for (const absent of ['zombie', 'retired', 'Unknown (node stopped reporting)', 'leader change', 'Lease renewals', 'no node to run on']) {
+    assert.ok(!html.includes(absent), `nothing in the report draws "${absent}", so no legend names it`);
+  }
+});
+
+test('a re-registration is written on the chart, not only in a tooltip', () => {
+  const html = renderReport(report);
+  assert.match(section(html, 'skiff'), /<text [^>]*class="reregistered-label"[^>]*>re-registered 0\.20 s after its deletion<\/text>/);
+  assert.ok(!section(html, 'kubernetes').includes('reregistered-label'));
 });

@@ -66,6 +66,18 @@ test('expectations read the timeline from the fault on and say what they measure
   assert.equal(judge({ kind: 'pods-running', count: 3 }, run).measured, '3 Running');
 });
 
+test('a passing expectation says what held, not what did not happen', () => {
+  const entries: TimelineEntry[] = [
+    { t: 0, kind: 'node-state', node: 'node-1', state: 'Ready', taints: [], unschedulable: false },
+    { t: 0, kind: 'node-state', node: 'node-2', state: 'Ready', taints: [], unschedulable: false },
+    { t: 1000, kind: 'fault', action: 'kill', target: 'server-1', label: 'kill server-1' },
+  ];
+  const run = { entries, durationMs: 5000 };
+  assert.deepEqual(judge({ kind: 'nodes-stay-ready', nodes: ['node-1', 'node-2'] }, run), { expectation: 'node-1, node-2 stay Ready throughout', passed: true, measured: 'every node stayed Ready' });
+  assert.equal(judge({ kind: 'nodes-stay-ready', nodes: ['node-2'] }, run).measured, 'node-2 stayed Ready');
+  assert.deepEqual(judge({ kind: 'pods-kept', node: 'node-1' }, run), { expectation: 'the pods on node-1 are kept', passed: true, measured: 'none evicted or deleted' });
+});
+
 test('a cluster with a cloud names its nodes up to the group maximum and takes instance faults only', () => {
   const base = 'name: a\ncluster: {cloud: {min: 2, max: 3, cpu: "1"}}\n';
   const s = parseScenario(`${base}steps: [{fault: instance-lost, target: node-3}]\nexpect: {skiff: [{machines-added: {max: 0}}, {machine-without-node: {node: node-1, max: 2s}}]}`, 'x.yaml');

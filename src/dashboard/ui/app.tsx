@@ -1,11 +1,12 @@
 // The page: a header with the cluster's counts and the stream's state, the node list beside the
-// selected node's panel, then the timeline, control plane, workloads and warnings.
+// selected node's panel, then the timeline, control plane, workloads, namespaces and warnings.
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { ActionRequest, ActionResult } from '../view.js';
 import { api, connect, emptyState, type LiveState } from './live.js';
 import { NodePanel } from './node-panel.js';
 import { NodeList, nodeCounts } from './nodes.js';
+import { Namespaces } from './namespaces.js';
 import { ControlPlane, Timeline, Warnings, Workloads } from './panels.js';
 
 interface Notice {
@@ -16,6 +17,7 @@ interface Notice {
 
 const CONTROL_PLANE_RESOURCES = ['the kubernetes endpoints', 'kube-system leases', 'the autoscaler status'];
 const WORKLOAD_RESOURCES = ['deployments', 'statefulsets', 'daemonsets', 'jobs'];
+const NAMESPACE_RESOURCES = ['namespaces', 'pods', 'services', 'endpointslices'];
 
 function App() {
   const [state, setState] = useState<LiveState>(emptyState);
@@ -91,11 +93,19 @@ function App() {
           <NodeList nodes={state.nodes} version={state.nodesVersion} now={now} selected={selected} onSelect={setSelected} forbidden={state.forbidden.nodes} />
           {tile && <NodePanel tile={tile} now={now} act={act} onClose={() => setSelected(undefined)} />}
         </div>
-        <Timeline entries={state.timeline} nowT={now - state.startedAt} tick={Math.floor(tick / 2)} />
+        <Timeline
+          entries={state.timeline}
+          nowT={now - state.startedAt}
+          tick={Math.floor(tick / 2)}
+          listed={state.listed}
+          nodesForbidden={state.forbidden.nodes !== undefined}
+          nodes={state.nodes.size}
+        />
         <div class="columns">
           <ControlPlane cp={state.controlPlane} now={now} forbidden={forbidden(CONTROL_PLANE_RESOURCES)} />
           <Workloads rows={state.workloads} act={act} forbidden={forbidden(WORKLOAD_RESOURCES)} />
         </div>
+        <Namespaces rows={state.namespaces} forbidden={forbidden(NAMESPACE_RESOURCES)} />
         <Warnings events={state.warnings} now={now} />
       </main>
     </>

@@ -22,11 +22,13 @@ export function emptyState(): LiveState {
     user: '',
     clockOffset: 0,
     startedAt: Date.now(),
+    listed: false,
     nodes: new Map(),
     nodesVersion: 0,
     unscheduled: 0,
     controlPlane: { members: [], leaders: [] },
     workloads: [],
+    namespaces: [],
     warnings: [],
     timeline: [],
     forbidden: {},
@@ -40,11 +42,13 @@ export function applySnapshot(s: LiveState, m: Snapshot): LiveState {
     user: m.user,
     clockOffset: m.now - Date.now(),
     startedAt: m.startedAt,
+    listed: m.listed,
     nodes: new Map(m.nodes.map((n) => [n.name, n])),
     nodesVersion: s.nodesVersion + 1,
     unscheduled: m.unscheduled,
     controlPlane: m.controlPlane,
     workloads: m.workloads,
+    namespaces: m.namespaces,
     warnings: m.warnings,
     timeline: m.timeline,
     forbidden: m.forbidden,
@@ -61,8 +65,10 @@ export function applyPatch(s: LiveState, m: Patch): LiveState {
   if (m.unscheduled !== undefined) next.unscheduled = m.unscheduled;
   if (m.controlPlane) next.controlPlane = m.controlPlane;
   if (m.workloads) next.workloads = m.workloads;
+  if (m.namespaces) next.namespaces = m.namespaces;
   if (m.warnings) next.warnings = m.warnings;
   if (m.forbidden) next.forbidden = m.forbidden;
+  if (m.listed !== undefined) next.listed = m.listed;
   if (m.timeline) {
     const nowT = m.now - s.startedAt;
     next.timeline = pruneTimeline([...s.timeline, ...m.timeline], nowT - TIMELINE_WINDOW_MS);

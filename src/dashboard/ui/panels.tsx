@@ -3,33 +3,48 @@
 import { useMemo, useState } from 'preact/hooks';
 import { renderTimelineSvg } from '../../scenarios/report.js';
 import type { TimelineEntry } from '../../scenarios/timeline.js';
-import { liveRun } from '../live-timeline.js';
-import { TIMELINE_WINDOW_MS, type ControlPlaneView, type WarningEvent, type WorkloadRow } from '../view.js';
+import { liveRun, timelineCaption } from '../live-timeline.js';
+import { TIMELINE_WINDOW_MS, type ControlPlaneView, type LeaderLock, type WarningEvent, type WorkloadRow } from '../view.js';
 import { ago } from './format.js';
 import { TableHead } from './table-head.js';
 import type { Act } from './node-panel.js';
 
 const TIMELINE_ROWS = 40;
 
-export function Timeline({ entries, nowT, tick }: { entries: TimelineEntry[]; nowT: number; tick: number }) {
+export interface TimelineProps {
+  entries: TimelineEntry[];
+  nowT: number;
+  tick: number;
+  /** The view's watches have listed: until then there is nothing to draw or to claim. */
+  listed: boolean;
+  nodesForbidden: boolean;
+  nodes: number;
+}
+
+export function Timeline({ entries, nowT, tick, listed, nodesForbidden, nodes }: TimelineProps) {
   // Redrawn every couple of seconds (tick), not on every patch: the picture moves with time anyway.
-  const { svg, hidden, rows } = useMemo(() => {
+  // The first data redraws at once, so the page does not show the empty picture of before it.
+  const { svg, caption } = useMemo(() => {
     const { run, hidden } = liveRun(entries, nowT, TIMELINE_WINDOW_MS, TIMELINE_ROWS);
-    return { svg: renderTimelineSvg(run, { widthPx: 960, durationMs: run.durationMs, logs: false }), hidden, rows: run.nodes.length };
-  }, [tick]);
+    const caption = timelineCaption({ listed, nodesForbidden, watchedMs: nowT, windowMs: TIMELINE_WINDOW_MS, nodes, rows: run.nodes.length, hidden });
+    return { svg: listed ? renderTimelineSvg(run, { widthPx: 960, durationMs: run.durationMs, logs: false }) : '', caption };
+  }, [tick, listed, nodesForbidden]);
   return (
-    <section class="panel timeline" aria-labelledby="timeline-h">
+    <section class="panel timeline" aria-labelledby="timeline-h" data-listed={listed ? 'true' : 'false'}>
       <div class="panel-head">
         <h2 id="timeline-h">Timeline</h2>
-        <span class="sub">
-          the last {Math.round(TIMELINE_WINDOW_MS / 60_000)} minutes; {rows === 0 ? 'no node changed state' : `${rows} node${rows === 1 ? '' : 's'} that changed state or are not Ready`}
-          {hidden > 0 ? ` (${hidden} more not drawn)` : ''}
-        </span>
+        <span class="sub timeline-caption">{caption}</span>
       </div>
       {/* The SVG is the report's own text: escaped there, drawn here as is. */}
-      <div class="timeline-svg" dangerouslySetInnerHTML={{ __html: svg }} />
+      {svg !== '' && <div class="timeline-svg" dangerouslySetInnerHTML={{ __html: svg }} />}
     </section>
   );
+}
+
+/** Who leads, by member; a Lease no member claims shows its holder identity as it is. */
+function leaderText(l: LeaderLock): string {
+  if (!l.holder) return 'none (released)';
+  return l.member ?? l.holder;
 }
 
 export function ControlPlane({ cp, now, forbidden }: { cp: ControlPlaneView; now: number; forbidden: string[] }) {
@@ -59,12 +74,13 @@ export function ControlPlane({ cp, now, forbidden }: { cp: ControlPlaneView; now
       </table>
       <table>
         <caption>Leader election</caption>
-        <TableHead columns={['Lease', 'holder', 'renewed']} />
+        <TableHead columns={['Lease', 'leader (member)', 'renewed']} />
         <tbody>
           {cp.leaders.map((l) => (
-            <tr key={l.name} data-lease={l.name}>
+            <tr key={l.name} data-lease={l.name} data-leader={l.member ?? ''}>
               <td>{l.name}</td>
-              <td>{l.holder || '—'}</td>
+              {/* The member as the table above names it; the holder identity (hostname_uuid) only when no member says it is theirs. */}
+              <td title={l.holder ? `holder identity ${l.holder}` : undefined}>{leaderText(l)}</td>
               <td>{l.renewedAt === undefined ? '—' : `${ago(now - l.renewedAt)} ago`}</td>
             </tr>
           ))}
