@@ -21,32 +21,20 @@ import { ApiListener, clientGone } from './http/listener.js';
 import { ApiMetrics, CONNECT_SUBRESOURCES } from './metrics.js';
 import { metricsText } from '../client/metrics.js';
 import { ObjectStore, keyPrefix, type StorageHooks } from './object-store.js';
-import { DeletedNodeLabels, nodeRestriction } from './admission/node-restriction.js';
+import { DeletedNodeLabels } from './admission/node-restriction.js';
 import { ResourceHandler, type PodLogStreamer, type ResourceHandlerDeps } from './resource-handler.js';
 import { LocalReads } from './local-reads.js';
 import { WatchCache } from './watch-cache.js';
 import { alwaysMatch } from './watch-cache.js';
 import type { AdmissionChain } from './admission/plugin.js';
-import { orderedChain } from './admission/chain.js';
-import { namespaceLifecycle } from './admission/namespace-lifecycle.js';
-import { serviceAccountAdmission } from './admission/service-account.js';
-import { defaultTolerationSeconds, type DefaultTolerationOptions } from './admission/default-toleration-seconds.js';
-import { priorityAdmission } from './admission/priority.js';
-import { resourceQuotaAdmission } from './admission/resource-quota.js';
+import { admissionPlugins, type AdmissionSettings } from './admission/plugins.js';
 import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
-import { limitRanger } from './admission/limit-ranger.js';
-import type { LimitRange } from '../api/kinds/limitrange.js';
-import { serviceAddresses } from './admission/service-addresses.js';
-import { rbacEscalation } from './admission/rbac-escalation.js';
-import { storageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
-import { validatingAdmissionWebhook, type AdmissionWebhookDeps } from './admission/validating-webhook.js';
-import { mutatingAdmissionWebhook } from './admission/mutating-webhook.js';
+import type { AdmissionWebhookDeps } from './admission/validating-webhook.js';
 import { WebhookConfigurations } from './admission/webhook-rules.js';
 import { WebhookClient } from './webhook/client.js';
 import { ConversionWebhook } from './conversion-webhook.js';
 import type { ServiceEndpointObjects } from './webhook/service-endpoints.js';
 import { ADMISSIONREGISTRATION_GROUP } from '../api/kinds/admission-webhook.js';
-import { podSecurity, type PodSecurityConfiguration } from './admission/pod-security.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
 import { NodeAuthorizer } from './node-authorizer.js';
@@ -64,7 +52,7 @@ import { CRD_GROUP } from '../apiextensions/customresourcedefinition.js';
 import { servedKinds } from '../apiextensions/served-kinds.js';
 import { CustomResourceDefinitions } from './custom-resource-definitions.js';
 import { FLOWCONTROL_GROUP, type FlowSchema, type PriorityLevelConfiguration } from '../api/kinds/flowcontrol.js';
-import { SCHEDULING_GROUP, SYSTEM_PRIORITY_CLASSES, type PriorityClass } from '../api/kinds/priorityclass.js';
+import { SCHEDULING_GROUP, SYSTEM_PRIORITY_CLASSES } from '../api/kinds/priorityclass.js';
 import { FLOW_SCHEMA_UID_HEADER, PRIORITY_LEVEL_UID_HEADER, PriorityAndFairness } from './flowcontrol/priority-and-fairness.js';
 import { MaxInFlight } from './flowcontrol/max-in-flight.js';
 import { MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS, reconcileApfObject } from './flowcontrol/bootstrap-config.js';
@@ -100,7 +88,7 @@ export interface ApiServerOptions {
   tokenAuthenticators?: TokenAuthenticator[];
   authorizer?: Authorizer;
   /** Admission plugins' settings (upstream's flags and --admission-control-config-file). */
-  admission?: Partial<DefaultTolerationOptions> & { podSecurity?: PodSecurityConfiguration };
+  admission?: AdmissionSettings;
   /** Where Services get their ClusterIPs (--service-cluster-ip-range); k3s' 10.43.0.0/16 when not given. */
   serviceRange?: ServiceRange;
   podLogs?: PodLogStreamer;
@@ -397,54 +385,17 @@ export class ApiServer {
 
   /** The admission plugins this server runs, each given what it looks up; the chain orders them. */
   private admissionPlugins(opts: ApiServerOptions): AdmissionChain {
-    const core = (resource: string): ObjectStore => this.storeByResource('', resource);
-    return orderedChain([
-      namespaceLifecycle({ phaseOf: (ns) => this.namespacePhase(ns) }),
-      serviceAccountAdmission({ cached: (ns, name) => core('serviceaccounts').cached(ns, name), find: (ns, name) => core('serviceaccounts').cachedOrStored(ns, name) }),
-      nodeRestriction(this.deletedNodeLabels),
-      defaultTolerationSeconds({
-        defaultNotReadyTolerationSeconds: opts.admission?.defaultNotReadyTolerationSeconds ?? 300,
-        defaultUnreachableTolerationSeconds: opts.admission?.defaultUnreachableTolerationSeconds ?? 300,
-      }),
-      storageObjectInUseProtection(),
-      serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items, this.serviceRange),
-      rbacEscalation(this.rbac),
-      resourceQuotaAdmission(
-        {
-          cached: (ns) => core('resourcequotas').cache.objectsUnder(`/registry/resourcequotas/${ns}/`),
-          stored: (ns, name) => core('resourcequotas').tryGet(ns, name),
-          writeUsed: (quota, used) =>
-            core('resourcequotas').update(
-              quota.metadata.namespace,
-              quota.metadata.name!,
-              (current) => {
-                current.status = { ...(current.status as Record<string, unknown> | undefined), used };
-                // Charged against what was read: a quota changed since is read and checked again.
-                current.metadata.resourceVersion = quota.metadata.resourceVersion;
-                return current;
-              },
-              SYSTEM_CONTEXT(),
-              { subresource: 'status' },
-            ),
-        },
-        this.clock,
-      ),
-      limitRanger({ inNamespace: (ns) => core('limitranges').cache.objectsUnder(`/registry/limitranges/${ns}/`) as LimitRange[] }),
-      validatingAdmissionWebhook(this.webhookDeps('validatingwebhookconfigurations')),
-      mutatingAdmissionWebhook(this.webhookDeps('mutatingwebhookconfigurations')),
-      podSecurity(
-        {
-          cachedNamespace: (name) => core('namespaces').cached(undefined, name),
-          findNamespace: (name) => core('namespaces').cachedOrStored(undefined, name),
-          podsIn: (ns) => core('pods').cache.objectsUnder(`/registry/pods/${ns}/`),
-        },
-        opts.admission?.podSecurity,
-      ),
-      priorityAdmission({
-        list: () => this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cache.objectsUnder('/registry/priorityclasses/') as PriorityClass[],
-        find: async (name) => (await this.storeByResource(SCHEDULING_GROUP, 'priorityclasses').cachedOrStored(undefined, name)) as PriorityClass | undefined,
-      }),
-    ]);
+    return admissionPlugins({
+      storeByResource: (group, resource) => this.storeByResource(group, resource),
+      namespacePhase: (name) => this.namespacePhase(name),
+      deletedNodeLabels: this.deletedNodeLabels,
+      rbac: this.rbac,
+      serviceRange: this.serviceRange,
+      clock: this.clock,
+      settings: opts.admission ?? {},
+      webhookDeps: (resource) => this.webhookDeps(resource),
+      systemContext: SYSTEM_CONTEXT,
+    });
   }
 
   /** What a webhook plugin reads: its configurations from the watch cache, namespaces' labels, other versions of a resource. */
