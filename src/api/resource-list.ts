@@ -10,8 +10,6 @@ export interface Amount {
 
 export type ResourceList = Map<string, Amount>;
 
-export const ZERO: Amount = { nanos: 0n, format: 'DecimalSI' };
-
 export function count(n: number): Amount {
   return { nanos: BigInt(n) * 1_000_000_000n, format: 'DecimalSI' };
 }
@@ -110,13 +108,6 @@ export function exceeding(a: ResourceList, b: ResourceList): string[] {
     if (v && v.nanos > limit.nanos) out.push(k);
   }
   return out;
-}
-
-/** Same resources with the same values (formats aside). */
-export function sameAmounts(a: ResourceList, b: ResourceList): boolean {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) if (b.get(k)?.nanos !== v.nanos) return false;
-  return true;
 }
 
 /** `name=amount` pairs sorted by name, comma-joined (upstream's prettyPrint in quota messages). */

@@ -33,11 +33,6 @@ export class ServiceRange {
     return this.at(1n);
   }
 
-  /** The tenth address, where clusters put their DNS Service. */
-  get dnsIp(): string {
-    return this.at(10n);
-  }
-
   /** A usable address (neither the network nor, for IPv4, the broadcast address). */
   contains(ip: string): boolean {
     const parsed = parseIp(ip);

@@ -10,7 +10,6 @@ describe('service cluster IP range', () => {
     const r = ServiceRange.parse('10.96.0.0/12');
     assert.equal(r.cidr, '10.96.0.0/12');
     assert.equal(r.kubernetesIp, '10.96.0.1');
-    assert.equal(r.dnsIp, '10.96.0.10');
     assert.ok(r.contains('10.111.255.254'));
     assert.ok(!r.contains('10.111.255.255'), 'the broadcast address');
     assert.ok(!r.contains('10.96.0.0'), 'the network address');

@@ -4,7 +4,7 @@
 import { field } from '../errors.js';
 import { amountOf, amountText, resourceList } from '../resource-list.js';
 import { quantityErrors, quantityText } from '../quantity.js';
-import { isExtendedResourceName } from '../resource-names.js';
+import { COMPUTE_QUOTA_RESOURCES, CPU_MEMORY_QUOTA_RESOURCES, isExtendedResourceName, isQuotaHugePages } from '../resource-names.js';
 import type { ResourceType } from '../resource.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import { invalidRendered, isQualifiedName, keyPath, nameIsDNSSubdomain, validateMeta, validateObjectMetaUpdate } from '../validation.js';
@@ -19,15 +19,7 @@ export interface ResourceQuota extends KubeObject {
 
 /** Resource names known to the system (anything else unqualified is refused). */
 const STANDARD_RESOURCES = new Set([
-  'cpu',
-  'memory',
-  'ephemeral-storage',
-  'requests.cpu',
-  'requests.memory',
-  'requests.ephemeral-storage',
-  'limits.cpu',
-  'limits.memory',
-  'limits.ephemeral-storage',
+  ...COMPUTE_QUOTA_RESOURCES,
   'pods',
   'resourcequotas',
   'services',
@@ -48,17 +40,12 @@ const QUOTA_RESOURCES = new Set([...STANDARD_RESOURCES].filter((r) => r !== 'sto
 const INTEGER_RESOURCES = new Set(['pods', 'resourcequotas', 'services', 'replicationcontrollers', 'secrets', 'configmaps', 'persistentvolumeclaims', 'services.nodeports', 'services.loadbalancers']);
 
 export const QUOTA_SCOPES = ['Terminating', 'NotTerminating', 'BestEffort', 'NotBestEffort', 'PriorityClass', 'CrossNamespacePodAffinity'];
-const POD_COUNT = new Set(['pods']);
-const POD_COMPUTE = new Set(['cpu', 'memory', 'limits.cpu', 'limits.memory', 'requests.cpu', 'requests.memory']);
+const POD_COMPUTE = new Set(CPU_MEMORY_QUOTA_RESOURCES);
 const CONFLICTING_SCOPES = [
   ['BestEffort', 'NotBestEffort'],
   ['Terminating', 'NotTerminating'],
 ];
 const EXISTS_ONLY_SCOPES = new Set(['BestEffort', 'NotBestEffort', 'Terminating', 'NotTerminating', 'CrossNamespacePodAffinity']);
-
-function isQuotaHugePages(name: string): boolean {
-  return name.startsWith('hugepages-') || name.startsWith('requests.hugepages-');
-}
 
 function isStandardQuotaResource(name: string): boolean {
   return QUOTA_RESOURCES.has(name) || isQuotaHugePages(name);
@@ -71,9 +58,9 @@ function scopeValidFor(scope: string, resource: string): boolean {
     case 'NotBestEffort':
     case 'PriorityClass':
     case 'CrossNamespacePodAffinity':
-      return POD_COUNT.has(resource) || POD_COMPUTE.has(resource);
+      return resource === 'pods' || POD_COMPUTE.has(resource);
     case 'BestEffort':
-      return POD_COUNT.has(resource);
+      return resource === 'pods';
     default:
       return true;
   }

@@ -26,7 +26,7 @@ export interface QuotaEvaluator {
 }
 
 /** `count/<resource>` for the core group, `count/<resource>.<group>` otherwise. */
-export function objectCountName(group: string, resource: string): string {
+function objectCountName(group: string, resource: string): string {
   return group === '' ? `count/${resource}` : `count/${resource}.${group}`;
 }
 
@@ -161,21 +161,15 @@ function ignored(group: string, resource: string): boolean {
 }
 
 const SPECIFIC = new Map([podEvaluator, serviceEvaluator, claimEvaluator].map((e) => [`${e.group}/${e.resource}`, e]));
-const counters = new Map<string, QuotaEvaluator>();
 
 /** The evaluator of a namespaced resource, or undefined for one quota ignores. */
 export function quotaEvaluatorFor(group: string, resource: string): QuotaEvaluator | undefined {
   if (ignored(group, resource)) return undefined;
-  const key = `${group}/${resource}`;
-  const specific = SPECIFIC.get(key);
-  if (specific) return specific;
-  let e = counters.get(key);
-  if (!e) counters.set(key, (e = countEvaluator(group, resource)));
-  return e;
+  return SPECIFIC.get(`${group}/${resource}`) ?? countEvaluator(group, resource);
 }
 
 /** The group and resource a `count/<resource>[.<group>]` name counts, or undefined for another name. */
-export function countedResource(name: string): { group: string; resource: string } | undefined {
+function countedResource(name: string): { group: string; resource: string } | undefined {
   if (!name.startsWith('count/')) return undefined;
   const rest = name.slice('count/'.length);
   const dot = rest.indexOf('.');

@@ -2,7 +2,7 @@
 // limits, with sidecars and init containers as the pod really runs them, and the scopes it falls in.
 import { isObject, obj, objArr, str } from '../kinds/json.js';
 import { podQOSClass } from '../kinds/pod.js';
-import { isExtendedResourceName, isHugePages, isNativeResource } from '../resource-names.js';
+import { COMPUTE_QUOTA_RESOURCES, CPU_MEMORY_QUOTA_RESOURCES, isExtendedResourceName, isHugePages, isNativeResource, isQuotaHugePages } from '../resource-names.js';
 import { add, count, max, resourceList, type ResourceList } from '../resource-list.js';
 import type { KubeObject } from '../types.js';
 import { timestampMs } from '../kinds/printing.js';
@@ -10,28 +10,16 @@ import type { ScopeRequirement } from './scopes.js';
 import { requirementMatches } from './scopes.js';
 
 /** The resources a pod's quota evaluator counts (hugepages and extended requests besides). */
-export const POD_RESOURCES = [
-  'count/pods',
-  'cpu',
-  'memory',
-  'ephemeral-storage',
-  'requests.cpu',
-  'requests.memory',
-  'requests.ephemeral-storage',
-  'limits.cpu',
-  'limits.memory',
-  'limits.ephemeral-storage',
-  'pods',
-];
+const POD_RESOURCES = ['count/pods', 'pods', ...COMPUTE_QUOTA_RESOURCES];
 
 /**
  * A quota on cpu or memory makes every container name them (upstream kept this early mistake for
  * compatibility and never extended it to other resources).
  */
-const MUST_BE_SET = new Set(['cpu', 'memory', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory']);
+const MUST_BE_SET = new Set(CPU_MEMORY_QUOTA_RESOURCES);
 
 export function isPodQuotaResource(name: string): boolean {
-  return POD_RESOURCES.includes(name) || name.startsWith('hugepages-') || name.startsWith('requests.hugepages-') || isExtendedQuotaName(name);
+  return POD_RESOURCES.includes(name) || isQuotaHugePages(name) || isExtendedQuotaName(name);
 }
 
 /** requests.<vendor resource>: the only quota name an extended resource has. */
