@@ -52,6 +52,11 @@ describe('ResourceQuota with kubectl and client-node', () => {
     assert.match(described, /^Name:\s+objects$/m);
     assert.match(described, /^configmaps\s+1\s+3$/m);
     assert.match(described, /^count\/deployments\.apps\s+0\s+1$/m);
+    // kubectl describe namespace lists each quota with its usage, as against a real cluster.
+    const ns = await s.k(['describe', 'namespace', 'q']);
+    assert.match(ns, /^\s*Name:\s+objects$/m);
+    assert.match(ns, /^\s*configmaps\s+1\s+3$/m);
+    assert.match(ns, /^\s*requests\.cpu\s+0\s+1$/m);
   });
 
   it('refuses a pod that does not say what it needs of a quota on cpu and memory', async () => {

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SchedulerCache } from '../../src/scheduler/cache.js';
 import { podInfoOf } from '../../src/scheduler/pod-info.js';
-import { findPreemption, NOT_ELIGIBLE_NEVER, type BudgetView } from '../../src/scheduler/preemption.js';
+import { findPreemption, NOT_ELIGIBLE_NEVER, NOT_ELIGIBLE_TERMINATING, type BudgetView } from '../../src/scheduler/preemption.js';
+import { Decider } from '../../src/scheduler/decide.js';
 import { makeNode, makePod } from './fixtures.js';
 
 function cluster(nodes: Record<string, { cpu: string; pods: { name: string; cpu: string; priority: number; labels?: Record<string, string> }[] }>): SchedulerCache {
@@ -44,5 +45,25 @@ describe('preemption', () => {
     assert.deepEqual(names(findPreemption(pod, cache.nodeList(), [budget], undefined)), ['n3', 'x,y']);
     // Without the budget, n1's lone victim of priority 1 is the cheapest.
     assert.deepEqual(names(findPreemption(pod, cache.nodeList(), [], undefined)), ['n1', 'guarded']);
+  });
+
+  it('waits for victims already going rather than evicting more', () => {
+    const cache = cluster({ n1: { cpu: '2', pods: [{ name: 'a', cpu: '1', priority: 1 }, { name: 'b', cpu: '1', priority: 1 }] } });
+    const leaving = makePod('a', { cpu: '1', priority: 1, nodeName: 'n1' });
+    leaving.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    cache.addOrUpdatePod(leaving);
+    const pod = podInfoOf(makePod('urgent', { cpu: '1', priority: 100 }));
+    assert.deepEqual(findPreemption(pod, cache.nodeList(), [], cache.getNode('n1')), { notEligible: NOT_ELIGIBLE_TERMINATING });
+  });
+
+  it('keeps a node\'s room for the pod nominated there against pods of lower priority only', () => {
+    const cache = cluster({ n1: { cpu: '2', pods: [{ name: 'a', cpu: '1', priority: 1 }] } });
+    const decider = new Decider(cache);
+    const nominated = podInfoOf(makePod('nominated', { cpu: '1', priority: 100 }));
+    decider.nominate(nominated, 'n1');
+    assert.ok('diagnosis' in decider.decide(podInfoOf(makePod('lower', { cpu: '1', priority: 10 }))), 'a lower-priority pod does not take the nominated room');
+    assert.ok('node' in decider.decide(podInfoOf(makePod('higher', { cpu: '1', priority: 1000 }))), 'a higher-priority pod may');
+    decider.nominate(nominated, undefined);
+    assert.ok('node' in decider.decide(podInfoOf(makePod('lower', { cpu: '1', priority: 10 }))), 'the room is free once the nomination goes');
   });
 });
