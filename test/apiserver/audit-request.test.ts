@@ -55,10 +55,14 @@ describe('audited requests', () => {
 
   const eventsOf = (id: string): AuditEvent[] => events.filter((e) => e.auditID === id);
 
-  it("a request's own Audit-Id names its events", async () => {
+  it("a request's own Audit-Id names its events; times in microseconds, RequestReceived's the arrival", async () => {
     const res = await get(srv, '/api/v1/namespaces/default', { 'Audit-Id': 'proxy-id-1' });
     assert.equal(res.headers['audit-id'], 'proxy-id-1');
-    assert.deepEqual(eventsOf('proxy-id-1').map((e) => e.stage), ['RequestReceived', 'ResponseComplete']);
+    const [received, complete] = eventsOf('proxy-id-1');
+    assert.deepEqual([received?.stage, complete?.stage], ['RequestReceived', 'ResponseComplete']);
+    assert.match(received!.requestReceivedTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    assert.equal(received!.stageTimestamp, received!.requestReceivedTimestamp);
+    assert.equal(complete!.requestReceivedTimestamp, received!.requestReceivedTimestamp);
   });
 
   it('a failed authentication: one ResponseStarted event, code 401, no user', async () => {
