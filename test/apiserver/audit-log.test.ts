@@ -64,6 +64,23 @@ test('rotation by size keeps at most maxbackup backups, named as lumberjack name
   }
 });
 
+test('a batch bigger than the size limit is split across files: none grows past it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'audit-batch-'));
+  try {
+    const path = join(dir, 'audit.log');
+    const backend = new AuditLogBackend({ path, log, maxSizeMB: 1 });
+    await backend.open();
+    // About 3 MB in one turn of the loop, so one batch (as when a slow disk let events pile up).
+    for (let i = 0; i < 300; i++) backend.write(event(i, 10_000));
+    await backend.close();
+    const files = readdirSync(dir);
+    assert.equal(files.length, 3, files.join(' '));
+    for (const f of files) assert.ok(readFileSync(join(dir, f)).length <= 1024 * 1024, `${f} is 1 MB at most`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('legacy format: upstream\'s one line of text', () => {
   const line = eventLegacyLine({ ...event(1), impersonatedUser: { username: 'jane', groups: ['dev'] }, userAgent: 'kubectl/v1.33' });
   assert.equal(
