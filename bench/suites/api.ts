@@ -20,7 +20,8 @@ const CLIENTS = [1, 16, 128];
 const TARGET_ROUNDS = 3;
 /** ApiClient's https.Agent allows 64 sockets; more concurrent requests queue for a socket. */
 const CLIENT_MAX_SOCKETS = 64;
-const NAMESPACE = 'bench-api';
+/** Where the creates go (also the `audit` suite's). */
+export const NAMESPACE = 'bench-api';
 /** The request body of a create is about this many bytes. */
 const OBJECT_BYTES = 500;
 
@@ -138,7 +139,8 @@ async function leanConnections(server: LoadTarget, clients: number): Promise<Lea
   return Promise.all(Array.from({ length: clients }, () => LeanConnection.open(server.kubeconfig, server.url)));
 }
 
-async function apiCreates(server: LoadTarget, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
+/** ConfigMap creates of OBJECT_BYTES in NAMESPACE, one lean connection per client (also the `audit` suite's load). */
+export async function apiCreates(server: LoadTarget, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
   const conns = await leanConnections(server, clients);
   const body = (name: string) => JSON.stringify(configMap(name, PAYLOAD_BYTES));
   try {

@@ -3,40 +3,18 @@
 // measured in alternating rounds (so a busy moment of the machine falls on both), with the server
 // CPU spent per create: the figure that says what auditing adds to a request.
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createNamespace, startSkiffServer, type SkiffServer } from '../lib/servers.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
-import { LeanConnection, expectOk } from '../lib/http-load.js';
 import { fmtInt, fmtMs, makeTempDir, progress, removeTempDir, round, type Table } from '../lib/util.js';
-import { runLoad, type LoadResult } from './api.js';
+import { NAMESPACE, apiCreates, type LoadResult } from './api.js';
 
-const NAMESPACE = 'bench-audit';
 const CLIENTS = 16;
 const ROUNDS = 3;
-const PATH = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
 
 const POLICY = 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n';
 
-function body(name: string): string {
-  return JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE, labels: { app: 'skiff-bench' } }, data: { payload: 'x'.repeat(300) } });
-}
-
-async function creates(server: SkiffServer, durationMs: number, tag: string): Promise<LoadResult> {
-  const conns = await Promise.all(Array.from({ length: CLIENTS }, () => LeanConnection.open(server.kubeconfig)));
-  try {
-    const r = await runLoad(
-      CLIENTS,
-      durationMs,
-      async (l) => void expectOk(await conns[l]!.request('POST', PATH, body(`${tag}-l${l}-warm`))),
-      async (l, i) => void expectOk(await conns[l]!.request('POST', PATH, body(`${tag}-l${l}-${i}`))),
-      server.pid,
-    );
-    return { clients: CLIENTS, ...r };
-  } finally {
-    for (const c of conns) c.close();
-  }
-}
+const creates = (server: SkiffServer, durationMs: number, tag: string): Promise<LoadResult> => apiCreates(server, CLIENTS, durationMs, tag);
 
 /** Microseconds of server CPU (all threads) per create over a round. */
 function cpuPerCreateUs(r: LoadResult, durationMs: number): number | undefined {

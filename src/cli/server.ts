@@ -3,8 +3,7 @@ import { SubnetRange } from '../controllers/node-ipam.js';
 import { validateControllerSelection } from '../controllers/index.js';
 import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { accessSync, constants } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { closeSync, openSync } from 'node:fs';
 import { AUTOSCALER_DEFAULTS, parseNodesFlag, type AutoscalerGroup, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 import { EXPANDERS, type Expander } from '../cloud/autoscaler/plan.js';
 import { createLogger, defaultLogFormat, type LogFormat } from '../util/log.js';
@@ -214,8 +213,10 @@ function auditConfig(o: Record<string, unknown>): AuditConfig | string | undefin
   }
   if (!path) return undefined;
   if (path !== '-') {
+    // Opened as the log will be (appending, created if missing): a directory, a missing parent or
+    // a file this process may not write stops the start here, in one line.
     try {
-      accessSync(dirname(resolve(path)), constants.W_OK);
+      closeSync(openSync(path, 'a', 0o600));
     } catch (e) {
       return `--audit-log-path ${path}: cannot write there (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
     }

@@ -11,9 +11,14 @@ export function rfc3339(ms: number): string {
   return last.text;
 }
 
-/** `ms` as metav1.MicroTime is written, e.g. 2026-11-30T04:00:00.123000Z. */
+/**
+ * `ms` as metav1.MicroTime is written, e.g. 2026-11-30T04:00:00.123000Z. A fraction of `ms` (from
+ * performance.now(), as audit events are stamped) gives the last three digits; whole ms give 000.
+ */
 export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  const whole = Math.floor(ms);
+  const micros = Math.floor((ms - whole) * 1000);
+  return `${new Date(whole).toISOString().slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
 }
 
 /** `ms` as RFC 3339 with nanoseconds (Go's RFC3339Nano, fixed width), as the kubelet times log lines. */

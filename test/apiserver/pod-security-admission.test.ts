@@ -133,6 +133,13 @@ test('namespace labels: an invalid value is refused on create, and on update unl
   assert.deepEqual(await w.admit('UPDATE', namespaces, stillBad, bad), []);
 });
 
+test('audit labels are only validated: an invalid one is refused, a valid one neither refuses nor warns', async () => {
+  const w = new World();
+  assert.match((await w.admit('CREATE', namespaces, ns('x', { 'pod-security.kubernetes.io/audit': 'strict' })))[0]!, /^refused 422: .*labels\[pod-security.kubernetes.io\/audit\]: Invalid value: "strict"/);
+  w.add(ns('audited', { 'pod-security.kubernetes.io/audit': 'restricted', 'pod-security.kubernetes.io/audit-version': 'v1.25' }));
+  assert.deepEqual(await w.admit('CREATE', pods, podObj('p', 'audited', { securityContext: { privileged: true } })), []);
+});
+
 test('a stricter enforce level warns about the pods already in the namespace', async () => {
   const w = new World();
   w.add(ns('apps'));

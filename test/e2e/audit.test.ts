@@ -177,4 +177,17 @@ describe('audit log rotation and a policy refused at start', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a log path that cannot be opened for writing (here a directory) stops the start with one line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'audit-path-'));
+    try {
+      const policy = join(dir, 'policy.yaml');
+      writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
+      const r = await runSkiff(['server', '--data-dir', join(dir, 'data'), '--listen', '127.0.0.1:0', '--audit-policy-file', policy, '--audit-log-path', dir], { timeoutMs: 20_000 });
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stderr.trim(), `skiff server: --audit-log-path ${dir}: cannot write there (EISDIR)`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

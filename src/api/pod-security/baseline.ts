@@ -9,6 +9,7 @@ import {
   nameOf,
   pluralize,
   securityContextOf,
+  setters,
   sortedSet,
   type Check,
   type CheckPod,
@@ -18,13 +19,6 @@ import {
 export const CAPABILITIES_BASELINE = 'capabilities_baseline';
 export const HOST_PATH_VOLUMES = 'hostPathVolumes';
 export const SECCOMP_BASELINE = 'seccompProfile_baseline';
-
-/** "pod and containers "a", "b"": who set a forbidden value, pod first. */
-function setters(pod: boolean, containers: readonly string[]): string[] {
-  const out = pod ? ['pod'] : [];
-  if (containers.length > 0) out.push(containersPhrase(containers));
-  return out;
-}
 
 const hostNamespaces: CheckPod = ({ spec }) => {
   const used = (['hostNetwork', 'hostPID', 'hostIPC'] as const).filter((k) => spec[k] === true).map((k) => `${k}=true`);

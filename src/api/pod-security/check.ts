@@ -75,6 +75,13 @@ export function containersPhrase(names: readonly string[]): string {
   return `${pluralize('container', 'containers', names.length)} ${joinQuote(names)}`;
 }
 
+/** `pod`, `containers "a", "b"`: who set a forbidden value, pod first (a message joins them with " and "). */
+export function setters(pod: boolean, containers: readonly string[]): string[] {
+  const out = pod ? ['pod'] : [];
+  if (containers.length > 0) out.push(containersPhrase(containers));
+  return out;
+}
+
 /** A set's members sorted by code unit, as Go's sorted string sets list them. */
 export function sortedSet(values: Iterable<string>): string[] {
   return [...new Set(values)].sort(byCodeUnit);

@@ -11,6 +11,7 @@ import {
   nameOf,
   pluralize,
   securityContextOf,
+  setters,
   sortedSet,
   type Check,
   type CheckPod,
@@ -100,27 +101,19 @@ function podWide(spec: JsonObject, read: (securityContext: JsonObject | undefine
   return out;
 }
 
-function explicitSetters(s: PodWideSetting): string {
-  const who = s.podBad ? ['pod'] : [];
-  if (s.explicitlyBad.length > 0) who.push(containersPhrase(s.explicitlyBad));
-  return who.join(' and ');
-}
-
 const runAsNonRoot: CheckPod = ({ spec }) => {
   const s = podWide(spec, (sc) => {
     const v = sc?.runAsNonRoot;
     return typeof v !== 'boolean' ? 'unset' : v ? 'good' : 'bad';
   });
-  if (s.podBad || s.explicitlyBad.length > 0) return { reason: 'runAsNonRoot != true', detail: `${explicitSetters(s)} must not set securityContext.runAsNonRoot=false` };
+  if (s.podBad || s.explicitlyBad.length > 0) return { reason: 'runAsNonRoot != true', detail: `${setters(s.podBad, s.explicitlyBad).join(' and ')} must not set securityContext.runAsNonRoot=false` };
   if (s.implicitlyBad.length > 0) return { reason: 'runAsNonRoot != true', detail: `pod or ${containersPhrase(s.implicitlyBad)} must set securityContext.runAsNonRoot=true` };
   return undefined;
 };
 
 const runAsUser: CheckPod = ({ spec }) => {
   const root = (o: JsonObject): boolean => securityContextOf(o)?.runAsUser === 0;
-  const bad = containersOf(spec).filter(root).map(nameOf);
-  const who = root(spec) ? ['pod'] : [];
-  if (bad.length > 0) who.push(containersPhrase(bad));
+  const who = setters(root(spec), containersOf(spec).filter(root).map(nameOf));
   return who.length > 0 ? { reason: 'runAsUser=0', detail: `${who.join(' and ')} must not set runAsUser=0` } : undefined;
 };
 

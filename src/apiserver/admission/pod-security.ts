@@ -1,8 +1,9 @@
 // PodSecurity: the Pod Security Standards a namespace's `pod-security.kubernetes.io/*` labels ask
 // for. Enforce refuses a pod that violates its level; warn adds a Warning to the answer for a pod
 // or a pod controller's template; a change of a namespace's enforce level warns about the pods
-// already there. Audit needs an audit log, which skiff does not write: its labels are validated
-// and otherwise have no effect. As upstream, a namespace without labels is privileged by default.
+// already there. Audit would annotate the request's audit event, which skiff's audit log does not
+// take from admission yet: its labels are validated and otherwise have no effect. As upstream, a
+// namespace without labels is privileged by default.
 import { forbiddenObject, internalError, invalid } from '../../api/errors.js';
 import { arr, isObject } from '../../api/kinds/json.js';
 import type { PodParts, Violation } from '../../api/pod-security/check.js';
@@ -130,7 +131,7 @@ export function podSecurity(lookups: PodSecurityLookups, config: PodSecurityConf
     });
   };
 
-  /** Refuses (enforce) or warns about one pod or template; audit has nowhere to go. */
+  /** Refuses (enforce) or warns about one pod or template; audit has no annotation to go to. */
   const evaluate = (a: AdmissionAttributes, policy: Policy, parts: PodParts, enforce: boolean): void => {
     const runtimeClass = parts.spec.runtimeClassName;
     if (typeof runtimeClass === 'string' && exemptRuntimeClasses.has(runtimeClass)) return;
@@ -159,7 +160,7 @@ export function podSecurity(lookups: PodSecurityLookups, config: PodSecurityConf
     if (a.subresource !== '' || !a.object || exempt(a)) return;
     const obj = a.object;
     return withPolicy(a, ({ policy }) => {
-      // Only warn shows: controllers are never refused, and audit has no log to go to.
+      // Only warn shows: controllers are never refused, and audit has no annotation to go to.
       if (policy.warn.level === 'privileged') return;
       const parts = templateParts(a.resource.group, a.resource.resource, obj);
       if (parts) evaluate(a, policy, parts, false);

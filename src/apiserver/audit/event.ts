@@ -113,14 +113,6 @@ function rfc3339Nano(micro: string): string {
   return micro.replace(/\.?0+Z$/, 'Z');
 }
 
-/** metav1.MicroTime: RFC 3339 in UTC with exactly six digits of fraction. `ms` may carry a fraction. */
-export function microTime(ms: number): string {
-  const whole = Math.floor(ms);
-  const micros = Math.floor((ms - whole) * 1000);
-  const iso = new Date(whole).toISOString();
-  return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
-}
-
 /** Upstream truncates a user agent longer than this and says so. */
 const MAX_USER_AGENT = 1024;
 

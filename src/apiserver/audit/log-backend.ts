@@ -88,22 +88,43 @@ export class AuditLogBackend implements AuditSink {
   private async flush(): Promise<void> {
     this.scheduled = false;
     if (this.pending.length === 0) return;
-    const text = this.pending.join('');
+    const lines = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
     try {
       if (this.toStdout) {
-        await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
+        await new Promise<void>((resolve) => process.stdout.write(lines.join(''), () => resolve()));
         return;
       }
-      const bytes = Buffer.byteLength(text);
-      if (this.size > 0 && this.size + bytes > this.maxBytes) await this.rotate();
-      if (!this.file) await this.openFile();
-      await this.file!.write(text);
-      this.size += bytes;
+      await this.writeLines(lines);
     } catch (e) {
       this.opts.log.warn({ err: errorText(e), path: this.opts.path }, 'could not write the audit log');
     }
+  }
+
+  /** One write for the lines that fit in the file; a line that would take it past the size rotates it first. */
+  private async writeLines(lines: readonly string[]): Promise<void> {
+    let text = '';
+    let bytes = 0;
+    for (const line of lines) {
+      const n = Buffer.byteLength(line);
+      // A file is never empty when rotated: a single event bigger than the limit has a file of its own.
+      if (this.size + bytes > 0 && this.size + bytes + n > this.maxBytes) {
+        if (text) await this.append(text, bytes);
+        text = '';
+        bytes = 0;
+        await this.rotate();
+      }
+      text += line;
+      bytes += n;
+    }
+    if (text) await this.append(text, bytes);
+  }
+
+  private async append(text: string, bytes: number): Promise<void> {
+    if (!this.file) await this.openFile();
+    await this.file!.write(text);
+    this.size += bytes;
   }
 
   private get maxBytes(): number {

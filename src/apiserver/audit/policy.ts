@@ -4,6 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { yaml } from '../../util/lazy-yaml.js';
 import { isDNS1123Subdomain } from '../../api/validation.js';
+import { field } from '../../api/errors.js';
+import type { StatusCause } from '../../api/types.js';
 import { authorizationScope, type RequestInfo } from '../http/request-info.js';
 import type { UserInfo } from '../request-context.js';
 
@@ -60,7 +62,12 @@ export function levelAtLeast(level: Level, min: Level): boolean {
 }
 
 /** A policy that cannot be used, with the field that is wrong ("rules[2].level: ..."). */
-export class AuditPolicyError extends Error {}
+export class AuditPolicyError extends Error {
+  /** A field error in apimachinery's wording, as kube-apiserver prints it. */
+  static of(cause: StatusCause): AuditPolicyError {
+    return new AuditPolicyError(`${cause.field}: ${cause.message}`);
+  }
+}
 
 /**
  * Reads and checks a policy file. Upstream also reads the deprecated v1beta1 and v1alpha1; they
@@ -106,10 +113,8 @@ function rule(value: unknown, path: string): PolicyRule {
   if (!isRecord(value)) throw new AuditPolicyError(`${path}: expected an object`);
   unknownFields(value, RULE_FIELDS, `${path}.`);
   const level = value.level;
-  if (level === undefined || level === '') throw new AuditPolicyError(`${path}.level: Required value`);
-  if (!(LEVELS as readonly unknown[]).includes(level)) {
-    throw new AuditPolicyError(`${path}.level: Unsupported value: ${JSON.stringify(level)}: supported values: ${LEVELS.map((l) => `"${l}"`).join(', ')}`);
-  }
+  if (level === undefined || level === '') throw AuditPolicyError.of(field.required(`${path}.level`));
+  if (!(LEVELS as readonly unknown[]).includes(level)) throw AuditPolicyError.of(field.notSupported(`${path}.level`, level, [...LEVELS]));
   const out: PolicyRule = { level: level as Level };
   for (const field of ['users', 'userGroups', 'verbs', 'namespaces'] as const) {
     if (value[field] !== undefined) out[field] = strings(value[field], `${path}.${field}`);
@@ -118,9 +123,9 @@ function rule(value: unknown, path: string): PolicyRule {
     const urls = strings(value.nonResourceURLs, `${path}.nonResourceURLs`);
     urls.forEach((url, i) => {
       if (url === '*') return;
-      const at = `${path}.nonResourceURLs[${i}]: Invalid value: ${JSON.stringify(url)}`;
-      if (!url.startsWith('/')) throw new AuditPolicyError(`${at}: non-resource URL rules must begin with a '/' character`);
-      if (url.slice(0, -1).includes('*')) throw new AuditPolicyError(`${at}: non-resource URL wildcards '*' must be the final character of the rule`);
+      const invalid = (detail: string) => AuditPolicyError.of(field.invalid(`${path}.nonResourceURLs[${i}]`, url, detail));
+      if (!url.startsWith('/')) throw invalid("non-resource URL rules must begin with a '/' character");
+      if (url.slice(0, -1).includes('*')) throw invalid("non-resource URL wildcards '*' must be the final character of the rule");
     });
     out.nonResourceURLs = urls;
   }
@@ -146,7 +151,7 @@ function groupResources(value: unknown, path: string): GroupResources {
     if (typeof value.group !== 'string') throw new AuditPolicyError(`${path}.group: expected a string`);
     // "apps/v1" is a common slip: a group, never a group and version.
     const problems = value.group === '' ? [] : isDNS1123Subdomain(value.group);
-    if (problems.length > 0) throw new AuditPolicyError(`${path}.group: Invalid value: ${JSON.stringify(value.group)}: ${problems.join(',')}`);
+    if (problems.length > 0) throw AuditPolicyError.of(field.invalid(`${path}.group`, value.group, problems.join(',')));
     out.group = value.group;
   }
   if (value.resources !== undefined) out.resources = strings(value.resources, `${path}.resources`);
@@ -158,7 +163,7 @@ function groupResources(value: unknown, path: string): GroupResources {
 function stageList(value: unknown, path: string): Stage[] {
   const list = strings(value, path);
   list.forEach((s, i) => {
-    if (!(STAGES as readonly string[]).includes(s)) throw new AuditPolicyError(`${path}[${i}]: Invalid value: ${JSON.stringify(s)}: allowed stages are ${STAGES.join(',')}`);
+    if (!(STAGES as readonly string[]).includes(s)) throw AuditPolicyError.of(field.invalid(`${path}[${i}]`, s, `allowed stages are ${STAGES.join(',')}`));
   });
   return list as Stage[];
 }

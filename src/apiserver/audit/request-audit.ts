@@ -9,7 +9,8 @@ import { authorizationScope, type RequestInfo } from '../http/request-info.js';
 import { observeRequestBody } from '../http/body-observer.js';
 import { yaml } from '../../util/lazy-yaml.js';
 import { AUDIT_API_VERSION, levelAtLeast, type AuditDecision, type PolicyChecker, type Stage } from './policy.js';
-import { auditUser, microTime, sourceIPs, userAgentOf, type AuditEvent, type ObjectReference, type ResponseStatus } from './event.js';
+import { auditUser, sourceIPs, userAgentOf, type AuditEvent, type ObjectReference, type ResponseStatus } from './event.js';
+import { microTime } from '../../util/time.js';
 import type { AuditSink } from './log-backend.js';
 
 /** Upstream's header: a request may bring its own audit ID (a proxy in front set it); the answer always names it. */
