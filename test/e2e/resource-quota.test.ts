@@ -101,6 +101,37 @@ describe('ResourceQuota with kubectl and client-node', () => {
     assert.match(d.stderr, /deployments\.apps "web2" is forbidden: exceeded quota: objects, requested: count\/deployments\.apps=1, used: count\/deployments\.apps=1, limited: count\/deployments\.apps=1$/m);
   });
 
+  it('counts custom resources by count/<plural>.<group>, from admission and the controller alike', async () => {
+    await s.k(['apply', '-f', '-'], {
+      input: `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.quota.example.com}
+spec:
+  group: quota.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`,
+    });
+    await s.k(['wait', '--for=condition=Established', 'crd/widgets.quota.example.com', '--timeout=20s']);
+    await s.k(['create', 'namespace', 'crq']);
+    const widget = (name: string) => `apiVersion: quota.example.com/v1\nkind: Widget\nmetadata: {name: ${name}, namespace: crq}\n`;
+    await s.k(['create', '-f', '-'], { input: widget('first') });
+    await s.k(['-n', 'crq', 'create', 'quota', 'widgets', '--hard=count/widgets.quota.example.com=1']);
+    // The controller finds the custom resource through discovery and counts the widget already there.
+    await eventually(
+      async () => JSON.parse(await s.k(['-n', 'crq', 'get', 'quota', 'widgets', '-o', 'json'])).status?.used?.['count/widgets.quota.example.com'] === '1',
+      20_000,
+      'the existing widget counted',
+    );
+    const r = await s.kubectl(['create', '-f', '-'], { input: widget('second') });
+    assert.match(r.stderr, /widgets\.quota\.example\.com "second" is forbidden: exceeded quota: widgets, requested: count\/widgets\.quota\.example\.com=1, used: count\/widgets\.quota\.example\.com=1, limited: count\/widgets\.quota\.example\.com=1$/m);
+  });
+
   it('applies a scoped quota only to the pods in its scope', async () => {
     await s.k(['create', 'namespace', 'scoped']);
     await s.k(['-n', 'scoped', 'create', 'quota', 'best-effort', '--hard=pods=1', '--scopes=BestEffort']);
