@@ -34,13 +34,20 @@ export function resourceQuotaAdmission(access: QuotaAccess, clock: Clock): Admis
   // One check-and-charge at a time per namespace, so two writes never both take the last unit.
   const queues = new Map<string, Promise<void>>();
 
-  const current = (namespace: string): KubeObject[] =>
-    access.cached(namespace).map((q) => {
-      const mine = written.get(`${namespace}/${q.metadata.name}`);
-      const latest = newer(q, mine);
-      if (mine && latest === q) written.delete(`${namespace}/${q.metadata.name}`);
+  const current = (namespace: string): KubeObject[] => {
+    const cached = access.cached(namespace);
+    // What we wrote is forgotten once the cache has caught up with it, or the quota is gone.
+    for (const key of written.keys()) {
+      const [ns, name] = key.split('/') as [string, string];
+      if (ns === namespace && !cached.some((q) => q.metadata.name === name)) written.delete(key);
+    }
+    return cached.map((q) => {
+      const key = `${namespace}/${q.metadata.name}`;
+      const latest = newer(q, written.get(key));
+      if (latest === q) written.delete(key);
       return latest;
     });
+  };
 
   const charge = async (a: AdmissionAttributes): Promise<void> => {
     const ev = quotaEvaluatorFor(a.resource.group, a.resource.resource)!;
