@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LogGrowthRecorder, TimedLogDecoder, readLogMarks, timeAt, timesPathOf } from '../../src/agent/log-times.js';
+import { LogGrowthRecorder, LogMarksReader, TimedLogDecoder, readLogMarks, timeAt, timesPathOf } from '../../src/agent/log-times.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { eventually } from '../support/eventually.js';
 
@@ -37,6 +37,28 @@ test('--since drops the lines before it and --timestamps prefixes each with its 
   // From an offset (--tail): positions count from where the read began.
   const tail = new TimedLogDecoder(log, { offset: 8, sinceMs: 2500, now: () => 5000 });
   assert.equal(tail.push(data.subarray(8)).toString() + tail.end().toString(), 'three\nfour');
+});
+
+test('a followed log reads only the marks added since it last looked, and begins again with a rotated log', () => {
+  const log = join(dir, 'followed.log');
+  writeFileSync(timesPathOf(log), '4 1000\n');
+  const reader = new LogMarksReader(log);
+  assert.deepEqual(reader.marks, { bytes: [4], times: [1000] });
+  // What was read is not read again (a mark rewritten in place keeps the time first read), and a
+  // mark still being written waits until it is whole.
+  writeFileSync(timesPathOf(log), '4 1500\n8 2000\n12 30');
+  assert.deepEqual(reader.refresh(), { bytes: [4, 8], times: [1000, 2000] });
+  appendFileSync(timesPathOf(log), '00\n');
+  assert.deepEqual(reader.refresh(), { bytes: [4, 8, 12], times: [1000, 2000, 3000] });
+  // A rotated log's marks file is written anew, shorter: read from its start again.
+  writeFileSync(timesPathOf(log), '4 7000\n');
+  assert.deepEqual(reader.refresh(), { bytes: [4], times: [7000] });
+  // The decoder of a followed log looks again when a line is past the marks it has.
+  writeFileSync(log, 'one\ntwo\n');
+  const d = new TimedLogDecoder(log, { offset: 0, timestamps: true, now: () => 9000 });
+  assert.equal(d.push(Buffer.from('one\n')).toString(), '1970-01-01T00:00:07.000000000Z one\n');
+  appendFileSync(timesPathOf(log), '8 8000\n');
+  assert.equal(d.push(Buffer.from('two\n')).toString(), '1970-01-01T00:00:08.000000000Z two\n');
 });
 
 test('the recorder marks a log as it grows, and starts again when it is emptied by rotation', async () => {
