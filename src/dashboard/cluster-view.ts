@@ -15,7 +15,7 @@ import type { Clock } from '../util/clock.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../util/log.js';
 import { MemberHealth, controlPlaneView, isMemberLease, memberAddresses } from './control-plane.js';
-import { absentTile, nodeTile, podRow, slimLease, slimPod } from './node-tile.js';
+import { absentTile, nodeTile, podCountKey, podRow, slimLease, slimPod } from './node-tile.js';
 import { timestampMs } from '../api/kinds/printing.js';
 import { pruneTimeline } from './live-timeline.js';
 import { TIMELINE_WINDOW_MS, type Forbidden, type NamespaceDetail, type NamespaceRow, type NodeTile, type Patch, type PodRow, type Snapshot, type WarningEvent, type WorkloadKind, type WorkloadRow } from './view.js';
@@ -273,7 +273,8 @@ export class ClusterView {
     const waiting = p !== undefined && !node && !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
     if (waiting) this.unscheduled.add(key);
     else this.unscheduled.delete(key);
-    this.dirty.namespaces = true;
+    // The namespace rows count pods by phase: most pod updates (readiness, restarts) leave them be.
+    if (!old || !p || podCountKey(old) !== podCountKey(p)) this.dirty.namespaces = true;
     this.o.changed();
   }
 

@@ -83,6 +83,18 @@ describe('the dashboard cluster view', () => {
     take();
   });
 
+  it("sends the namespace rows again when a pod's phase changes them, and not for a change they do not show", async () => {
+    const path = '/api/v1/namespaces/default/pods/bound/status';
+    const bound = await client.get<{ metadata: object; spec: object }>('/api/v1/namespaces/default/pods/bound');
+    await client.replace(path, { ...bound, status: { phase: 'Running' } });
+    const rows = await eventually(() => take()?.namespaces, 5000, 'a patch with the namespace rows');
+    assert.deepEqual(rows.find((r) => r.name === 'default')?.pods, { running: 1, pending: 1, succeeded: 0, failed: 0, terminating: 0 });
+    const running = await client.get<{ metadata: object; spec: object }>('/api/v1/namespaces/default/pods/bound');
+    await client.replace(path, { ...running, status: { phase: 'Running', containerStatuses: [{ name: 'c', ready: true, restartCount: 0, image: 'x', imageID: '' }] } });
+    await eventually(() => view.namespaceDetail('default').pods.find((p) => p.name === 'bound')?.ready === '1/1' || undefined, 5000, 'the pod seen Ready');
+    assert.equal(take()?.namespaces, undefined);
+  });
+
   it('tells a node deleted and re-created between two patches as gone, then back, in that order', async () => {
     const from = patches.length;
     await client.delete('/api/v1/nodes/n2');
