@@ -6,7 +6,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LogGrowthRecorder, LogMarksReader, TimedLogDecoder, readLogMarks, timeAt, timesPathOf } from '../../src/agent/log-times.js';
-import { FakeClock } from '../../src/util/clock.js';
+import { FakeClock, systemClock } from '../../src/util/clock.js';
 import { eventually } from '../support/eventually.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'skiff-log-times-'));
@@ -83,6 +83,32 @@ test('the recorder marks a log as it grows, and starts again when it is emptied 
       const x = readLogMarks(log);
       return !x.bytes.includes(5) && x.bytes.at(-1) === 2;
     }, 5000, 'marks begun again');
+  } finally {
+    r.stop();
+  }
+});
+
+test('a chatty container costs at most ten marks a second, and its last line is marked', async () => {
+  const log = join(dir, 'chatty.log');
+  writeFileSync(log, '');
+  const r = new LogGrowthRecorder(log, systemClock);
+  try {
+    // A line every 10 ms or so for a second: a hundred writes.
+    const began = Date.now();
+    for (let i = 0; i < 100; i++) {
+      appendFileSync(log, `line ${i}\n`);
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    const seconds = (Date.now() - began) / 1000;
+    const size = readFileSync(log).length;
+    const m = await eventually(() => {
+      const x = readLogMarks(log);
+      return x.bytes.at(-1) === size ? x : undefined;
+    }, 5000, 'a mark at the end of the log');
+    // Ten a second, the first at once and one for the last writes; the 2 s look (for what inotify
+    // missed) may add one a time it comes.
+    const most = 2 + Math.ceil(seconds * 10) + Math.ceil(seconds / 2);
+    assert.ok(m.bytes.length <= most, `${m.bytes.length} marks for ${seconds} s of writing (at most ${most})`);
   } finally {
     r.stop();
   }
