@@ -169,7 +169,8 @@ describe('clusters you start, stop, find and restore', () => {
 
     const down = await skiff(['down', '--data-dir', dirA, '--delete'], 120_000);
     assert.equal(down.code, 0, down.stderr);
-    assert.match(down.stdout, /^stopping what runs of the cluster in .* without its skiff up: /m);
+    // Named as skiff status and up name them.
+    assert.match(down.stdout, /^stopping what runs of the cluster in .* without its skiff up: .*agent node-1 \(pid \d+\)/m);
     assert.match(down.stdout, /^removed the context skiff-app from .*\.kube\/config$/m);
     assert.deepEqual(processesMentioning(dirA), []);
     assert.equal(existsSync(dirA), false);
