@@ -120,6 +120,7 @@ describe('clusters you start, stop, find and restore', () => {
     assert.deepEqual(processesMentioning(dirA), []);
     for (const uid of before) assert.deepEqual(containerPids(uid), []);
     assert.equal((await statuses())[0]?.state, 'stopped');
+    assert.equal(existsSync(join(dirA, 'run.json')), false, 'the run record is kept only while the cluster runs');
 
     // up again: the same Nodes (never deleted) and the same pods Running, as a k3s restart brings them back.
     const again = await skiff(['up', '--detach', '--data-dir', dirA, ...UP], 120_000);
