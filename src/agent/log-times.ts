@@ -7,7 +7,7 @@
 // end. While the agent runs that is within THROTTLE_MS of the write; bytes written while no agent
 // ran take the time it came back. That is what `kubectl logs --since` and `--timestamps` need
 // (kubetail passes --since on every call), without a process per container.
-import { appendFileSync, existsSync, readFileSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fstatSync, openSync, readSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import type { Clock } from '../util/clock.js';
 import { nanoTime } from '../util/time.js';
 
@@ -35,8 +35,8 @@ export class LogGrowthRecorder {
   ) {
     const file = timesPathOf(logPath);
     // Resumed after an agent restart: go on from the last mark.
-    this.marked = existsSync(file) ? lastMark(file) : 0;
-    if (!existsSync(file)) writeFileSync(file, '');
+    if (existsSync(file)) this.marked = readLogMarks(logPath).bytes.at(-1) ?? 0;
+    else writeFileSync(file, '');
     this.check();
     try {
       this.watcher = watch(logPath, { persistent: false }, () => this.changed());
@@ -91,26 +91,55 @@ export class LogGrowthRecorder {
   }
 }
 
-function lastMark(file: string): number {
-  const lines = readFileSync(file, 'latin1').trimEnd().split('\n');
-  const n = Number(lines[lines.length - 1]?.split(' ')[0]);
-  return Number.isFinite(n) ? n : 0;
-}
-
 /** The marks of a log: ascending byte counts and the time each was reached. */
 export interface LogMarks {
   bytes: number[];
   times: number[];
 }
 
-export function readLogMarks(logPath: string): LogMarks {
-  const marks: LogMarks = { bytes: [], times: [] };
-  let text: string;
-  try {
-    text = readFileSync(timesPathOf(logPath), 'latin1');
-  } catch {
-    return marks;
+/**
+ * A log's marks, read once and then, on each refresh(), only from where the last read ended: a
+ * followed log looks again for every chunk past its marks, and the marks of a container that has
+ * written for days are many.
+ */
+export class LogMarksReader {
+  readonly marks: LogMarks = { bytes: [], times: [] };
+  /** Bytes of the marks file read so far, whole lines only. */
+  private read = 0;
+
+  constructor(private readonly logPath: string) {
+    this.refresh();
   }
+
+  refresh(): LogMarks {
+    let fd: number;
+    try {
+      fd = openSync(timesPathOf(this.logPath), 'r');
+    } catch {
+      return this.marks;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      // Smaller than what was read: written anew for a rotated log, whose marks begin again.
+      if (size < this.read) {
+        this.read = 0;
+        this.marks.bytes.length = this.marks.times.length = 0;
+      }
+      if (size === this.read) return this.marks;
+      const buf = Buffer.alloc(size - this.read);
+      const text = buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, this.read));
+      // A line still being written is read whole next time.
+      const whole = text.lastIndexOf('\n') + 1;
+      addMarks(this.marks, text.slice(0, whole));
+      this.read += whole;
+    } finally {
+      closeSync(fd);
+    }
+    return this.marks;
+  }
+}
+
+function addMarks(marks: LogMarks, text: string): void {
   for (const line of text.split('\n')) {
     const sp = line.indexOf(' ');
     if (sp < 0) continue;
@@ -125,7 +154,10 @@ export function readLogMarks(logPath: string): LogMarks {
     marks.bytes.push(b);
     marks.times.push(t);
   }
-  return marks;
+}
+
+export function readLogMarks(logPath: string): LogMarks {
+  return new LogMarksReader(logPath).marks;
 }
 
 /** The time of the line that ends at byte `end`: the first mark at or past it; `fallback` past the last. */
@@ -153,16 +185,16 @@ export interface TimedLogOptions {
 export class TimedLogDecoder {
   private carry: Buffer = Buffer.alloc(0);
   private pos: number;
-  private marks: LogMarks;
+  private readonly marks: LogMarksReader;
   /** Marks are read again at most once a chunk: lines past them are the newest, and few. */
   private reread = false;
 
   constructor(
-    private readonly logPath: string,
+    logPath: string,
     private readonly o: TimedLogOptions,
   ) {
     this.pos = o.offset;
-    this.marks = readLogMarks(logPath);
+    this.marks = new LogMarksReader(logPath);
   }
 
   push(chunk: Buffer): Buffer {
@@ -190,12 +222,13 @@ export class TimedLogDecoder {
 
   private line(line: Buffer, out: Buffer[]): void {
     this.pos += line.length;
-    if (!this.reread && (this.marks.bytes.length === 0 || this.pos > this.marks.bytes[this.marks.bytes.length - 1]!)) {
+    const marks = this.marks.marks;
+    if (!this.reread && (marks.bytes.length === 0 || this.pos > marks.bytes[marks.bytes.length - 1]!)) {
       // Written after the marks were read (a followed log): look again before falling back to now.
-      this.marks = readLogMarks(this.logPath);
+      this.marks.refresh();
       this.reread = true;
     }
-    const t = timeAt(this.marks, this.pos, this.o.now());
+    const t = timeAt(marks, this.pos, this.o.now());
     if (this.o.sinceMs !== undefined && t < this.o.sinceMs) return;
     if (this.o.timestamps) out.push(Buffer.from(`${nanoTime(t)} `, 'latin1'));
     out.push(line);

@@ -5,7 +5,7 @@
 // same order: each node told that the cluster stops (its Node and pods kept), then the rest.
 import { processAlive } from '../util/proc.js';
 import { waitFor } from '../util/wait-for.js';
-import { liveClusterProcesses, type RunProcess } from './cluster-run.js';
+import { describeProcesses, liveClusterProcesses, type RunProcess } from './cluster-run.js';
 import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
 
 export interface StopOptions {
@@ -40,7 +40,7 @@ async function stopAll(ps: readonly RunProcess[], sig: NodeJS.Signals, graceMs: 
   const gone = () => ps.every((p) => !processAlive(p.pid, p.start));
   if (await until(gone, graceMs)) return;
   const left = ps.filter((p) => processAlive(p.pid, p.start));
-  say(`${left.map((p) => `${p.name} (pid ${p.pid})`).join(', ')} did not stop within ${Math.round(graceMs / 1000)} s; killing`);
+  say(`${describeProcesses(left)} did not stop within ${Math.round(graceMs / 1000)} s; killing`);
   for (const p of left) signal(p.pid, 'SIGKILL');
   await until(gone, 5_000);
 }
@@ -58,7 +58,7 @@ export async function stopCluster(dir: string, o: StopOptions): Promise<void> {
   }
   const rest = live().filter((p) => p.role !== 'up');
   if (rest.length === 0) return;
-  if (!supervisor) o.say(`stopping what runs of the cluster in ${dir} without its skiff up: ${rest.map((p) => `${p.name} (pid ${p.pid})`).join(', ')}`);
+  if (!supervisor) o.say(`stopping what runs of the cluster in ${dir} without its skiff up: ${describeProcesses(rest)}`);
   // Nodes first (they need nothing of the servers to switch off), then servers (each its own node
   // too), then what the servers stand on.
   await stopAll(rest.filter((p) => p.role === 'agent' || p.role === 'sim'), CLUSTER_STOP_SIGNAL, graceMs, o.say);

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { isClusterDir, readClusterName } from './cluster-dir.js';
 import { unregisterCluster } from './cluster-registry.js';
-import { liveClusterProcesses } from './cluster-run.js';
+import { describeProcesses, liveClusterProcesses } from './cluster-run.js';
 import { stopCluster } from './cluster-stop.js';
 import { removeClusterContext, userKubeconfigPath, contextName } from './user-kubeconfig.js';
 
@@ -28,7 +28,7 @@ export function downCommand(): Command {
       else {
         await stopCluster(dir, { say: (l) => console.log(l) });
         const left = liveClusterProcesses(dir);
-        if (left.length > 0) throw new Error(`processes of the cluster in ${dir} still run: ${left.map((p) => `${p.name} (pid ${p.pid})`).join(', ')}`);
+        if (left.length > 0) throw new Error(`processes of the cluster in ${dir} still run: ${describeProcesses(left)}`);
         console.log(`cluster in ${dir} stopped${o.delete ? '' : `; skiff up --data-dir ${dir} starts it again`}`);
       }
       if (!o.delete) return;

@@ -14,7 +14,7 @@ import { adminKubeconfig } from './admin-client.js';
 import { serverArg } from './agent.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { intArg, logFormatOption } from './options.js';
-import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
+import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS } from './stop-signals.js';
 
 /** Agent flags that name one machine: a fleet names its nodes itself and serves no kubelet port. */
 const NOT_FOR_A_FLEET = new Set(['--node-name', '--node-ip', '--runtime', '--provider-id', '--cloud-provider', '--kubelet-port']);
@@ -84,6 +84,12 @@ export function simCommand(): Command {
       progress: progressLine(log, count),
     });
     let stopping = false;
+    const exit = (): never => {
+      client.close();
+      heartbeats.close();
+      lock.release();
+      process.exit(0);
+    };
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
@@ -91,28 +97,18 @@ export function simCommand(): Command {
       // A hung API cannot hold the fleet: past the shutdown timeout and a margin, it exits as it is.
       setTimeout(() => {
         log.warn({ timeoutMs: o.shutdownTimeout }, 'the simulated nodes did not all leave in time; exiting');
-        lock.release();
-        process.exit(0);
+        exit();
       }, (o.shutdownTimeout as number) + 15_000).unref();
-      void fleet.stop(o.shutdownTimeout as number).finally(() => {
-        client.close();
-        heartbeats.close();
-        lock.release();
-        process.exit(0);
-      });
+      void fleet.stop(o.shutdownTimeout as number).finally(exit);
     };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+    for (const sig of LEAVE_SIGNALS) process.on(sig, () => stop(sig));
     // The whole cluster stops (N6a): its simulated machines go off with it, their Nodes and pods
     // kept for the next start. Nothing of the fleet runs outside this process.
     process.on(CLUSTER_STOP_SIGNAL, () => {
       if (stopping) return;
       stopping = true;
       log.info({ nodes: fleet.size }, 'stopping with the whole cluster: the simulated nodes and their pods are kept');
-      client.close();
-      heartbeats.close();
-      lock.release();
-      process.exit(0);
+      exit();
     });
     await fleet.start();
   });

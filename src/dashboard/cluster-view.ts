@@ -7,7 +7,7 @@ import type { Lease } from '../api/kinds/lease.js';
 import type { Node } from '../api/kinds/node.js';
 import type { Pod } from '../api/kinds/pod.js';
 import { isStatusError } from '../api/errors.js';
-import type { KubeObject } from '../api/types.js';
+import type { KubeList, KubeObject } from '../api/types.js';
 import { Informer, objectKeyOf } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
 import type { TimelineEntry, NodeState } from '../scenarios/timeline.js';
@@ -15,12 +15,12 @@ import type { Clock } from '../util/clock.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../util/log.js';
 import { MemberHealth, controlPlaneView, isMemberLease, memberAddresses } from './control-plane.js';
-import { absentTile, nodeTile, podRow, slimLease, slimPod } from './node-tile.js';
+import { absentTile, nodeTile, podCountKey, podRow, slimLease, slimPod } from './node-tile.js';
 import { timestampMs } from '../api/kinds/printing.js';
 import { pruneTimeline } from './live-timeline.js';
 import { TIMELINE_WINDOW_MS, type Forbidden, type NamespaceDetail, type NamespaceRow, type NodeTile, type Patch, type PodRow, type Snapshot, type WarningEvent, type WorkloadKind, type WorkloadRow } from './view.js';
 import { WORKLOAD_PATHS, workloadRow } from './workload-rows.js';
-import { namespaceRows, serviceRow, slimEndpointSlice, slimService, type SlimEndpointSlice, type SlimService } from './namespace-rows.js';
+import { namespaceRows, serviceRow, slimService, type SlimEndpointSlice, type SlimService } from './namespace-rows.js';
 
 export interface ClusterViewOptions {
   client: ApiClient;
@@ -77,7 +77,6 @@ export class ClusterView {
   private readonly pods: Informer<Pod>;
   private readonly namespaces: Informer<KubeObject>;
   private readonly services: Informer<SlimService>;
-  private readonly endpointSlices: Informer<SlimEndpointSlice>;
   /** The namespace rows as last handed out, to send them again only when they change. */
   private namespacesJson = '';
   private readonly members: MemberHealth;
@@ -138,7 +137,6 @@ export class ClusterView {
     this.namespaces.addHandlers({ add: markNamespaces, update: markNamespaces, delete: markNamespaces });
     this.services = informer<SlimService>('services', '/api/v1/services', { transform: slimService });
     this.services.addHandlers({ add: markNamespaces, update: markNamespaces, delete: markNamespaces });
-    this.endpointSlices = informer<SlimEndpointSlice>('endpointslices', '/apis/discovery.k8s.io/v1/endpointslices', { transform: slimEndpointSlice });
     const events = informer<SlimEvent>('events', '/api/v1/events', { transform: slimEvent });
     events.addHandlers({ add: (e) => this.eventSeen(undefined, e), update: (old, e) => this.eventSeen(old, e), delete: (e) => this.eventGone(e) });
     this.systemLeases = informer<Lease>('kube-system leases', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', { transform: slimLease });
@@ -273,7 +271,8 @@ export class ClusterView {
     const waiting = p !== undefined && !node && !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
     if (waiting) this.unscheduled.add(key);
     else this.unscheduled.delete(key);
-    this.dirty.namespaces = true;
+    // The namespace rows count pods by phase: most pod updates (readiness, restarts) leave them be.
+    if (!old || !p || podCountKey(old) !== podCountKey(p)) this.dirty.namespaces = true;
     this.o.changed();
   }
 
@@ -282,14 +281,24 @@ export class ClusterView {
     return [...(this.podsByNode.get(node)?.values() ?? [])];
   }
 
-  /** A namespace's pods (with their nodes) and Services, for its panel. */
-  namespaceDetail(namespace: string): NamespaceDetail {
+  /**
+   * A namespace's pods (with their nodes) and Services, for its panel. Its EndpointSlices are read
+   * when the panel asks, not watched: they change with every pod's readiness, and only an open
+   * panel shows them.
+   */
+  async namespaceDetail(namespace: string): Promise<NamespaceDetail> {
     const pods = this.pods
       .list()
       .filter((p) => p.metadata.namespace === namespace)
       .map((p) => ({ ...podRow(p), ...(p.spec?.nodeName ? { node: p.spec.nodeName } : {}) }))
       .sort((a, b) => a.name.localeCompare(b.name));
-    const slices = this.endpointSlices.list().filter((e) => e.metadata.namespace === namespace);
+    const slices = await this.o.client.get<KubeList<SlimEndpointSlice>>(`/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/endpointslices`).then(
+      (l) => l.items,
+      (e: unknown) => {
+        if (isStatusError(e) && (e.status.code === 403 || e.status.code === 401)) return undefined;
+        throw e;
+      },
+    );
     const services = this.services
       .list()
       .filter((s) => s.metadata.namespace === namespace)

@@ -43,36 +43,27 @@ export function slimService(s: SlimService): SlimService {
   };
 }
 
-/** What the dashboard keeps of an EndpointSlice: its Service and each endpoint's readiness. */
-export function slimEndpointSlice(e: SlimEndpointSlice): SlimEndpointSlice {
-  const service = e.metadata.labels?.[SERVICE_NAME_LABEL];
-  return {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { name: e.metadata.name, namespace: e.metadata.namespace, resourceVersion: e.metadata.resourceVersion, ...(service !== undefined ? { labels: { [SERVICE_NAME_LABEL]: service } } : {}) },
-    endpoints: (e.endpoints ?? []).map((x) => ({ conditions: { ready: x.conditions?.ready !== false } })),
-  };
-}
-
 /** kubectl's PORT(S) column: 80/TCP, 80:30080/TCP. */
 function portsText(ports: ServicePort[]): string {
   return ports.map((p) => `${p.port ?? '?'}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`).join(',');
 }
 
 /**
- * A Service's row. Its state in a word: no selector (endpoints are someone else's to keep), no
- * ready endpoint (nothing answers), or how many are ready; a LoadBalancer without an address says so.
+ * A Service's row, from its namespace's EndpointSlices (undefined: the user may not read them).
+ * Its state in a word: no selector (endpoints are someone else's to keep), no ready endpoint
+ * (nothing answers), or how many are ready; a LoadBalancer without an address says so.
  */
-export function serviceRow(s: SlimService, slices: SlimEndpointSlice[]): ServiceRow {
+export function serviceRow(s: SlimService, slices: SlimEndpointSlice[] | undefined): ServiceRow {
   const spec = s.spec ?? {};
   const type = spec.type ?? 'ClusterIP';
-  const mine = slices.filter((e) => e.metadata.namespace === s.metadata.namespace && e.metadata.labels?.[SERVICE_NAME_LABEL] === s.metadata.name);
+  const mine = (slices ?? []).filter((e) => e.metadata.namespace === s.metadata.namespace && e.metadata.labels?.[SERVICE_NAME_LABEL] === s.metadata.name);
   const endpoints = mine.flatMap((e) => e.endpoints ?? []);
   const ready = endpoints.filter((x) => x.conditions?.ready !== false).length;
   const ingress = s.status?.loadBalancer?.ingress ?? [];
   let state: string;
   if (type === 'ExternalName') state = `alias of ${spec.externalName ?? '?'}`;
   else if (type === 'LoadBalancer' && ingress.length === 0) state = 'external address pending';
+  else if (!slices) state = 'endpoints not shown: this user may not list endpointslices';
   else if (!spec.selector && endpoints.length === 0) state = 'no selector';
   else state = ready === 0 ? 'no ready endpoints' : `${ready} of ${endpoints.length} endpoint${endpoints.length === 1 ? '' : 's'} ready`;
   return {

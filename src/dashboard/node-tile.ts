@@ -67,12 +67,17 @@ export function emptyPodCounts(): PodCounts {
   return { running: 0, pending: 0, succeeded: 0, failed: 0, terminating: 0 };
 }
 
+/** Which of the counts a pod adds to. */
+export function podCountKey(p: Pod): keyof PodCounts {
+  if (p.metadata.deletionTimestamp) return 'terminating';
+  if (p.status?.phase === 'Running') return 'running';
+  if (p.status?.phase === 'Succeeded') return 'succeeded';
+  if (p.status?.phase === 'Failed') return 'failed';
+  return 'pending';
+}
+
 export function countPod(counts: PodCounts, p: Pod): void {
-  if (p.metadata.deletionTimestamp) counts.terminating++;
-  else if (p.status?.phase === 'Running') counts.running++;
-  else if (p.status?.phase === 'Succeeded') counts.succeeded++;
-  else if (p.status?.phase === 'Failed') counts.failed++;
-  else counts.pending++;
+  counts[podCountKey(p)]++;
 }
 
 export function taintText(t: { key: string; value?: string; effect: string }): string {

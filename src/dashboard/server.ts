@@ -194,7 +194,7 @@ export class Dashboard {
       const podsOf = /^\/api\/nodes\/([^/]+)\/pods$/.exec(url.pathname);
       if (req.method === 'GET' && podsOf) return this.json(res, 200, this.view.podsOn(decodeURIComponent(podsOf[1]!)));
       const namespace = /^\/api\/namespaces\/([^/]+)$/.exec(url.pathname);
-      if (req.method === 'GET' && namespace) return this.json(res, 200, this.view.namespaceDetail(decodeURIComponent(namespace[1]!)));
+      if (req.method === 'GET' && namespace) return this.json(res, 200, await this.view.namespaceDetail(decodeURIComponent(namespace[1]!)));
       if (req.method === 'GET' && url.pathname === '/api/logs') return await this.logs(url, req, res);
       if (req.method === 'POST' && url.pathname === '/api/actions') return await this.action(req, res);
       this.json(res, 404, { ok: false, message: `no ${req.method} ${url.pathname} here` });

@@ -553,57 +553,41 @@ details{margin:.4rem 0}
 summary{cursor:pointer;font-weight:600}
 `;
 
+/** Legend keys by the class of the mark that draws them (a state segment's class is its key). */
+const LEGEND_KEY_OF_CLASS: Record<string, string> = {
+  'taint-marker': 'taint',
+  'reregistered-marker': 'reregistered',
+  'deleted-marker': 'node-deleted',
+  'pods-step': 'pods',
+  unscheduled: 'unscheduled',
+  fault: 'fault',
+  step: 'step',
+  'event-Normal': 'event-Normal',
+  'event-Warning': 'event-Warning',
+  'leader-marker': 'leader',
+  'lease-ticks': 'lease',
+  'log-bucket': 'log',
+};
+
 /**
- * What this run's chart draws, as legend keys: a legend entry for a mark the reader will not find
- * sends them looking for it. Mirrors the drawing code above (rows only for `run.nodes`, a state
- * only where its span has length).
+ * What a chart draws, as legend keys, read off the chart itself: a legend entry for a mark the
+ * reader will not find sends them looking for it, and a second account of what gets drawn drifts.
  */
-function drawnKinds(run: ScenarioRun): Set<string> {
+function drawnKinds(svg: string): Set<string> {
   const drawn = new Set<string>();
-  const rows = new Set(run.nodes);
-  for (const node of run.nodes) {
-    for (const s of spans(entriesOf(run, 'node-state').filter((e) => e.node === node), run.durationMs)) {
-      if (s.to <= s.from) continue;
-      drawn.add(`state-${s.entry.state}`);
-      if (s.entry.taints.length > 0) drawn.add('taint');
+  for (const m of svg.matchAll(/ class="([^"]+)"/g)) {
+    for (const c of m[1]!.split(' ')) {
+      const key = c.startsWith('state-') ? c : LEGEND_KEY_OF_CLASS[c];
+      if (key) drawn.add(key);
     }
   }
-  for (const e of run.entries) {
-    switch (e.kind) {
-      case 'node-registered':
-        if (e.again && rows.has(e.node)) drawn.add('reregistered');
-        break;
-      case 'node-deleted':
-      case 'pods':
-      case 'lease':
-        if (rows.has(e.node)) drawn.add(e.kind);
-        break;
-      case 'unscheduled':
-        if (e.count > 0) drawn.add(e.kind);
-        break;
-      case 'event':
-        drawn.add(e.type === 'Warning' ? 'event-Warning' : 'event-Normal');
-        break;
-      case 'log':
-        if (!run.processes.includes(e.process)) break;
-        drawn.add('log');
-        if (isProblem(e.level)) drawn.add('log-problem');
-        break;
-      case 'fault':
-      case 'step':
-      case 'leader':
-        drawn.add(e.kind);
-        break;
-      default:
-        break;
-    }
-  }
+  if (/class="log-bucket" data-count="\d+" data-problems="[1-9]/.test(svg)) drawn.add('log-problem');
   return drawn;
 }
 
 /** The legend of one run's chart: only what it draws. */
-function legend(run: ScenarioRun): string {
-  const drawn = drawnKinds(run);
+function legend(svg: string): string {
+  const drawn = drawnKinds(svg);
   const items: string[] = [];
   for (const [state, style] of Object.entries(STATE_STYLE)) {
     if (!drawn.has(`state-${state}`)) continue;
@@ -709,12 +693,13 @@ function speedText(speed: number): string {
 function runSection(unsorted: ScenarioRun, svgOpts: TimelineSvgOptions): string {
   const run = sortedRun(unsorted);
   const facts = [speedText(run.speed), `started ${run.startedAt}`, `duration ${(run.durationMs / 1000).toFixed(1)} s`];
+  const svg = renderTimelineSvg(run, svgOpts);
   return [
     `<section class="run" data-mode="${esc(run.mode)}" data-passed="${run.passed}">`,
     `<h2><span class="mode">${esc(run.mode)}</span> ${badge(run.passed)}</h2>`,
     `<ul class="facts">${facts.map((f) => `<li>${esc(f)}</li>`).join('')}</ul>`,
     run.error ? `<p class="run-error" role="alert"><strong>Run error:</strong> ${esc(run.error)}</p>` : '',
-    `<figure class="timeline"><div class="scroll">${renderTimelineSvg(run, svgOpts)}</div><figcaption>${legend(run)}</figcaption></figure>`,
+    `<figure class="timeline"><div class="scroll">${svg}</div><figcaption>${legend(svg)}</figcaption></figure>`,
     verdictTable(run),
     eventsDetails(run),
     faultsDetails(run),

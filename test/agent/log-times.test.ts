@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LogGrowthRecorder, TimedLogDecoder, readLogMarks, timeAt, timesPathOf } from '../../src/agent/log-times.js';
-import { FakeClock } from '../../src/util/clock.js';
+import { LogGrowthRecorder, LogMarksReader, TimedLogDecoder, readLogMarks, timeAt, timesPathOf } from '../../src/agent/log-times.js';
+import { FakeClock, systemClock } from '../../src/util/clock.js';
 import { eventually } from '../support/eventually.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'skiff-log-times-'));
@@ -39,6 +39,28 @@ test('--since drops the lines before it and --timestamps prefixes each with its 
   assert.equal(tail.push(data.subarray(8)).toString() + tail.end().toString(), 'three\nfour');
 });
 
+test('a followed log reads only the marks added since it last looked, and begins again with a rotated log', () => {
+  const log = join(dir, 'followed.log');
+  writeFileSync(timesPathOf(log), '4 1000\n');
+  const reader = new LogMarksReader(log);
+  assert.deepEqual(reader.marks, { bytes: [4], times: [1000] });
+  // What was read is not read again (a mark rewritten in place keeps the time first read), and a
+  // mark still being written waits until it is whole.
+  writeFileSync(timesPathOf(log), '4 1500\n8 2000\n12 30');
+  assert.deepEqual(reader.refresh(), { bytes: [4, 8], times: [1000, 2000] });
+  appendFileSync(timesPathOf(log), '00\n');
+  assert.deepEqual(reader.refresh(), { bytes: [4, 8, 12], times: [1000, 2000, 3000] });
+  // A rotated log's marks file is written anew, shorter: read from its start again.
+  writeFileSync(timesPathOf(log), '4 7000\n');
+  assert.deepEqual(reader.refresh(), { bytes: [4], times: [7000] });
+  // The decoder of a followed log looks again when a line is past the marks it has.
+  writeFileSync(log, 'one\ntwo\n');
+  const d = new TimedLogDecoder(log, { offset: 0, timestamps: true, now: () => 9000 });
+  assert.equal(d.push(Buffer.from('one\n')).toString(), '1970-01-01T00:00:07.000000000Z one\n');
+  appendFileSync(timesPathOf(log), '8 8000\n');
+  assert.equal(d.push(Buffer.from('two\n')).toString(), '1970-01-01T00:00:08.000000000Z two\n');
+});
+
 test('the recorder marks a log as it grows, and starts again when it is emptied by rotation', async () => {
   const log = join(dir, 'grow.log');
   writeFileSync(log, '');
@@ -61,6 +83,32 @@ test('the recorder marks a log as it grows, and starts again when it is emptied 
       const x = readLogMarks(log);
       return !x.bytes.includes(5) && x.bytes.at(-1) === 2;
     }, 5000, 'marks begun again');
+  } finally {
+    r.stop();
+  }
+});
+
+test('a chatty container costs at most ten marks a second, and its last line is marked', async () => {
+  const log = join(dir, 'chatty.log');
+  writeFileSync(log, '');
+  const r = new LogGrowthRecorder(log, systemClock);
+  try {
+    // A line every 10 ms or so for a second: a hundred writes.
+    const began = Date.now();
+    for (let i = 0; i < 100; i++) {
+      appendFileSync(log, `line ${i}\n`);
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    const seconds = (Date.now() - began) / 1000;
+    const size = readFileSync(log).length;
+    const m = await eventually(() => {
+      const x = readLogMarks(log);
+      return x.bytes.at(-1) === size ? x : undefined;
+    }, 5000, 'a mark at the end of the log');
+    // Ten a second, the first at once and one for the last writes; the 2 s look (for what inotify
+    // missed) may add one a time it comes.
+    const most = 2 + Math.ceil(seconds * 10) + Math.ceil(seconds / 2);
+    assert.ok(m.bytes.length <= most, `${m.bytes.length} marks for ${seconds} s of writing (at most ${most})`);
   } finally {
     r.stop();
   }

@@ -23,6 +23,7 @@ describe('the dashboard cluster view', () => {
   let view: ClusterView;
   const stop = new AbortController();
   let listedBeforeStart: boolean | undefined;
+  const watched: string[] = [];
   /** Every patch taken, in order. */
   const patches: Patch[] = [];
   const take = () => {
@@ -41,6 +42,12 @@ describe('the dashboard cluster view', () => {
     }
     await client.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bound' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '250m' } } }] } });
     await client.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'waiting' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+    // What the view watches, by path.
+    const watch = client.watch.bind(client);
+    client.watch = (path, ...rest) => {
+      watched.push(path);
+      return watch(path, ...rest);
+    };
     view = new ClusterView({ client, clock: systemClock, log: silentLogger(), changed: () => {}, memberProbeMs: 60_000 });
     listedBeforeStart = view.snapshot('https://example', 'admin').listed;
     await view.start(stop.signal);
@@ -73,14 +80,40 @@ describe('the dashboard cluster view', () => {
 
   it('lists namespaces with their pods, and a namespace up close with its pods, nodes and Services', async () => {
     await client.create('/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } });
-    await eventually(() => view.namespaceDetail('default').services.length === 1, 5000, 'the Service seen');
+    await eventually(async () => (await view.namespaceDetail('default')).services.length === 1, 5000, 'the Service seen');
     const row = view.snapshot('https://example', 'admin').namespaces.find((r) => r.name === 'default');
     assert.deepEqual(row && [row.phase, row.pods.pending, row.services], ['Active', 2, 1]);
-    const detail = view.namespaceDetail('default');
+    const detail = await view.namespaceDetail('default');
     assert.deepEqual(detail.pods.map((p) => [p.name, p.node]), [['bound', 'n1'], ['waiting', undefined]]);
     assert.deepEqual(detail.services.map((s) => [s.name, s.ports, s.state]), [['web', '80/TCP', 'no ready endpoints']]);
-    assert.deepEqual(view.namespaceDetail('elsewhere'), { pods: [], services: [] });
+    assert.deepEqual(await view.namespaceDetail('elsewhere'), { pods: [], services: [] });
     take();
+  });
+
+  it("watches no EndpointSlices: a namespace's are read when its panel asks", async () => {
+    assert.ok(watched.includes('/api/v1/services'), watched.join(', '));
+    assert.deepEqual(watched.filter((p) => p.includes('endpointslices')), []);
+    await client.create('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: true } }, { addresses: ['10.0.0.2'], conditions: { ready: false } }],
+      ports: [{ port: 80 }],
+    });
+    assert.deepEqual((await view.namespaceDetail('default')).services.map((s) => s.state), ['1 of 2 endpoints ready']);
+  });
+
+  it("sends the namespace rows again when a pod's phase changes them, and not for a change they do not show", async () => {
+    const path = '/api/v1/namespaces/default/pods/bound/status';
+    const bound = await client.get<{ metadata: object; spec: object }>('/api/v1/namespaces/default/pods/bound');
+    await client.replace(path, { ...bound, status: { phase: 'Running' } });
+    const rows = await eventually(() => take()?.namespaces, 5000, 'a patch with the namespace rows');
+    assert.deepEqual(rows.find((r) => r.name === 'default')?.pods, { running: 1, pending: 1, succeeded: 0, failed: 0, terminating: 0 });
+    const running = await client.get<{ metadata: object; spec: object }>('/api/v1/namespaces/default/pods/bound');
+    await client.replace(path, { ...running, status: { phase: 'Running', containerStatuses: [{ name: 'c', ready: true, restartCount: 0, image: 'x', imageID: '' }] } });
+    await eventually(async () => (await view.namespaceDetail('default')).pods.find((p) => p.name === 'bound')?.ready === '1/1' || undefined, 5000, 'the pod seen Ready');
+    assert.equal(take()?.namespaces, undefined);
   });
 
   it('tells a node deleted and re-created between two patches as gone, then back, in that order', async () => {

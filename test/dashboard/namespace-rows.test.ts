@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/kinds/pod.js';
 import type { KubeObject } from '../../src/api/types.js';
-import { namespaceRows, serviceRow, slimEndpointSlice, slimService, type SlimEndpointSlice, type SlimService } from '../../src/dashboard/namespace-rows.js';
+import { namespaceRows, serviceRow, slimService, type SlimEndpointSlice, type SlimService } from '../../src/dashboard/namespace-rows.js';
 
 const pod = (ns: string, phase: string, deleting = false): Pod =>
   ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${Math.random()}`, namespace: ns, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) }, status: { phase } }) as Pod;
@@ -14,12 +14,12 @@ const service = (name: string, spec: SlimService['spec'], status?: SlimService['
   slimService({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'shop', annotations: { big: 'x' } }, spec, ...(status ? { status } : {}) });
 
 const slice = (svc: string, ready: boolean[]): SlimEndpointSlice =>
-  slimEndpointSlice({
+  ({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     metadata: { name: `${svc}-abc`, namespace: 'shop', labels: { 'kubernetes.io/service-name': svc, other: 'x' } },
     endpoints: ready.map((r) => ({ addresses: ['10.0.0.1'], conditions: { ready: r } })),
-  } as SlimEndpointSlice);
+  }) as SlimEndpointSlice;
 
 describe('dashboard namespaces and Services', () => {
   it('lists every namespace with its phase and its pods by phase', () => {
@@ -55,6 +55,7 @@ describe('dashboard namespaces and Services', () => {
     assert.equal(serviceRow(service('lb', { type: 'LoadBalancer', selector: { app: 'web' } }), [slice('lb', [true])]).state, 'external address pending');
     assert.equal(serviceRow(service('lb', { type: 'LoadBalancer', selector: { app: 'web' } }, { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } }), [slice('lb', [true])]).state, '1 of 1 endpoint ready');
     assert.equal(serviceRow(service('alias', { type: 'ExternalName', externalName: 'db.example.com' }), []).state, 'alias of db.example.com');
+    assert.equal(serviceRow(web, undefined).state, 'endpoints not shown: this user may not list endpointslices');
     assert.equal(web.metadata.annotations, undefined, 'kept slim');
   });
 });

@@ -9,7 +9,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
@@ -42,7 +42,7 @@ async function statuses(): Promise<ClusterStatus[]> {
 
 interface PodView {
   metadata: { name: string; uid: string };
-  status?: { phase?: string; containerStatuses?: { ready?: boolean }[] };
+  status?: { phase?: string; containerStatuses?: { ready?: boolean; restartCount?: number }[] };
 }
 async function pods(): Promise<PodView[]> {
   return (JSON.parse(await kubectl(['get', 'pods', '-o', 'json'])) as { items: PodView[] }).items;
@@ -109,6 +109,8 @@ describe('clusters you start, stop, find and restore', () => {
     await kubectl(['apply', '-f', manifest]);
     await eventually(async () => running(await pods()).length === 3 && (await pods()).length === 3, 30_000, '3 web pods Running');
     const before = (await pods()).map((p) => p.metadata.uid).sort();
+    const restarts = async () => new Map((await pods()).map((p) => [p.metadata.uid, p.status?.containerStatuses?.map((c) => c.restartCount ?? 0)]));
+    const restartsBefore = await restarts();
     const nodeUids = await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.uid}']);
 
     // down: the cluster stops and nothing of it runs, not even its pods.
@@ -118,6 +120,7 @@ describe('clusters you start, stop, find and restore', () => {
     assert.deepEqual(processesMentioning(dirA), []);
     for (const uid of before) assert.deepEqual(containerPids(uid), []);
     assert.equal((await statuses())[0]?.state, 'stopped');
+    assert.equal(existsSync(join(dirA, 'run.json')), false, 'the run record is kept only while the cluster runs');
 
     // up again: the same Nodes (never deleted) and the same pods Running, as a k3s restart brings them back.
     const again = await skiff(['up', '--detach', '--data-dir', dirA, ...UP], 120_000);
@@ -127,6 +130,8 @@ describe('clusters you start, stop, find and restore', () => {
     const after = await pods();
     assert.deepEqual(after.map((p) => p.metadata.uid).sort(), before, 'the same pods, not replacements');
     assert.deepEqual(after.filter((p) => p.status?.phase !== 'Running').map((p) => p.metadata.name), [], 'no Failed pod left by the restart');
+    // Started again in the same pods, as after a machine's restart: each container's count one higher.
+    assert.deepEqual(await restarts(), new Map([...restartsBefore].map(([uid, counts]) => [uid, counts?.map((n) => n + 1)])));
     for (const uid of before) assert.equal(containerPids(uid).length, 1);
   });
 
@@ -169,7 +174,8 @@ describe('clusters you start, stop, find and restore', () => {
 
     const down = await skiff(['down', '--data-dir', dirA, '--delete'], 120_000);
     assert.equal(down.code, 0, down.stderr);
-    assert.match(down.stdout, /^stopping what runs of the cluster in .* without its skiff up: /m);
+    // Named as skiff status and up name them.
+    assert.match(down.stdout, /^stopping what runs of the cluster in .* without its skiff up: .*agent node-1 \(pid \d+\)/m);
     assert.match(down.stdout, /^removed the context skiff-app from .*\.kube\/config$/m);
     assert.deepEqual(processesMentioning(dirA), []);
     assert.equal(existsSync(dirA), false);
@@ -177,5 +183,20 @@ describe('clusters you start, stop, find and restore', () => {
     assert.deepEqual(c.contexts.map((x) => x.name).sort(), ['skiff-app-2', 'work']);
     assert.deepEqual(c.clusters.map((x) => x.name).sort(), ['skiff-app-2', 'work']);
     assert.deepEqual((await statuses()).map((s) => s.name), ['app-2']);
+  });
+
+  it("--kubeconfig-update=false leaves the user's kubeconfig as it is", async () => {
+    const before = { text: readFileSync(userConfig, 'utf8'), ino: statSync(userConfig).ino };
+    const up = await skiff(['up', '--detach', '--data-dir', dirB, ...UP, '--runtime', 'simulated', '--kubeconfig-update=false'], 120_000);
+    try {
+      assert.equal(up.code, 0, up.stderr + up.stdout);
+      assert.match(up.stdout, /cluster ready: .*; export KUBECONFIG=\S+\/kubeconfig \(/);
+      // Not written at all: not even rewritten the same (an atomic write is a new file).
+      assert.deepEqual({ text: readFileSync(userConfig, 'utf8'), ino: statSync(userConfig).ino }, before);
+    } finally {
+      const down = await skiff(['down', '--data-dir', dirB], 120_000);
+      assert.equal(down.code, 0, down.stderr);
+    }
+    assert.deepEqual(processesMentioning(dirB), []);
   });
 });

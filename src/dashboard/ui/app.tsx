@@ -17,7 +17,7 @@ interface Notice {
 
 const CONTROL_PLANE_RESOURCES = ['the kubernetes endpoints', 'kube-system leases', 'the autoscaler status'];
 const WORKLOAD_RESOURCES = ['deployments', 'statefulsets', 'daemonsets', 'jobs'];
-const NAMESPACE_RESOURCES = ['namespaces', 'pods', 'services', 'endpointslices'];
+const NAMESPACE_RESOURCES = ['namespaces', 'pods', 'services'];
 
 function App() {
   const [state, setState] = useState<LiveState>(emptyState);
