@@ -4,7 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resourceTypeFor } from '../../src/api/registry.js';
 import type { ResourceType } from '../../src/api/resource.js';
-import { configuredWebhooks, ruleMatches, shouldCallHook } from '../../src/apiserver/admission/webhook-rules.js';
+import { WebhookConfigurations, configuredWebhooks, ruleMatches, shouldCallHook } from '../../src/apiserver/admission/webhook-rules.js';
+import { mutatingAdmissionWebhook } from '../../src/apiserver/admission/mutating-webhook.js';
+import { validatingAdmissionWebhook, type AdmissionWebhookDeps } from '../../src/apiserver/admission/validating-webhook.js';
 import { callAdmissionWebhook, denial } from '../../src/apiserver/admission/admission-review.js';
 import type { AdmissionAttributes, Operation } from '../../src/apiserver/admission/plugin.js';
 import { WebhookClient } from '../../src/apiserver/webhook/client.js';
@@ -76,4 +78,34 @@ test('denials as upstream words them: never a success code, the reason when ther
   assert.equal(denial('w', { reason: 'Forbidden' as never }).status.message, 'admission webhook "w" denied the request: Forbidden');
   assert.equal(denial('w', undefined).status.message, 'admission webhook "w" denied the request without explanation');
   assert.equal(denial('w', { message: 'quota', code: 429 }).status.code, 429);
+});
+
+test('a write no webhook\'s rules match stays synchronous, with no namespace looked up and no webhook called', async () => {
+  const lookups: string[] = [];
+  const configurations = [{ metadata: { name: 'c' }, webhooks: [hook({ namespaceSelector: { matchLabels: { env: 'prod' } } })] }];
+  const client = new WebhookClient({ endpoints: { service: async () => undefined, endpoints: async () => undefined, endpointSlices: () => [] } });
+  const deps: AdmissionWebhookDeps = {
+    configurations: new WebhookConfigurations({ changeCount: () => 1, list: () => configurations }),
+    client,
+    metrics: { observeWebhook: () => undefined, observeRejection: () => undefined, observeFailOpen: () => undefined },
+    now: () => 0,
+    namespaceLabels: async (n) => {
+      lookups.push(n);
+      return { env: 'test' };
+    },
+    equivalents: () => [],
+  };
+  for (const plugin of [validatingAdmissionWebhook(deps), mutatingAdmissionWebhook(deps)]) {
+    const run = (a: AdmissionAttributes) => (plugin.validate ?? plugin.mutate)!(a);
+    // The hook's rules name pod creates: a Deployment's, or a pod's update, never reach it.
+    assert.equal(run(attrs(deployments)), undefined, plugin.name);
+    assert.equal(run(attrs(pods, { operation: 'UPDATE', oldObject: { metadata: { name: 'x' } } })), undefined, plugin.name);
+    assert.deepEqual(lookups, [], plugin.name);
+    // A pod's create does: its namespace's labels are read, and the selector leaves the hook out.
+    const matched = run(attrs(pods));
+    assert.ok(matched instanceof Promise, plugin.name);
+    await matched;
+    assert.deepEqual(lookups.splice(0), ['ns'], plugin.name);
+  }
+  client.close();
 });

@@ -14,7 +14,7 @@ import { isObject } from '../../api/kinds/json.js';
 import type { AdmissionWebhook } from '../../api/kinds/admission-webhook.js';
 import { WebhookCallError, type WebhookClient } from '../webhook/client.js';
 import type { AdmissionAttributes } from './plugin.js';
-import type { WebhookInvocation } from './webhook-rules.js';
+import { requestNamespace, type WebhookInvocation } from './webhook-rules.js';
 
 export const ADMISSION_REVIEW_API_VERSION = 'admission.k8s.io/v1';
 
@@ -76,7 +76,7 @@ export function admissionReview(uid: string, a: AdmissionAttributes, inv: Webhoo
   const options: Record<string, unknown> = { apiVersion: 'meta.k8s.io/v1', kind: OPTIONS_KIND[a.operation] };
   if (a.dryRun) options.dryRun = ['All'];
   if (a.fieldManager && a.operation !== 'DELETE') options.fieldManager = a.fieldManager;
-  const namespace = a.resource.group === '' && a.resource.resource === 'namespaces' ? a.name : a.namespace;
+  const namespace = requestNamespace(a);
   return {
     apiVersion: ADMISSION_REVIEW_API_VERSION,
     kind: 'AdmissionReview',

@@ -9,7 +9,7 @@ import { isObject, jsonEqual } from '../../api/kinds/json.js';
 import { applyJsonPatch } from '../patch/index.js';
 import { WebhookCallFailure, addWarnings, callAdmissionWebhook, denial, failedClosed } from './admission-review.js';
 import { ReinvocationContext, type AdmissionAttributes, type AdmissionPlugin } from './plugin.js';
-import { isExemptFromWebhooks, shouldCallHook, type WebhookInvocation } from './webhook-rules.js';
+import { isExemptFromWebhooks, matchingWebhooks, selects, type WebhookInvocation } from './webhook-rules.js';
 import type { AdmissionWebhookDeps } from './validating-webhook.js';
 
 const PLUGIN = 'MutatingAdmissionWebhook';
@@ -98,28 +98,30 @@ export function mutatingAdmissionWebhook(deps: AdmissionWebhookDeps): AdmissionP
     name: PLUGIN,
     handles: (_op, rt) => !isExemptFromWebhooks(rt),
     mutate: (a) => {
-      const hooks = deps.configurations.current();
-      // The common case, no webhooks at all, stays synchronous.
-      if (hooks.length === 0) return undefined;
+      const matched = matchingWebhooks(deps.configurations.current(), a, deps);
+      // The common case, no webhook's rules match the write (or no webhooks at all), stays synchronous:
+      // none was called in the first run, so none is due again in the second.
+      if (matched.length === 0) return undefined;
       return (async () => {
         const r = (a.reinvocation ??= new ReinvocationContext());
         const st = r.value<ReinvokeState>(PLUGIN, () => ({ lastOutput: undefined, previouslyInvoked: new Set(), reinvoke: new Set() }));
         // Built-in plugins run again in the second pass; if they changed the object, every eligible webhook runs again.
         if (r.isReinvoke && st.lastOutput !== undefined && JSON.stringify(a.object) !== st.lastOutput) requireReinvokingPrevious(st);
         try {
-          for (const w of hooks) {
-            const inv = await shouldCallHook(w, a, deps);
-            if (!inv) continue;
+          for (const inv of matched) {
+            const uid = inv.webhook.uid;
             // In the second pass only webhooks called before and due again run (never one called for the first time).
-            if (r.isReinvoke && !st.reinvoke.has(w.uid)) continue;
+            if (r.isReinvoke && !st.reinvoke.has(uid)) continue;
+            if (!(await selects(inv.webhook, a, deps))) continue;
             if (await callOne(inv, a, deps)) {
               requireReinvokingPrevious(st);
               r.shouldReinvoke = true;
             }
-            if (w.hook.reinvocationPolicy === 'IfNeeded') st.previouslyInvoked.add(w.uid);
+            if (inv.webhook.hook.reinvocationPolicy === 'IfNeeded') st.previouslyInvoked.add(uid);
           }
         } finally {
-          st.lastOutput = a.object ? JSON.stringify(a.object) : undefined;
+          // Read only at the start of the second pass, and only to decide whether webhooks already called run again.
+          st.lastOutput = !r.isReinvoke && st.previouslyInvoked.size > 0 && a.object ? JSON.stringify(a.object) : undefined;
         }
       })();
     },

@@ -4,7 +4,7 @@
 import type { WebhookClient } from '../webhook/client.js';
 import { WebhookCallFailure, addWarnings, callAdmissionWebhook, denial, failedClosed, type AdmissionWebhookMetrics } from './admission-review.js';
 import type { AdmissionAttributes, AdmissionPlugin } from './plugin.js';
-import { isExemptFromWebhooks, shouldCallHook, type WebhookConfigurations, type WebhookInvocation, type WebhookMatchDeps } from './webhook-rules.js';
+import { isExemptFromWebhooks, matchingWebhooks, selects, type WebhookConfigurations, type WebhookInvocation, type WebhookMatchDeps } from './webhook-rules.js';
 
 export interface AdmissionWebhookDeps extends WebhookMatchDeps {
   configurations: WebhookConfigurations;
@@ -48,15 +48,12 @@ export function validatingAdmissionWebhook(deps: AdmissionWebhookDeps): Admissio
     name: 'ValidatingAdmissionWebhook',
     handles: (_op, rt) => !isExemptFromWebhooks(rt),
     validate: (a) => {
-      const hooks = deps.configurations.current();
-      // The common case, no webhooks at all, stays synchronous.
-      if (hooks.length === 0) return undefined;
+      const matched = matchingWebhooks(deps.configurations.current(), a, deps);
+      // The common case, no webhook's rules match the write (or no webhooks at all), stays synchronous.
+      if (matched.length === 0) return undefined;
       return (async () => {
         const invocations: WebhookInvocation[] = [];
-        for (const w of hooks) {
-          const inv = await shouldCallHook(w, a, deps);
-          if (inv) invocations.push(inv);
-        }
+        for (const inv of matched) if (await selects(inv.webhook, a, deps)) invocations.push(inv);
         const results = await Promise.all(invocations.map((inv) => callOne(inv, a, deps)));
         const failed = results.find((r) => r !== undefined);
         if (failed) throw failed;
