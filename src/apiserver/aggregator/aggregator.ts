@@ -30,7 +30,7 @@ import { AUTOMANAGED_LABEL, driftedSpec, localAPIServices, type GroupVersion } f
 import { AggregatorMetrics } from './metrics.js';
 import { proxyRequest, unavailable } from './proxy.js';
 import { remoteResources } from './remote-discovery.js';
-import { pickEndpoint, resolveService, serviceServerName, type ServiceObjects } from './service-resolver.js';
+import { pickEndpoint, resolveService, serviceServerName, type ServiceObjects } from '../service-resolver.js';
 import { SERVICE_NAME_LABEL } from '../../controllers/endpointslices.js';
 
 export interface AggregatorDeps {
