@@ -109,3 +109,34 @@ test('a write no webhook\'s rules match stays synchronous, with no namespace loo
   }
   client.close();
 });
+
+test('both kinds of webhook count an outcome alike: an internal error with code 0, a call failure under Ignore as fail-open', async () => {
+  const seen: string[] = [];
+  const client = new WebhookClient({ endpoints: { service: async () => undefined, endpoints: async () => undefined, endpointSlices: () => [] } });
+  const configurations = [
+    { metadata: { name: 'a' }, webhooks: [hook({ name: 'side.skiff.test', sideEffects: 'Some', objectSelector: { matchLabels: { hook: 'side' } } })] },
+    { metadata: { name: 'b' }, webhooks: [hook({ name: 'down.skiff.test', failurePolicy: 'Ignore', clientConfig: { service: { namespace: 'ns', name: 'gone' } }, objectSelector: { matchLabels: { hook: 'down' } } })] },
+  ];
+  const deps: AdmissionWebhookDeps = {
+    configurations: new WebhookConfigurations({ changeCount: () => 1, list: () => configurations }),
+    client,
+    metrics: {
+      observeWebhook: (name, type, op, rejected) => void seen.push(`${type} ${name} ${op} rejected=${rejected}`),
+      observeRejection: (name, type, op, errorType, code) => void seen.push(`${type} ${name} ${op} ${errorType} ${code}`),
+      observeFailOpen: (name, type) => void seen.push(`${type} ${name} fail-open`),
+    },
+    now: () => 0,
+    namespaceLabels: async () => ({}),
+    equivalents: () => [],
+  };
+  for (const [plugin, type] of [[validatingAdmissionWebhook(deps), 'validating'], [mutatingAdmissionWebhook(deps), 'admit']] as const) {
+    const run = (a: AdmissionAttributes) => (plugin.validate ?? plugin.mutate)!(a);
+    // A dry run reaching a webhook with side effects: refused before any call, an internal error to the metrics.
+    await assert.rejects(Promise.resolve(run(attrs(pods, { dryRun: true, object: { metadata: { name: 'x', labels: { hook: 'side' } } } }))), (e) => isStatusError(e, 'BadRequest'));
+    assert.deepEqual(seen.splice(0), [`${type} side.skiff.test CREATE apiserver_internal_error 0`, `${type} side.skiff.test CREATE rejected=true`]);
+    // A webhook that cannot be reached, under Ignore: the write goes on.
+    await run(attrs(pods, { object: { metadata: { name: 'x', labels: { hook: 'down' } } } }));
+    assert.deepEqual(seen.splice(0), [`${type} down.skiff.test fail-open`, `${type} down.skiff.test CREATE rejected=false`]);
+  }
+  client.close();
+});

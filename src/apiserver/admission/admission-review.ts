@@ -160,3 +160,55 @@ export function failedClosed(e: WebhookCallFailure): StatusError {
 export function addWarnings(a: AdmissionAttributes, warnings: readonly string[] | undefined): void {
   for (const w of warnings ?? []) a.warn?.(w);
 }
+
+/** What calling a webhook under its failurePolicy needs. */
+export interface WebhookCallDeps {
+  client: WebhookClient;
+  metrics: AdmissionWebhookMetrics;
+  now(): number;
+}
+
+/**
+ * Calls one webhook of a matching invocation and sorts the outcome as upstream's dispatchers do,
+ * counting it in the metrics the same way for both kinds: an allowing answer is handed to `act`
+ * (the mutating plugin applies its patch there) and what `act` gives back is returned; a call that
+ * failed under failurePolicy Ignore returns undefined; anything else throws the error the write
+ * fails with: the webhook's denial, `failed calling webhook` under Fail, or an internal error
+ * (counted with code 0, as upstream counts what is neither a call failure nor a denial).
+ */
+export async function callUnderPolicy<T>(deps: WebhookCallDeps, type: WebhookType, inv: WebhookInvocation, a: AdmissionAttributes, act: (answer: AdmissionResponse) => T): Promise<T | undefined> {
+  const hook = inv.webhook.hook;
+  const started = deps.now();
+  const rejectedWith = (errorType: Parameters<AdmissionWebhookMetrics['observeRejection']>[3], code: number, e: unknown): unknown => {
+    deps.metrics.observeRejection(hook.name, type, a.operation, errorType, code);
+    return e;
+  };
+  let rejected = true;
+  try {
+    let answer: AdmissionResponse;
+    try {
+      answer = await callAdmissionWebhook(deps.client, hook, a, inv, type === 'admit');
+    } catch (e) {
+      if (!(e instanceof WebhookCallFailure)) throw rejectedWith('apiserver_internal_error', 0, e);
+      if (hook.failurePolicy !== 'Ignore') throw rejectedWith('calling_webhook_error', e.code, failedClosed(e));
+      rejected = false;
+      deps.metrics.observeFailOpen(hook.name, type);
+      return undefined;
+    }
+    addWarnings(a, answer.warnings);
+    if (!answer.allowed) {
+      const e = denial(hook.name, answer.status);
+      throw rejectedWith('no_error', e.code, e);
+    }
+    let out: T;
+    try {
+      out = act(answer);
+    } catch (e) {
+      throw rejectedWith('apiserver_internal_error', 0, e);
+    }
+    rejected = false;
+    return out;
+  } finally {
+    deps.metrics.observeWebhook(hook.name, type, a.operation, rejected, (deps.now() - started) / 1000);
+  }
+}

@@ -7,7 +7,7 @@ import type { KubeObject } from '../../api/types.js';
 import { apiVersionOf } from '../../api/types.js';
 import { isObject, jsonEqual } from '../../api/kinds/json.js';
 import { applyJsonPatch } from '../patch/index.js';
-import { WebhookCallFailure, addWarnings, callAdmissionWebhook, denial, failedClosed } from './admission-review.js';
+import { callUnderPolicy } from './admission-review.js';
 import { ReinvocationContext, type AdmissionAttributes, type AdmissionPlugin } from './plugin.js';
 import { isExemptFromWebhooks, matchingWebhooks, selects, type WebhookInvocation } from './webhook-rules.js';
 import type { AdmissionWebhookDeps } from './validating-webhook.js';
@@ -60,39 +60,6 @@ function applyPatch(inv: WebhookInvocation, a: AdmissionAttributes, patchBase64:
   return true;
 }
 
-/** Calls one webhook; true when it changed the object. Failures follow the webhook's failurePolicy. */
-async function callOne(inv: WebhookInvocation, a: AdmissionAttributes, deps: AdmissionWebhookDeps): Promise<boolean> {
-  const hook = inv.webhook.hook;
-  const started = deps.now();
-  let rejected = false;
-  try {
-    const answer = await callAdmissionWebhook(deps.client, hook, a, inv, true);
-    addWarnings(a, answer.warnings);
-    if (!answer.allowed) {
-      rejected = true;
-      const e = denial(hook.name, answer.status);
-      deps.metrics.observeRejection(hook.name, 'admit', a.operation, 'no_error', e.code);
-      throw e;
-    }
-    return answer.patch ? applyPatch(inv, a, answer.patch) : false;
-  } catch (e) {
-    if (!(e instanceof WebhookCallFailure)) {
-      if (!rejected) deps.metrics.observeRejection(hook.name, 'admit', a.operation, 'apiserver_internal_error', isStatusError(e) ? e.code : 500);
-      rejected = true;
-      throw e;
-    }
-    if (hook.failurePolicy === 'Ignore') {
-      deps.metrics.observeFailOpen(hook.name, 'admit');
-      return false;
-    }
-    rejected = true;
-    deps.metrics.observeRejection(hook.name, 'admit', a.operation, 'calling_webhook_error', e.code);
-    throw failedClosed(e);
-  } finally {
-    deps.metrics.observeWebhook(hook.name, 'admit', a.operation, rejected, (deps.now() - started) / 1000);
-  }
-}
-
 export function mutatingAdmissionWebhook(deps: AdmissionWebhookDeps): AdmissionPlugin {
   return {
     name: PLUGIN,
@@ -113,7 +80,8 @@ export function mutatingAdmissionWebhook(deps: AdmissionWebhookDeps): AdmissionP
             // In the second pass only webhooks called before and due again run (never one called for the first time).
             if (r.isReinvoke && !st.reinvoke.has(uid)) continue;
             if (!(await selects(inv.webhook, a, deps))) continue;
-            if (await callOne(inv, a, deps)) {
+            const changed = await callUnderPolicy(deps, 'admit', inv, a, (answer) => (answer.patch ? applyPatch(inv, a, answer.patch) : false));
+            if (changed) {
               requireReinvokingPrevious(st);
               r.shouldReinvoke = true;
             }
