@@ -589,16 +589,19 @@ export class ObjectStore {
     const requestedManagedFields = meta.managedFields;
     if (!ctx.managedFieldsSet) meta.managedFields = old.metadata.managedFields;
     // Admission sees every update, subresources too (a plugin says which it acts on). For a write
-    // no plugin handles (a Lease renewal) no attributes are built and no plugin code runs.
+    // no plugin handles no attributes are built; one whose plugins all decide synchronously (a Lease
+    // renewal no webhook's rules match) awaits nothing.
     const attrs = this.admission.admits('UPDATE', this.rt) ? this.attributes('UPDATE', next, old, ctx, subresource) : undefined;
-    if (attrs) await this.admission.mutate(attrs);
+    const mutated = attrs && this.admission.mutate(attrs);
+    if (mutated) await mutated;
     // A binding is the one write allowed to set a pod's nodeName; upstream skips update validation for it.
     if (subresource !== 'binding') {
       const causes = subresource === 'status' && this.rt.validateStatusUpdate ? this.rt.validateStatusUpdate(next, old) : this.rt.validate(next, old);
       if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
       if (subresource === undefined) addWarnings(ctx, this.rt.warningsFor?.(next));
     }
-    if (attrs) await this.admission.validate(attrs);
+    const validated = attrs && this.admission.validate(attrs);
+    if (validated) await validated;
     if (ctx.managedFieldsSet) return next;
     updateManagedFields(old, next, {
       manager: ctx.fieldManager,
