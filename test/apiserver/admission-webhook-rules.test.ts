@@ -62,6 +62,27 @@ test('selectors: namespace labels (the namespace itself when written), old or ne
   assert.equal(await shouldCallHook(other!, attrs(pods, { namespace: 'gone' }), deps), undefined);
 });
 
+test('matchPolicy Equivalent: a rule naming another served version matches as that version; the served versions are looked up only for such a rule', async () => {
+  const v1beta1: ResourceType = { ...deployments, version: 'v1beta1' };
+  let lookups = 0;
+  const deps = {
+    namespaceLabels: async () => ({}),
+    equivalents: (rt: ResourceType) => {
+      lookups++;
+      return rt === deployments ? [deployments, v1beta1] : [];
+    },
+  };
+  const rule = { operations: ['CREATE' as const], apiGroups: ['apps'], apiVersions: ['v1beta1'], resources: ['deployments'] };
+  const [equivalent, exact] = configuredWebhooks([{ metadata: { name: 'c' }, webhooks: [hook({ rules: [rule] }), hook({ rules: [rule], matchPolicy: 'Exact' })] }]);
+  assert.equal((await shouldCallHook(equivalent!, attrs(deployments), deps))?.resource, v1beta1);
+  assert.equal(await shouldCallHook(exact!, attrs(deployments), deps), undefined);
+  assert.equal(lookups, 1);
+  // Writes the rule does not name but for their version (another resource, another operation) look nothing up.
+  assert.equal(await shouldCallHook(equivalent!, attrs(pods), deps), undefined);
+  assert.equal(await shouldCallHook(equivalent!, attrs(deployments, { operation: 'UPDATE', oldObject: { metadata: { name: 'x' } } }), deps), undefined);
+  assert.equal(lookups, 1);
+});
+
 test('a dry run reaching a webhook that may have side effects is refused before any call', async () => {
   const client = new WebhookClient({ endpoints: { service: async () => undefined, endpoints: async () => undefined, endpointSlices: () => [] } });
   const [w] = configuredWebhooks([{ metadata: { name: 'c' }, webhooks: [hook({ sideEffects: 'Some' })] }]);

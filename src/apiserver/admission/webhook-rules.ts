@@ -78,12 +78,17 @@ function anyOrExact(items: readonly string[] | undefined, requested: string): bo
 
 /** Upstream's rules.Matcher for one rule against a write on `rt`. */
 export function ruleMatches(rule: RuleWithOperations, operation: Operation, rt: ResourceType, subresource: string, namespace: string): boolean {
+  return anyOrExact(rule.apiVersions, rt.version) && ruleMatchesAnyVersion(rule, operation, rt, subresource, namespace);
+}
+
+/** The rule matches a write on `rt` but for its version: then, and only then, may it match another version of it. */
+function ruleMatchesAnyVersion(rule: RuleWithOperations, operation: Operation, rt: ResourceType, subresource: string, namespace: string): boolean {
   const scope = rule.scope ?? '*';
   if (scope === 'Namespaced' && (isNamespaces(rt) || namespace === '')) return false;
   if (scope === 'Cluster' && !(isNamespaces(rt) || namespace === '')) return false;
   if (scope !== '*' && scope !== 'Namespaced' && scope !== 'Cluster') return false;
   if (!(rule.operations ?? []).some((op) => op === '*' || op === operation)) return false;
-  if (!anyOrExact(rule.apiGroups, rt.group) || !anyOrExact(rule.apiVersions, rt.version)) return false;
+  if (!anyOrExact(rule.apiGroups, rt.group)) return false;
   return (rule.resources ?? []).some((r) => {
     const slash = r.indexOf('/');
     const res = slash < 0 ? r : r.slice(0, slash);
@@ -116,11 +121,14 @@ export function matchedResource(w: ConfiguredWebhook, a: AdmissionAttributes, de
   const rules = w.hook.rules ?? [];
   if (rules.some((r) => ruleMatches(r, a.operation, a.resource, a.subresource, namespace))) return a.resource;
   if ((w.hook.matchPolicy ?? 'Equivalent') !== 'Equivalent') return undefined;
-  // Earlier rules first, as upstream honours them.
+  // Another version of the resource has the same group, name and scope: only a rule that names this
+  // write but for its version can match one, so the served versions are looked up for such a rule
+  // alone, never for a write no rule names. Earlier rules first, as upstream honours them.
+  let equivalents: readonly ResourceType[] | undefined;
   for (const r of rules) {
-    for (const eq of deps.equivalents(a.resource)) {
-      if (eq !== a.resource && ruleMatches(r, a.operation, eq, a.subresource, namespace)) return eq;
-    }
+    if (!ruleMatchesAnyVersion(r, a.operation, a.resource, a.subresource, namespace)) continue;
+    equivalents ??= deps.equivalents(a.resource);
+    for (const eq of equivalents) if (eq !== a.resource && anyOrExact(r.apiVersions, eq.version)) return eq;
   }
   return undefined;
 }
