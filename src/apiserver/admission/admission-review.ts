@@ -122,6 +122,11 @@ function verifyResponse(uid: string, mutating: boolean, answer: unknown): Admiss
   };
 }
 
+/** An object of the write as the webhook sees it: in the version its rule named (matchPolicy Equivalent). */
+export function asSent(o: KubeObject, a: AdmissionAttributes, inv: WebhookInvocation): KubeObject {
+  return inv.resource === a.resource ? o : { ...o, apiVersion: apiVersionOf(inv.resource.group, inv.resource.version) };
+}
+
 /** Upstream's default when a webhook says nothing of its timeout. */
 const DEFAULT_TIMEOUT_SECONDS = 10;
 
@@ -135,7 +140,7 @@ export async function callAdmissionWebhook(client: WebhookClient, hook: Admissio
     throw dryRunUnsupported(hook.name);
   }
   const uid = randomUUID();
-  const [object, oldObject] = [a.object, a.oldObject].map((o) => (o && inv.resource !== a.resource ? { ...o, apiVersion: apiVersionOf(inv.resource.group, inv.resource.version) } : o));
+  const [object, oldObject] = [a.object, a.oldObject].map((o) => o && asSent(o, a, inv));
   const timeoutMs = Math.min(Math.max(hook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS, 1), 30) * 1000;
   let answer: unknown;
   try {

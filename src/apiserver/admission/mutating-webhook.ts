@@ -4,10 +4,9 @@
 // a later webhook (or, in the chain's second run, a built-in plugin) changed the object after it.
 import { isStatusError, internalError } from '../../api/errors.js';
 import type { KubeObject } from '../../api/types.js';
-import { apiVersionOf } from '../../api/types.js';
 import { isObject, jsonEqual } from '../../api/kinds/json.js';
 import { applyJsonPatch } from '../patch/index.js';
-import { callUnderPolicy } from './admission-review.js';
+import { asSent, callUnderPolicy } from './admission-review.js';
 import { ReinvocationContext, type AdmissionAttributes, type AdmissionPlugin } from './plugin.js';
 import { isExemptFromWebhooks, matchingWebhooks, selects, type WebhookInvocation } from './webhook-rules.js';
 import type { AdmissionWebhookDeps } from './validating-webhook.js';
@@ -45,10 +44,9 @@ function applyPatch(inv: WebhookInvocation, a: AdmissionAttributes, patchBase64:
   const object = a.object;
   if (!object) throw internalError(`admission webhook "${name}" attempted to modify the object, which is not supported for this operation`);
   // The webhook saw the object in the version its rule named (matchPolicy Equivalent): patch that, then bring it back.
-  const asSent = inv.resource === a.resource ? object : { ...object, apiVersion: apiVersionOf(inv.resource.group, inv.resource.version) };
   let patched: unknown;
   try {
-    patched = applyJsonPatch(asSent, ops);
+    patched = applyJsonPatch(asSent(object, a, inv), ops);
   } catch (e) {
     throw internalError(isStatusError(e) ? e.status.message ?? '' : e instanceof Error ? e.message : String(e));
   }
