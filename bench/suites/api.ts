@@ -93,6 +93,26 @@ export async function runLoad(
   };
 }
 
+/**
+ * Creates at `path` from `clients` kept connections for durationMs, each body `make(name)` with a
+ * name unique to `tag`, a loop and a count; one warm-up create per connection before the clock starts.
+ */
+export async function createLoad(server: SkiffServer, path: string, make: (name: string) => unknown, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
+  const conns = await Promise.all(Array.from({ length: clients }, () => LeanConnection.open(server.kubeconfig)));
+  try {
+    const r = await runLoad(
+      clients,
+      durationMs,
+      async (l) => void expectOk(await conns[l]!.request('POST', path, JSON.stringify(make(`${tag}-l${l}-warm`)))),
+      async (l, i) => void expectOk(await conns[l]!.request('POST', path, JSON.stringify(make(`${tag}-l${l}-${i}`)))),
+      server.pid,
+    );
+    return { clients, ...r };
+  } finally {
+    for (const c of conns) c.close();
+  }
+}
+
 function configMap(name: string, payloadBytes: number, rev = 0): KubeObject {
   return {
     apiVersion: 'v1',

@@ -7,7 +7,7 @@ import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { createNamespace, startSkiffServer, type SkiffServer } from '../lib/servers.js';
 import { expectOk, LeanConnection } from '../lib/http-load.js';
 import { fmtInt, fmtMiB, fmtMs, progress, rssOf, sleep, type Table } from '../lib/util.js';
-import { runLoad, type LoadResult } from './api.js';
+import { createLoad, type LoadResult } from './api.js';
 
 const NAMESPACE = 'bench-crd';
 const CLIENTS = 128;
@@ -61,22 +61,6 @@ function configMap(name: string): unknown {
 
 function widget(name: string): unknown {
   return { apiVersion: 'bench.skiff.dev/v1', kind: 'Widget', metadata: { name, labels: { app: 'bench' } }, spec: { size: 3, owner: 'team-a', payload: 'x'.repeat(PAYLOAD_BYTES) } };
-}
-
-async function creates(server: SkiffServer, path: string, make: (name: string) => unknown, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
-  const conns = await Promise.all(Array.from({ length: clients }, () => LeanConnection.open(server.kubeconfig)));
-  try {
-    const r = await runLoad(
-      clients,
-      durationMs,
-      async (l) => void expectOk(await conns[l]!.request('POST', path, JSON.stringify(make(`${tag}-l${l}-warm`)))),
-      async (l, i) => void expectOk(await conns[l]!.request('POST', path, JSON.stringify(make(`${tag}-l${l}-${i}`)))),
-      server.pid,
-    );
-    return { clients, ...r };
-  } finally {
-    for (const c of conns) c.close();
-  }
 }
 
 /** Creates `count` objects with `clients` loops, as fast as they go. */
@@ -136,12 +120,12 @@ export const crdSuite: Suite = {
     const rounds: { cm: LoadResult; cr: LoadResult }[] = [];
     const server = await startWithCrd();
     try {
-      await creates(server, CM_PATH, configMap, 16, Math.min(1000, ctx.durationMs), 'wcm');
-      await creates(server, CR_PATH, widget, 16, Math.min(1000, ctx.durationMs), 'wcr');
+      await createLoad(server, CM_PATH, configMap, 16, Math.min(1000, ctx.durationMs), 'wcm');
+      await createLoad(server, CR_PATH, widget, 16, Math.min(1000, ctx.durationMs), 'wcr');
       for (let i = 0; i < ROUNDS; i++) {
         progress(`crd: round ${i + 1}/${ROUNDS}: ConfigMap then custom-object creates, ${CLIENTS} clients, ${ctx.durationMs} ms each`);
-        const cm = await creates(server, CM_PATH, configMap, CLIENTS, ctx.durationMs, `cm${i}`);
-        const cr = await creates(server, CR_PATH, widget, CLIENTS, ctx.durationMs, `cr${i}`);
+        const cm = await createLoad(server, CM_PATH, configMap, CLIENTS, ctx.durationMs, `cm${i}`);
+        const cr = await createLoad(server, CR_PATH, widget, CLIENTS, ctx.durationMs, `cr${i}`);
         rounds.push({ cm, cr });
         progress(`crd: round ${i + 1}: ConfigMaps ${cm.opsPerSec}/s, custom objects ${cr.opsPerSec}/s (${((cr.opsPerSec / cm.opsPerSec) * 100).toFixed(0)}%)`);
       }

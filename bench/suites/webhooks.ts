@@ -5,9 +5,8 @@
 // figures are the latency and server CPU a create pays for two webhook calls over TLS.
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
 import { createNamespace, startSkiffServer, type SkiffServer } from '../lib/servers.js';
-import { expectOk, LeanConnection } from '../lib/http-load.js';
 import { fmtInt, fmtMs, progress, type Table } from '../lib/util.js';
-import { runLoad, type LoadResult } from './api.js';
+import { createLoad, type LoadResult } from './api.js';
 import { TestWebhookServer, admissionAnswer } from '../../test/support/webhook-server.js';
 
 const CLIENTS = 16;
@@ -15,6 +14,8 @@ const ROUNDS = 3;
 const PLAIN = 'bench-plain';
 const HOOKED = 'bench-hooked';
 const HOOKS_NS = 'bench-webhooks';
+
+const configMaps = (namespace: string): string => `/api/v1/namespaces/${namespace}/configmaps`;
 
 function configMap(name: string): unknown {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench' } }, data: { payload: 'x'.repeat(300) } };
@@ -53,23 +54,6 @@ async function setUp(server: SkiffServer, hooks: TestWebhookServer): Promise<voi
   }
 }
 
-async function creates(server: SkiffServer, namespace: string, durationMs: number, tag: string): Promise<LoadResult> {
-  const path = `/api/v1/namespaces/${namespace}/configmaps`;
-  const conns = await Promise.all(Array.from({ length: CLIENTS }, () => LeanConnection.open(server.kubeconfig)));
-  try {
-    const r = await runLoad(
-      CLIENTS,
-      durationMs,
-      async (l) => void expectOk(await conns[l]!.request('POST', path, JSON.stringify(configMap(`${tag}-l${l}-warm`)))),
-      async (l, i) => void expectOk(await conns[l]!.request('POST', path, JSON.stringify(configMap(`${tag}-l${l}-${i}`)))),
-      server.pid,
-    );
-    return { clients: CLIENTS, ...r };
-  } finally {
-    for (const c of conns) c.close();
-  }
-}
-
 /** Server CPU per create, in ms of one core. */
 const cpuMsPerCreate = (r: LoadResult): number => ((r.serverCpuPct ?? 0) * 10) / Math.max(1, r.opsPerSec);
 
@@ -85,12 +69,12 @@ export const webhooksSuite: Suite = {
     const rounds: { plain: LoadResult; hooked: LoadResult }[] = [];
     try {
       await setUp(server, hooks);
-      await creates(server, PLAIN, Math.min(1000, ctx.durationMs), 'wp');
-      await creates(server, HOOKED, Math.min(1000, ctx.durationMs), 'wh');
+      await createLoad(server, configMaps(PLAIN), configMap, CLIENTS, Math.min(1000, ctx.durationMs), 'wp');
+      await createLoad(server, configMaps(HOOKED), configMap, CLIENTS, Math.min(1000, ctx.durationMs), 'wh');
       for (let i = 0; i < ROUNDS; i++) {
         progress(`webhooks: round ${i + 1}/${ROUNDS}: creates without webhooks, then through two, ${CLIENTS} clients, ${ctx.durationMs} ms each`);
-        const plain = await creates(server, PLAIN, ctx.durationMs, `p${i}`);
-        const hooked = await creates(server, HOOKED, ctx.durationMs, `h${i}`);
+        const plain = await createLoad(server, configMaps(PLAIN), configMap, CLIENTS, ctx.durationMs, `p${i}`);
+        const hooked = await createLoad(server, configMaps(HOOKED), configMap, CLIENTS, ctx.durationMs, `h${i}`);
         rounds.push({ plain, hooked });
         progress(`webhooks: round ${i + 1}: without ${plain.opsPerSec}/s p50 ${fmtMs(plain.p50Ms)}, with ${hooked.opsPerSec}/s p50 ${fmtMs(hooked.p50Ms)}`);
       }

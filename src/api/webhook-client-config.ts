@@ -5,7 +5,7 @@
 import { field } from './errors.js';
 import type { StatusCause } from './types.js';
 import { isObject, obj, optNum, optStr, str } from './kinds/json.js';
-import { childPath, isDNS1123Subdomain, isValidPortNum } from './validation.js';
+import { childPath, indexPath, isDNS1035Label, isDNS1123Subdomain, isValidPortNum } from './validation.js';
 
 export interface ServiceReference {
   namespace: string;
@@ -80,4 +80,22 @@ export function validateWebhookClientConfig(path: string, cc: unknown): StatusCa
   if (hasUrl === hasService) return [field.required(path, 'exactly one of url or service is required')];
   if (hasUrl) return validateWebhookUrl(childPath(path, 'url'), c.url as string);
   return validateWebhookService(childPath(path, 'service'), c.service as Record<string, unknown>);
+}
+
+/**
+ * Upstream's validateAdmissionReviewVersions and validateConversionReviewVersions, one rule: DNS-1035
+ * labels without repeats, and, when `requireRecognized` (an update keeps a stored list this server
+ * no longer knows), at least one of `accepted`. `requiredDetail` is what an empty list is told.
+ */
+export function validateReviewVersions(path: string, versions: readonly string[], accepted: readonly string[], requireRecognized: boolean, requiredDetail?: string): StatusCause[] {
+  if (versions.length === 0) return [field.required(path, requiredDetail)];
+  const out: StatusCause[] = [];
+  const seen = new Set<string>();
+  versions.forEach((v, i) => {
+    if (seen.has(v)) return void out.push(field.invalid(indexPath(path, i), v, 'duplicate version'));
+    seen.add(v);
+    for (const e of isDNS1035Label(v)) out.push(field.invalid(indexPath(path, i), v, e));
+  });
+  if (requireRecognized && !versions.some((v) => accepted.includes(v))) out.push(field.invalid(path, versions, `must include at least one of ${accepted.join(', ')}`));
+  return out;
 }

@@ -10,7 +10,7 @@ import { validateCRDSchema } from './schema-validation.js';
 import type { JSONSchemaProps } from './json-schema.js';
 import { isObject, obj, objArr, str } from '../api/kinds/json.js';
 import { column, nameColumn } from '../api/kinds/printing.js';
-import { defaultWebhookClientConfig, validateWebhookClientConfig, type WebhookClientConfig } from '../api/webhook-client-config.js';
+import { defaultWebhookClientConfig, validateReviewVersions, validateWebhookClientConfig, type WebhookClientConfig } from '../api/webhook-client-config.js';
 
 export const CRD_GROUP = 'apiextensions.k8s.io';
 /** Held by a deleted CRD until its objects are gone (upstream's name). */
@@ -260,22 +260,6 @@ function validateStoredVersions(o: KubeObject): StatusCause[] {
   return out;
 }
 
-/** Upstream validateConversionReviewVersions. */
-function validateReviewVersions(versions: string[], requireRecognized: boolean, path: string): StatusCause[] {
-  if (versions.length === 0) return [field.required(path)];
-  const out: StatusCause[] = [];
-  const seen = new Set<string>();
-  let recognized = false;
-  versions.forEach((v, i) => {
-    if (seen.has(v)) return void out.push(field.invalid(indexPath(path, i), v, 'duplicate version'));
-    seen.add(v);
-    for (const e of isDNS1035Label(v)) out.push(field.invalid(indexPath(path, i), v, e));
-    if (CONVERSION_REVIEW_VERSIONS.includes(v)) recognized = true;
-  });
-  if (requireRecognized && !recognized) out.push(field.invalid(path, versions, `must include at least one of ${CONVERSION_REVIEW_VERSIONS.join(', ')}`));
-  return out;
-}
-
 /** An update keeps a stored CRD valid whose review versions this server would no longer accept, as upstream's. */
 function acceptsRecognizedReviewVersion(old: KubeObject): boolean {
   const versions = (obj(obj(obj(old.spec).conversion).webhook).conversionReviewVersions as string[] | undefined) ?? [];
@@ -296,7 +280,7 @@ function validateConversion(conversion: Record<string, unknown>, requireRecogniz
   if (strategy === 'Webhook') {
     if (!clientConfig) out.push(field.required('spec.conversion.webhookClientConfig', 'required when strategy is set to Webhook'));
     else out.push(...validateWebhookClientConfig('spec.conversion.webhookClientConfig', clientConfig));
-    out.push(...validateReviewVersions(reviewVersions, requireRecognized, 'spec.conversion.conversionReviewVersions'));
+    out.push(...validateReviewVersions('spec.conversion.conversionReviewVersions', reviewVersions, CONVERSION_REVIEW_VERSIONS, requireRecognized));
     return out;
   }
   if (clientConfig) out.push(field.forbidden('spec.conversion.webhookClientConfig', 'should not be set when strategy is not set to Webhook'));

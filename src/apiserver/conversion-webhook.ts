@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { StatusError } from '../api/errors.js';
 import type { ResourceType } from '../api/resource.js';
-import { apiVersionOf, type KubeObject } from '../api/types.js';
+import { apiVersionOf, parseApiVersion, type KubeObject } from '../api/types.js';
 import { isObject } from '../api/kinds/json.js';
 import { WebhookCallError, type WebhookClient } from './webhook/client.js';
 import type { ObjectConversion } from './object-store.js';
@@ -16,7 +16,7 @@ const CONVERSION_TIMEOUT_MS = 30_000;
 const REVIEW_API_VERSION = 'apiextensions.k8s.io/v1';
 
 function gvk(apiVersion: string, kind: string): string {
-  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+  const { group, version } = parseApiVersion(apiVersion);
   return `${group}/${version}, Kind=${kind}`;
 }
 

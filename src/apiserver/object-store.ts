@@ -248,8 +248,9 @@ export class ObjectStore {
     });
   }
 
-  private async servedOne(obj: KubeObject): Promise<KubeObject> {
-    return (await this.served([obj]))[0]!;
+  /** One object read as stored, as `served` gives it; the object itself, with no await, for a type that does not convert. */
+  private servedIfConverted(obj: KubeObject): KubeObject | Promise<KubeObject> {
+    return this.conversion ? this.served([obj]).then((o) => o[0]!) : obj;
   }
 
   /** What a write stores: the object in the storage version. */
@@ -278,13 +279,13 @@ export class ObjectStore {
   async get(namespace: string | undefined, name: string): Promise<KubeObject> {
     const kv = await this.store.get(objectKey(this.rt, namespace, name));
     if (!kv) throw this.notFound(name);
-    return this.conversion ? this.servedOne(this.read(kv)) : this.read(kv);
+    return this.servedIfConverted(this.read(kv));
   }
 
   async tryGet(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
     const kv = await this.store.get(objectKey(this.rt, namespace, name));
     if (!kv) return undefined;
-    return this.conversion ? this.servedOne(this.read(kv)) : this.read(kv);
+    return this.servedIfConverted(this.read(kv));
   }
 
   // ---- list ---------------------------------------------------------------------------------
@@ -422,7 +423,7 @@ export class ObjectStore {
       rename(name);
       if (!this.conversion) return this.writeEchoed(key, obj, (value) => this.store.create(key, value, this.writeOptions));
       const written = await this.writeEchoed(key, await this.toStorage(obj), (value) => this.store.create(key, value, this.writeOptions));
-      return this.servedOne(written);
+      return this.servedIfConverted(written);
     };
     try {
       // The name is not among the fields managedFields records, so a redrawn one changes nothing else.
@@ -492,7 +493,7 @@ export class ObjectStore {
         }
         if (!this.conversion) return await this.writeEchoed(key, prepared, (value) => this.store.update(key, value, modRevision, this.writeOptions));
         const written = await this.writeEchoed(key, await this.toStorage(prepared), (value) => this.store.update(key, value, modRevision, this.writeOptions));
-        return await this.servedOne(written);
+        return await this.servedIfConverted(written);
       } catch (e) {
         if (isStoreError(e, 'conflict') && (cached || !wantRv) && attempt < MAX_RETRIES) {
           state = await this.storedState(e.current);
@@ -524,7 +525,7 @@ export class ObjectStore {
 
   private async storedState(kv: KeyValue | undefined): Promise<UpdateState | undefined> {
     if (!kv) return undefined;
-    const current = this.conversion ? await this.servedOne(this.read(kv)) : this.read(kv);
+    const current = await this.servedIfConverted(this.read(kv));
     return { current, modRevision: kv.modRevision, cached: false };
   }
 
@@ -588,16 +589,19 @@ export class ObjectStore {
     const requestedManagedFields = meta.managedFields;
     if (!ctx.managedFieldsSet) meta.managedFields = old.metadata.managedFields;
     // Admission sees every update, subresources too (a plugin says which it acts on). For a write
-    // no plugin handles (a Lease renewal) no attributes are built and no plugin code runs.
+    // no plugin handles no attributes are built; one whose plugins all decide synchronously (a Lease
+    // renewal no webhook's rules match) awaits nothing.
     const attrs = this.admission.admits('UPDATE', this.rt) ? this.attributes('UPDATE', next, old, ctx, subresource) : undefined;
-    if (attrs) await this.admission.mutate(attrs);
+    const mutated = attrs && this.admission.mutate(attrs);
+    if (mutated) await mutated;
     // A binding is the one write allowed to set a pod's nodeName; upstream skips update validation for it.
     if (subresource !== 'binding') {
       const causes = subresource === 'status' && this.rt.validateStatusUpdate ? this.rt.validateStatusUpdate(next, old) : this.rt.validate(next, old);
       if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
       if (subresource === undefined) addWarnings(ctx, this.rt.warningsFor?.(next));
     }
-    if (attrs) await this.admission.validate(attrs);
+    const validated = attrs && this.admission.validate(attrs);
+    if (validated) await validated;
     if (ctx.managedFieldsSet) return next;
     updateManagedFields(old, next, {
       manager: ctx.fieldManager,
@@ -622,7 +626,7 @@ export class ObjectStore {
       // Both stages, as upstream's: a mutating webhook may refuse a deletion too.
       if (this.admission.admits('DELETE', this.rt)) {
         // Admission sees the object in the version the client deletes it through.
-        const attrs = this.attributes('DELETE', undefined, this.conversion ? await this.servedOne(current) : current, ctx);
+        const attrs = this.attributes('DELETE', undefined, await this.servedIfConverted(current), ctx);
         await this.admission.mutate(attrs);
         await this.admission.validate(attrs);
       }
@@ -647,7 +651,7 @@ export class ObjectStore {
           await this.hooks.beforeDelete?.(current);
           const deleted = this.read(await this.store.delete(key, kv.modRevision));
           this.hooks.written?.();
-          return { body: this.deletedBody(this.conversion ? await this.servedOne(deleted) : deleted), deleted: true };
+          return { body: this.deletedBody(await this.servedIfConverted(deleted)), deleted: true };
         }
         if (plan.kind === 'unchanged' || ctx.dryRun) return { body: await this.servedIfConverted(plan.object ?? current), deleted: false };
         const updated = this.read(await this.store.update(key, encodeStored(plan.object), kv.modRevision, this.writeOptions));
@@ -662,10 +666,6 @@ export class ObjectStore {
         throw e;
       }
     }
-  }
-
-  private async servedIfConverted(obj: KubeObject): Promise<KubeObject> {
-    return this.conversion ? this.servedOne(obj) : obj;
   }
 
   private deletedBody(obj: KubeObject): KubeObject | Status {

@@ -34,6 +34,10 @@ import { WebhookConfigurations } from './admission/webhook-rules.js';
 import { WebhookClient } from './webhook/client.js';
 import { ConversionWebhook } from './conversion-webhook.js';
 import type { ServiceEndpointObjects } from './webhook/service-endpoints.js';
+import type { Service } from '../api/kinds/service.js';
+import type { Endpoints } from '../api/kinds/endpoints.js';
+import type { EndpointSlice } from '../api/kinds/endpointslice.js';
+import { SERVICE_NAME_LABEL } from '../controllers/endpointslices.js';
 import { ADMISSIONREGISTRATION_GROUP } from '../api/kinds/admission-webhook.js';
 import type { UserInfo, WriteContext } from './request-context.js';
 import type { CertificateAuthority } from '../pki/certificates.js';
@@ -419,12 +423,10 @@ export class ApiServer {
   /** How a webhook's Service reference is resolved: Services, Endpoints and EndpointSlices as this server holds them. */
   private serviceEndpointObjects(): ServiceEndpointObjects {
     return {
-      service: (ns, name) => this.storeByResource('', 'services').cachedOrStored(ns, name),
-      endpoints: (ns, name) => this.storeByResource('', 'endpoints').cachedOrStored(ns, name),
+      service: async (ns, name) => (await this.storeByResource('', 'services').cachedOrStored(ns, name)) as Service | undefined,
+      endpoints: async (ns, name) => (await this.storeByResource('', 'endpoints').cachedOrStored(ns, name)) as Endpoints | undefined,
       endpointSlices: (ns, name) =>
-        this.storeByResource('discovery.k8s.io', 'endpointslices')
-          .cache.objectsUnder(`/registry/endpointslices/${ns}/`)
-          .filter((s) => s.metadata.labels?.['kubernetes.io/service-name'] === name),
+        (this.storeByResource('discovery.k8s.io', 'endpointslices').cache.objectsUnder(`/registry/endpointslices/${ns}/`) as EndpointSlice[]).filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name),
     };
   }
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../src/api/types.js';
 import { apiServiceResource } from '../../src/api/kinds/apiservice.js';
-import { resolveService, type ServiceObjects } from '../../src/apiserver/aggregator/service-resolver.js';
+import { resolveService, type ServiceObjects } from '../../src/apiserver/service-resolver.js';
 import type { Service } from '../../src/api/kinds/service.js';
 import type { Endpoints } from '../../src/api/kinds/endpoints.js';
 import type { EndpointSlice } from '../../src/api/kinds/endpointslice.js';

@@ -4,7 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resourceTypeFor } from '../../src/api/registry.js';
 import type { ResourceType } from '../../src/api/resource.js';
-import { configuredWebhooks, ruleMatches, shouldCallHook } from '../../src/apiserver/admission/webhook-rules.js';
+import { WebhookConfigurations, configuredWebhooks, ruleMatches, shouldCallHook } from '../../src/apiserver/admission/webhook-rules.js';
+import { mutatingAdmissionWebhook } from '../../src/apiserver/admission/mutating-webhook.js';
+import { validatingAdmissionWebhook, type AdmissionWebhookDeps } from '../../src/apiserver/admission/validating-webhook.js';
 import { callAdmissionWebhook, denial } from '../../src/apiserver/admission/admission-review.js';
 import type { AdmissionAttributes, Operation } from '../../src/apiserver/admission/plugin.js';
 import { WebhookClient } from '../../src/apiserver/webhook/client.js';
@@ -60,6 +62,27 @@ test('selectors: namespace labels (the namespace itself when written), old or ne
   assert.equal(await shouldCallHook(other!, attrs(pods, { namespace: 'gone' }), deps), undefined);
 });
 
+test('matchPolicy Equivalent: a rule naming another served version matches as that version; the served versions are looked up only for such a rule', async () => {
+  const v1beta1: ResourceType = { ...deployments, version: 'v1beta1' };
+  let lookups = 0;
+  const deps = {
+    namespaceLabels: async () => ({}),
+    equivalents: (rt: ResourceType) => {
+      lookups++;
+      return rt === deployments ? [deployments, v1beta1] : [];
+    },
+  };
+  const rule = { operations: ['CREATE' as const], apiGroups: ['apps'], apiVersions: ['v1beta1'], resources: ['deployments'] };
+  const [equivalent, exact] = configuredWebhooks([{ metadata: { name: 'c' }, webhooks: [hook({ rules: [rule] }), hook({ rules: [rule], matchPolicy: 'Exact' })] }]);
+  assert.equal((await shouldCallHook(equivalent!, attrs(deployments), deps))?.resource, v1beta1);
+  assert.equal(await shouldCallHook(exact!, attrs(deployments), deps), undefined);
+  assert.equal(lookups, 1);
+  // Writes the rule does not name but for their version (another resource, another operation) look nothing up.
+  assert.equal(await shouldCallHook(equivalent!, attrs(pods), deps), undefined);
+  assert.equal(await shouldCallHook(equivalent!, attrs(deployments, { operation: 'UPDATE', oldObject: { metadata: { name: 'x' } } }), deps), undefined);
+  assert.equal(lookups, 1);
+});
+
 test('a dry run reaching a webhook that may have side effects is refused before any call', async () => {
   const client = new WebhookClient({ endpoints: { service: async () => undefined, endpoints: async () => undefined, endpointSlices: () => [] } });
   const [w] = configuredWebhooks([{ metadata: { name: 'c' }, webhooks: [hook({ sideEffects: 'Some' })] }]);
@@ -76,4 +99,65 @@ test('denials as upstream words them: never a success code, the reason when ther
   assert.equal(denial('w', { reason: 'Forbidden' as never }).status.message, 'admission webhook "w" denied the request: Forbidden');
   assert.equal(denial('w', undefined).status.message, 'admission webhook "w" denied the request without explanation');
   assert.equal(denial('w', { message: 'quota', code: 429 }).status.code, 429);
+});
+
+test('a write no webhook\'s rules match stays synchronous, with no namespace looked up and no webhook called', async () => {
+  const lookups: string[] = [];
+  const configurations = [{ metadata: { name: 'c' }, webhooks: [hook({ namespaceSelector: { matchLabels: { env: 'prod' } } })] }];
+  const client = new WebhookClient({ endpoints: { service: async () => undefined, endpoints: async () => undefined, endpointSlices: () => [] } });
+  const deps: AdmissionWebhookDeps = {
+    configurations: new WebhookConfigurations({ changeCount: () => 1, list: () => configurations }),
+    client,
+    metrics: { observeWebhook: () => undefined, observeRejection: () => undefined, observeFailOpen: () => undefined },
+    now: () => 0,
+    namespaceLabels: async (n) => {
+      lookups.push(n);
+      return { env: 'test' };
+    },
+    equivalents: () => [],
+  };
+  for (const plugin of [validatingAdmissionWebhook(deps), mutatingAdmissionWebhook(deps)]) {
+    const run = (a: AdmissionAttributes) => (plugin.validate ?? plugin.mutate)!(a);
+    // The hook's rules name pod creates: a Deployment's, or a pod's update, never reach it.
+    assert.equal(run(attrs(deployments)), undefined, plugin.name);
+    assert.equal(run(attrs(pods, { operation: 'UPDATE', oldObject: { metadata: { name: 'x' } } })), undefined, plugin.name);
+    assert.deepEqual(lookups, [], plugin.name);
+    // A pod's create does: its namespace's labels are read, and the selector leaves the hook out.
+    const matched = run(attrs(pods));
+    assert.ok(matched instanceof Promise, plugin.name);
+    await matched;
+    assert.deepEqual(lookups.splice(0), ['ns'], plugin.name);
+  }
+  client.close();
+});
+
+test('both kinds of webhook count an outcome alike: an internal error with code 0, a call failure under Ignore as fail-open', async () => {
+  const seen: string[] = [];
+  const client = new WebhookClient({ endpoints: { service: async () => undefined, endpoints: async () => undefined, endpointSlices: () => [] } });
+  const configurations = [
+    { metadata: { name: 'a' }, webhooks: [hook({ name: 'side.skiff.test', sideEffects: 'Some', objectSelector: { matchLabels: { hook: 'side' } } })] },
+    { metadata: { name: 'b' }, webhooks: [hook({ name: 'down.skiff.test', failurePolicy: 'Ignore', clientConfig: { service: { namespace: 'ns', name: 'gone' } }, objectSelector: { matchLabels: { hook: 'down' } } })] },
+  ];
+  const deps: AdmissionWebhookDeps = {
+    configurations: new WebhookConfigurations({ changeCount: () => 1, list: () => configurations }),
+    client,
+    metrics: {
+      observeWebhook: (name, type, op, rejected) => void seen.push(`${type} ${name} ${op} rejected=${rejected}`),
+      observeRejection: (name, type, op, errorType, code) => void seen.push(`${type} ${name} ${op} ${errorType} ${code}`),
+      observeFailOpen: (name, type) => void seen.push(`${type} ${name} fail-open`),
+    },
+    now: () => 0,
+    namespaceLabels: async () => ({}),
+    equivalents: () => [],
+  };
+  for (const [plugin, type] of [[validatingAdmissionWebhook(deps), 'validating'], [mutatingAdmissionWebhook(deps), 'admit']] as const) {
+    const run = (a: AdmissionAttributes) => (plugin.validate ?? plugin.mutate)!(a);
+    // A dry run reaching a webhook with side effects: refused before any call, an internal error to the metrics.
+    await assert.rejects(Promise.resolve(run(attrs(pods, { dryRun: true, object: { metadata: { name: 'x', labels: { hook: 'side' } } } }))), (e) => isStatusError(e, 'BadRequest'));
+    assert.deepEqual(seen.splice(0), [`${type} side.skiff.test CREATE apiserver_internal_error 0`, `${type} side.skiff.test CREATE rejected=true`]);
+    // A webhook that cannot be reached, under Ignore: the write goes on.
+    await run(attrs(pods, { object: { metadata: { name: 'x', labels: { hook: 'down' } } } }));
+    assert.deepEqual(seen.splice(0), [`${type} down.skiff.test fail-open`, `${type} down.skiff.test CREATE rejected=false`]);
+  }
+  client.close();
 });

@@ -75,19 +75,7 @@ describe('admission webhooks', () => {
     await s.k(['create', 'namespace', 'plain']);
     // The webhook's Service has no selector: its Endpoints name the server above, as an operator's would name its pod.
     await s.k(['apply', '-f', '-'], {
-      input: `apiVersion: v1
-kind: Service
-metadata: {name: hooks, namespace: ${NS}}
-spec:
-  ports: [{name: https, port: 443, targetPort: ${hooks.port}}]
----
-apiVersion: v1
-kind: Endpoints
-metadata: {name: hooks, namespace: ${NS}}
-subsets:
-- addresses: [{ip: 127.0.0.1}]
-  ports: [{name: https, port: ${hooks.port}}]
----
+      input: `${hooks.serviceYaml(NS, 'hooks')}---
 apiVersion: v1
 kind: Service
 metadata: {name: down, namespace: ${NS}}

@@ -33,6 +33,8 @@ class ExtensionServer {
   port = 0;
   /** Who asked, as the front-proxy headers said, per request. */
   readonly asked: Asked[] = [];
+  /** The path of every request that reached it. */
+  readonly paths: string[] = [];
   refusedUnauthenticated = 0;
 
   async start(cert: { certPem: string; keyPem: string }, trust: { requestHeaderCaPem: string; allowedNames: string[]; userHeaders: string[]; groupHeaders: string[]; extraPrefixes: string[] }): Promise<void> {
@@ -42,6 +44,7 @@ class ExtensionServer {
   }
 
   private serve(req: IncomingMessage, res: ServerResponse, trust: { allowedNames: string[]; userHeaders: string[]; groupHeaders: string[]; extraPrefixes: string[] }): void {
+    this.paths.push(new URL(req.url ?? '/', 'https://x').pathname);
     const socket = req.socket as TLSSocket;
     const cn = socket.authorized ? String(socket.getPeerCertificate().subject?.CN ?? '') : '';
     // The requestheader rule: identity headers count only on a connection the front-proxy CA vouches for, from an allowed name.
@@ -251,6 +254,15 @@ spec:
     const watch = await raw(`/apis/${GROUP}/${VERSION}/namespaces/default/flunders?watch=true`, { firstChunkOnly: true });
     assert.equal(watch.status, 200);
     assert.match(watch.body, /"type":"ADDED"/);
+  });
+
+  it('refuses an upgrade request (exec, attach, port-forward) to an aggregated resource with a 400 Status, never reaching the extension server', async () => {
+    const path = `/apis/${GROUP}/${VERSION}/namespaces/default/flunders/alpha/exec`;
+    const r = await raw(`${path}?command=true`, { headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1' } });
+    assert.equal(r.status, 400, r.body);
+    const status = JSON.parse(r.body) as { kind: string; reason: string; message: string };
+    assert.deepEqual([status.kind, status.reason, status.message], ['Status', 'BadRequest', 'skiff does not proxy upgrade requests (exec, attach, port-forward) to aggregated APIs']);
+    assert.ok(!ext.paths.includes(path));
   });
 
   it('marks it unavailable when its Service has no endpoints, and answers 503 with a Status', async () => {

@@ -77,21 +77,7 @@ describe('CRD conversion webhooks', () => {
     });
     await s.start();
     await s.k(['create', 'namespace', NS]);
-    await s.k(['apply', '-f', '-'], {
-      input: `apiVersion: v1
-kind: Service
-metadata: {name: converter, namespace: ${NS}}
-spec:
-  ports: [{port: 443, targetPort: ${hooks.port}}]
----
-apiVersion: v1
-kind: Endpoints
-metadata: {name: converter, namespace: ${NS}}
-subsets:
-- addresses: [{ip: 127.0.0.1}]
-  ports: [{port: ${hooks.port}}]
-`,
-    });
+    await s.k(['apply', '-f', '-'], { input: hooks.serviceYaml(NS, 'converter') });
     await s.k(['apply', '-f', '-'], { input: crd(hooks.caBundle) });
     await eventually(async () => (await s.kubectl(['get', `widgets.v1.${GROUP}`])).code === 0, 15_000, 'widgets served');
   });

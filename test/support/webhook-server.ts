@@ -62,6 +62,26 @@ export class TestWebhookServer {
     return Buffer.from(this.caPem).toString('base64');
   }
 
+  /**
+   * A Service `namespace/name` on port 443 and, as an operator's selectorless Service names its pod,
+   * the Endpoints that lead it here: YAML for `kubectl apply -f -`.
+   */
+  serviceYaml(namespace: string, name: string): string {
+    return `apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: ${namespace}}
+spec:
+  ports: [{name: https, port: 443, targetPort: ${this.port}}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ${name}, namespace: ${namespace}}
+subsets:
+- addresses: [{ip: 127.0.0.1}]
+  ports: [{name: https, port: ${this.port}}]
+`;
+  }
+
   callsTo(path: string): Record<string, unknown>[] {
     return this.calls.filter((c) => c.path === path).map((c) => c.body);
   }

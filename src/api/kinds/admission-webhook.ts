@@ -5,8 +5,8 @@
 import { field } from '../errors.js';
 import type { KubeObject, ObjectMeta, StatusCause } from '../types.js';
 import { validateLabelSelectorObject, type LabelSelectorObject } from '../labels.js';
-import { childPath, indexPath, isDNS1035Label, isDNS1123Subdomain, nameIsDNSSubdomain, validateMeta } from '../validation.js';
-import { defaultWebhookClientConfig, validateWebhookClientConfig, type WebhookClientConfig } from '../webhook-client-config.js';
+import { childPath, indexPath, isDNS1123Subdomain, nameIsDNSSubdomain, validateMeta } from '../validation.js';
+import { defaultWebhookClientConfig, validateReviewVersions, validateWebhookClientConfig, type WebhookClientConfig } from '../webhook-client-config.js';
 import { arr, isObject, obj, objArr, optNum, str } from './json.js';
 import { age, column, nameColumn } from './printing.js';
 import type { TableConvertor } from '../resource.js';
@@ -135,22 +135,6 @@ function validateRule(r: Record<string, unknown>, path: string): StatusCause[] {
   return out;
 }
 
-/** Upstream validateAdmissionReviewVersions. */
-function validateReviewVersions(versions: string[], requireRecognized: boolean, path: string): StatusCause[] {
-  if (versions.length === 0) return [field.required(path, `must specify one of ${ADMISSION_REVIEW_VERSIONS.join(', ')}`)];
-  const out: StatusCause[] = [];
-  const seen = new Set<string>();
-  let recognized = false;
-  versions.forEach((v, i) => {
-    if (seen.has(v)) return void out.push(field.invalid(indexPath(path, i), v, 'duplicate version'));
-    seen.add(v);
-    for (const e of isDNS1035Label(v)) out.push(field.invalid(indexPath(path, i), v, e));
-    if (ADMISSION_REVIEW_VERSIONS.includes(v)) recognized = true;
-  });
-  if (requireRecognized && !recognized) out.push(field.invalid(path, versions, `must include at least one of ${ADMISSION_REVIEW_VERSIONS.join(', ')}`));
-  return out;
-}
-
 /** What upstream relaxes on update when the stored object already breaks a rule added later. */
 interface ValidationOptions {
   requireNoSideEffects: boolean;
@@ -201,7 +185,7 @@ export function validateWebhookConfiguration(o: KubeObject, old: KubeObject | un
     const path = indexPath('webhooks', i);
     const w = isObject(entry) ? entry : obj(entry);
     out.push(...validateWebhook(w, mutating, opts, path));
-    out.push(...validateReviewVersions(arr(w.admissionReviewVersions).map(str), opts.requireRecognizedVersions, childPath(path, 'admissionReviewVersions')));
+    out.push(...validateReviewVersions(childPath(path, 'admissionReviewVersions'), arr(w.admissionReviewVersions).map(str), ADMISSION_REVIEW_VERSIONS, opts.requireRecognizedVersions, `must specify one of ${ADMISSION_REVIEW_VERSIONS.join(', ')}`));
     const name = str(w.name);
     if (opts.requireUniqueNames && name !== '') {
       if (names.has(name)) out.push(field.duplicate(childPath(path, 'name'), name));

@@ -14,7 +14,7 @@ import { isObject } from '../../api/kinds/json.js';
 import type { AdmissionWebhook } from '../../api/kinds/admission-webhook.js';
 import { WebhookCallError, type WebhookClient } from '../webhook/client.js';
 import type { AdmissionAttributes } from './plugin.js';
-import type { WebhookInvocation } from './webhook-rules.js';
+import { requestNamespace, type WebhookInvocation } from './webhook-rules.js';
 
 export const ADMISSION_REVIEW_API_VERSION = 'admission.k8s.io/v1';
 
@@ -76,7 +76,7 @@ export function admissionReview(uid: string, a: AdmissionAttributes, inv: Webhoo
   const options: Record<string, unknown> = { apiVersion: 'meta.k8s.io/v1', kind: OPTIONS_KIND[a.operation] };
   if (a.dryRun) options.dryRun = ['All'];
   if (a.fieldManager && a.operation !== 'DELETE') options.fieldManager = a.fieldManager;
-  const namespace = a.resource.group === '' && a.resource.resource === 'namespaces' ? a.name : a.namespace;
+  const namespace = requestNamespace(a);
   return {
     apiVersion: ADMISSION_REVIEW_API_VERSION,
     kind: 'AdmissionReview',
@@ -122,6 +122,11 @@ function verifyResponse(uid: string, mutating: boolean, answer: unknown): Admiss
   };
 }
 
+/** An object of the write as the webhook sees it: in the version its rule named (matchPolicy Equivalent). */
+export function asSent(o: KubeObject, a: AdmissionAttributes, inv: WebhookInvocation): KubeObject {
+  return inv.resource === a.resource ? o : { ...o, apiVersion: apiVersionOf(inv.resource.group, inv.resource.version) };
+}
+
 /** Upstream's default when a webhook says nothing of its timeout. */
 const DEFAULT_TIMEOUT_SECONDS = 10;
 
@@ -135,7 +140,7 @@ export async function callAdmissionWebhook(client: WebhookClient, hook: Admissio
     throw dryRunUnsupported(hook.name);
   }
   const uid = randomUUID();
-  const [object, oldObject] = [a.object, a.oldObject].map((o) => (o && inv.resource !== a.resource ? { ...o, apiVersion: apiVersionOf(inv.resource.group, inv.resource.version) } : o));
+  const [object, oldObject] = [a.object, a.oldObject].map((o) => o && asSent(o, a, inv));
   const timeoutMs = Math.min(Math.max(hook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS, 1), 30) * 1000;
   let answer: unknown;
   try {
@@ -159,4 +164,56 @@ export function failedClosed(e: WebhookCallFailure): StatusError {
 /** Warnings from a webhook, added once each (a write may be admitted more than once). */
 export function addWarnings(a: AdmissionAttributes, warnings: readonly string[] | undefined): void {
   for (const w of warnings ?? []) a.warn?.(w);
+}
+
+/** What calling a webhook under its failurePolicy needs. */
+export interface WebhookCallDeps {
+  client: WebhookClient;
+  metrics: AdmissionWebhookMetrics;
+  now(): number;
+}
+
+/**
+ * Calls one webhook of a matching invocation and sorts the outcome as upstream's dispatchers do,
+ * counting it in the metrics the same way for both kinds: an allowing answer is handed to `act`
+ * (the mutating plugin applies its patch there) and what `act` gives back is returned; a call that
+ * failed under failurePolicy Ignore returns undefined; anything else throws the error the write
+ * fails with: the webhook's denial, `failed calling webhook` under Fail, or an internal error
+ * (counted with code 0, as upstream counts what is neither a call failure nor a denial).
+ */
+export async function callUnderPolicy<T>(deps: WebhookCallDeps, type: WebhookType, inv: WebhookInvocation, a: AdmissionAttributes, act: (answer: AdmissionResponse) => T): Promise<T | undefined> {
+  const hook = inv.webhook.hook;
+  const started = deps.now();
+  const rejectedWith = (errorType: Parameters<AdmissionWebhookMetrics['observeRejection']>[3], code: number, e: unknown): unknown => {
+    deps.metrics.observeRejection(hook.name, type, a.operation, errorType, code);
+    return e;
+  };
+  let rejected = true;
+  try {
+    let answer: AdmissionResponse;
+    try {
+      answer = await callAdmissionWebhook(deps.client, hook, a, inv, type === 'admit');
+    } catch (e) {
+      if (!(e instanceof WebhookCallFailure)) throw rejectedWith('apiserver_internal_error', 0, e);
+      if (hook.failurePolicy !== 'Ignore') throw rejectedWith('calling_webhook_error', e.code, failedClosed(e));
+      rejected = false;
+      deps.metrics.observeFailOpen(hook.name, type);
+      return undefined;
+    }
+    addWarnings(a, answer.warnings);
+    if (!answer.allowed) {
+      const e = denial(hook.name, answer.status);
+      throw rejectedWith('no_error', e.code, e);
+    }
+    let out: T;
+    try {
+      out = act(answer);
+    } catch (e) {
+      throw rejectedWith('apiserver_internal_error', 0, e);
+    }
+    rejected = false;
+    return out;
+  } finally {
+    deps.metrics.observeWebhook(hook.name, type, a.operation, rejected, (deps.now() - started) / 1000);
+  }
 }

@@ -4,12 +4,11 @@
 // a later webhook (or, in the chain's second run, a built-in plugin) changed the object after it.
 import { isStatusError, internalError } from '../../api/errors.js';
 import type { KubeObject } from '../../api/types.js';
-import { apiVersionOf } from '../../api/types.js';
 import { isObject, jsonEqual } from '../../api/kinds/json.js';
 import { applyJsonPatch } from '../patch/index.js';
-import { WebhookCallFailure, addWarnings, callAdmissionWebhook, denial, failedClosed } from './admission-review.js';
+import { asSent, callUnderPolicy } from './admission-review.js';
 import { ReinvocationContext, type AdmissionAttributes, type AdmissionPlugin } from './plugin.js';
-import { isExemptFromWebhooks, shouldCallHook, type WebhookInvocation } from './webhook-rules.js';
+import { isExemptFromWebhooks, matchingWebhooks, selects, type WebhookInvocation } from './webhook-rules.js';
 import type { AdmissionWebhookDeps } from './validating-webhook.js';
 
 const PLUGIN = 'MutatingAdmissionWebhook';
@@ -45,10 +44,9 @@ function applyPatch(inv: WebhookInvocation, a: AdmissionAttributes, patchBase64:
   const object = a.object;
   if (!object) throw internalError(`admission webhook "${name}" attempted to modify the object, which is not supported for this operation`);
   // The webhook saw the object in the version its rule named (matchPolicy Equivalent): patch that, then bring it back.
-  const asSent = inv.resource === a.resource ? object : { ...object, apiVersion: apiVersionOf(inv.resource.group, inv.resource.version) };
   let patched: unknown;
   try {
-    patched = applyJsonPatch(asSent, ops);
+    patched = applyJsonPatch(asSent(object, a, inv), ops);
   } catch (e) {
     throw internalError(isStatusError(e) ? e.status.message ?? '' : e instanceof Error ? e.message : String(e));
   }
@@ -60,66 +58,36 @@ function applyPatch(inv: WebhookInvocation, a: AdmissionAttributes, patchBase64:
   return true;
 }
 
-/** Calls one webhook; true when it changed the object. Failures follow the webhook's failurePolicy. */
-async function callOne(inv: WebhookInvocation, a: AdmissionAttributes, deps: AdmissionWebhookDeps): Promise<boolean> {
-  const hook = inv.webhook.hook;
-  const started = deps.now();
-  let rejected = false;
-  try {
-    const answer = await callAdmissionWebhook(deps.client, hook, a, inv, true);
-    addWarnings(a, answer.warnings);
-    if (!answer.allowed) {
-      rejected = true;
-      const e = denial(hook.name, answer.status);
-      deps.metrics.observeRejection(hook.name, 'admit', a.operation, 'no_error', e.code);
-      throw e;
-    }
-    return answer.patch ? applyPatch(inv, a, answer.patch) : false;
-  } catch (e) {
-    if (!(e instanceof WebhookCallFailure)) {
-      if (!rejected) deps.metrics.observeRejection(hook.name, 'admit', a.operation, 'apiserver_internal_error', isStatusError(e) ? e.code : 500);
-      rejected = true;
-      throw e;
-    }
-    if (hook.failurePolicy === 'Ignore') {
-      deps.metrics.observeFailOpen(hook.name, 'admit');
-      return false;
-    }
-    rejected = true;
-    deps.metrics.observeRejection(hook.name, 'admit', a.operation, 'calling_webhook_error', e.code);
-    throw failedClosed(e);
-  } finally {
-    deps.metrics.observeWebhook(hook.name, 'admit', a.operation, rejected, (deps.now() - started) / 1000);
-  }
-}
-
 export function mutatingAdmissionWebhook(deps: AdmissionWebhookDeps): AdmissionPlugin {
   return {
     name: PLUGIN,
     handles: (_op, rt) => !isExemptFromWebhooks(rt),
     mutate: (a) => {
-      const hooks = deps.configurations.current();
-      // The common case, no webhooks at all, stays synchronous.
-      if (hooks.length === 0) return undefined;
+      const matched = matchingWebhooks(deps.configurations.current(), a, deps);
+      // The common case, no webhook's rules match the write (or no webhooks at all), stays synchronous:
+      // none was called in the first run, so none is due again in the second.
+      if (matched.length === 0) return undefined;
       return (async () => {
         const r = (a.reinvocation ??= new ReinvocationContext());
         const st = r.value<ReinvokeState>(PLUGIN, () => ({ lastOutput: undefined, previouslyInvoked: new Set(), reinvoke: new Set() }));
         // Built-in plugins run again in the second pass; if they changed the object, every eligible webhook runs again.
         if (r.isReinvoke && st.lastOutput !== undefined && JSON.stringify(a.object) !== st.lastOutput) requireReinvokingPrevious(st);
         try {
-          for (const w of hooks) {
-            const inv = await shouldCallHook(w, a, deps);
-            if (!inv) continue;
+          for (const inv of matched) {
+            const uid = inv.webhook.uid;
             // In the second pass only webhooks called before and due again run (never one called for the first time).
-            if (r.isReinvoke && !st.reinvoke.has(w.uid)) continue;
-            if (await callOne(inv, a, deps)) {
+            if (r.isReinvoke && !st.reinvoke.has(uid)) continue;
+            if (!(await selects(inv.webhook, a, deps))) continue;
+            const changed = await callUnderPolicy(deps, 'admit', inv, a, (answer) => (answer.patch ? applyPatch(inv, a, answer.patch) : false));
+            if (changed) {
               requireReinvokingPrevious(st);
               r.shouldReinvoke = true;
             }
-            if (w.hook.reinvocationPolicy === 'IfNeeded') st.previouslyInvoked.add(w.uid);
+            if (inv.webhook.hook.reinvocationPolicy === 'IfNeeded') st.previouslyInvoked.add(uid);
           }
         } finally {
-          st.lastOutput = a.object ? JSON.stringify(a.object) : undefined;
+          // Read only at the start of the second pass, and only to decide whether webhooks already called run again.
+          st.lastOutput = !r.isReinvoke && st.previouslyInvoked.size > 0 && a.object ? JSON.stringify(a.object) : undefined;
         }
       })();
     },

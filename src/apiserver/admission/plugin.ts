@@ -56,7 +56,9 @@ export interface AdmissionPlugin {
   readonly name: string;
   /**
    * Whether the plugin may act on this operation of this type. Asked once per type and operation
-   * and remembered, so a write no plugin handles (a Lease renewal) runs no plugin code.
+   * and remembered, so a write no plugin handles runs no plugin code. (The webhook plugins handle
+   * every type but admissionregistration's: a write no webhook's rules match costs them a
+   * synchronous rule check.)
    */
   handles(operation: Operation, resource: ResourceType): boolean;
   mutate?(a: AdmissionAttributes): void | Promise<void>;

@@ -1,14 +1,16 @@
-// Which admission webhooks a write goes to, as upstream's ShouldCallHook decides: the namespace
-// selector (the namespace's labels; a Namespace's own labels when it is the object written), the
-// object selector (old or new object's labels), then the rules (operations, groups, versions,
-// resources with subresources, scope), and with matchPolicy Equivalent the same resource under
-// another version. Shared by the validating and the mutating plugin.
+// Which admission webhooks a write goes to, as upstream's ShouldCallHook decides: the rules
+// (operations, groups, versions, resources with subresources, scope, and with matchPolicy
+// Equivalent the same resource under another version), then the namespace selector (the
+// namespace's labels; a Namespace's own labels when it is the object written) and the object
+// selector (old or new object's labels). Upstream asks the selectors first; the answer is the same
+// either way, and rules first keep a write that no webhook's rules match synchronous, with no
+// namespace looked up. Shared by the validating and the mutating plugin.
 import type { ResourceType } from '../../api/resource.js';
 import type { KubeObject, Labels } from '../../api/types.js';
 import { internalError, notFound } from '../../api/errors.js';
 import { labelSelectorFromObject, type LabelSelector } from '../../api/labels.js';
 import { ADMISSIONREGISTRATION_GROUP, type AdmissionWebhook, type RuleWithOperations, type WebhookConfiguration } from '../../api/kinds/admission-webhook.js';
-import type { AdmissionAttributes, Operation } from './plugin.js';
+import { isCore, type AdmissionAttributes, type Operation } from './plugin.js';
 
 /** One webhook of one configuration, with its selectors parsed once. */
 export interface ConfiguredWebhook {
@@ -63,7 +65,7 @@ export function isExemptFromWebhooks(rt: ResourceType): boolean {
   return rt.group === ADMISSIONREGISTRATION_GROUP;
 }
 
-const isNamespaces = (rt: ResourceType): boolean => rt.group === '' && rt.resource === 'namespaces';
+const isNamespaces = (rt: ResourceType): boolean => isCore(rt, 'namespaces');
 
 /** The namespace a write is in, as upstream's attributes say: a Namespace's own name for a Namespace. */
 export function requestNamespace(a: AdmissionAttributes): string {
@@ -76,12 +78,17 @@ function anyOrExact(items: readonly string[] | undefined, requested: string): bo
 
 /** Upstream's rules.Matcher for one rule against a write on `rt`. */
 export function ruleMatches(rule: RuleWithOperations, operation: Operation, rt: ResourceType, subresource: string, namespace: string): boolean {
+  return anyOrExact(rule.apiVersions, rt.version) && ruleMatchesAnyVersion(rule, operation, rt, subresource, namespace);
+}
+
+/** The rule matches a write on `rt` but for its version: then, and only then, may it match another version of it. */
+function ruleMatchesAnyVersion(rule: RuleWithOperations, operation: Operation, rt: ResourceType, subresource: string, namespace: string): boolean {
   const scope = rule.scope ?? '*';
   if (scope === 'Namespaced' && (isNamespaces(rt) || namespace === '')) return false;
   if (scope === 'Cluster' && !(isNamespaces(rt) || namespace === '')) return false;
   if (scope !== '*' && scope !== 'Namespaced' && scope !== 'Cluster') return false;
   if (!(rule.operations ?? []).some((op) => op === '*' || op === operation)) return false;
-  if (!anyOrExact(rule.apiGroups, rt.group) || !anyOrExact(rule.apiVersions, rt.version)) return false;
+  if (!anyOrExact(rule.apiGroups, rt.group)) return false;
   return (rule.resources ?? []).some((r) => {
     const slash = r.indexOf('/');
     const res = slash < 0 ? r : r.slice(0, slash);
@@ -105,44 +112,66 @@ async function namespaceLabelsFor(a: AdmissionAttributes, deps: WebhookMatchDeps
 }
 
 /**
- * Whether `w` is called for this write, and as which resource; undefined when it is not. A
- * selector that cannot be evaluated (a namespace that does not exist) throws only when the rules
- * match, as upstream's: a webhook that does not apply never fails a write.
+ * The type `w`'s rules match this write as: the written one, or with matchPolicy Equivalent another
+ * version of it; undefined when no rule matches. Synchronous and cheap: every write asks it of every
+ * webhook, and one that no rule matches never reaches the selectors' lookups.
  */
-export async function shouldCallHook(w: ConfiguredWebhook, a: AdmissionAttributes, deps: WebhookMatchDeps): Promise<WebhookInvocation | undefined> {
-  let nsError: Error | undefined;
+export function matchedResource(w: ConfiguredWebhook, a: AdmissionAttributes, deps: Pick<WebhookMatchDeps, 'equivalents'>): ResourceType | undefined {
   const namespace = requestNamespace(a);
-  if (namespace !== '' || isNamespaces(a.resource)) {
+  const rules = w.hook.rules ?? [];
+  if (rules.some((r) => ruleMatches(r, a.operation, a.resource, a.subresource, namespace))) return a.resource;
+  if ((w.hook.matchPolicy ?? 'Equivalent') !== 'Equivalent') return undefined;
+  // Another version of the resource has the same group, name and scope: only a rule that names this
+  // write but for its version can match one, so the served versions are looked up for such a rule
+  // alone, never for a write no rule names. Earlier rules first, as upstream honours them.
+  let equivalents: readonly ResourceType[] | undefined;
+  for (const r of rules) {
+    if (!ruleMatchesAnyVersion(r, a.operation, a.resource, a.subresource, namespace)) continue;
+    equivalents ??= deps.equivalents(a.resource);
+    for (const eq of equivalents) if (eq !== a.resource && anyOrExact(r.apiVersions, eq.version)) return eq;
+  }
+  return undefined;
+}
+
+/** The webhooks whose rules match this write, in calling order; their selectors are still to be asked (`selects`). */
+export function matchingWebhooks(hooks: readonly ConfiguredWebhook[], a: AdmissionAttributes, deps: Pick<WebhookMatchDeps, 'equivalents'>): WebhookInvocation[] {
+  const out: WebhookInvocation[] = [];
+  for (const webhook of hooks) {
+    const resource = matchedResource(webhook, a, deps);
+    if (resource) out.push({ webhook, resource });
+  }
+  return out;
+}
+
+/**
+ * Whether the selectors of a webhook whose rules matched pick this write. A selector that cannot
+ * be evaluated (a namespace that does not exist) throws unless the other selector already says no,
+ * as upstream's: a webhook that does not apply never fails a write.
+ */
+export async function selects(w: ConfiguredWebhook, a: AdmissionAttributes, deps: WebhookMatchDeps): Promise<boolean> {
+  let nsError: Error | undefined;
+  if (requestNamespace(a) !== '' || isNamespaces(a.resource)) {
     const sel = w.namespaceSelector;
     if (sel instanceof Error) nsError = internalError(sel.message);
     else if (!sel.isEmpty()) {
       const labels = await namespaceLabelsFor(a, deps);
       if (labels instanceof Error) nsError = labels;
-      else if (!sel.matches(labels)) return undefined;
+      else if (!sel.matches(labels)) return false;
     }
   }
   let objError: Error | undefined;
   if (w.objectSelector instanceof Error) objError = internalError(w.objectSelector.message);
-  else if (!objectMatches(w.objectSelector, a)) return undefined;
-
-  const rules = w.hook.rules ?? [];
-  let resource: ResourceType | undefined = rules.some((r) => ruleMatches(r, a.operation, a.resource, a.subresource, namespace)) ? a.resource : undefined;
-  if (!resource && (w.hook.matchPolicy ?? 'Equivalent') === 'Equivalent') {
-    // Earlier rules first, as upstream honours them.
-    outer: for (const r of rules) {
-      for (const eq of deps.equivalents(a.resource)) {
-        if (eq === a.resource) continue;
-        if (ruleMatches(r, a.operation, eq, a.subresource, namespace)) {
-          resource = eq;
-          break outer;
-        }
-      }
-    }
-  }
-  if (!resource) return undefined;
+  else if (!objectMatches(w.objectSelector, a)) return false;
   if (nsError) throw nsError;
   if (objError) throw objError;
-  return { webhook: w, resource };
+  return true;
+}
+
+/** Whether `w` is called for this write, and as which resource (upstream's ShouldCallHook): rules, then selectors. */
+export async function shouldCallHook(w: ConfiguredWebhook, a: AdmissionAttributes, deps: WebhookMatchDeps): Promise<WebhookInvocation | undefined> {
+  const resource = matchedResource(w, a, deps);
+  if (!resource) return undefined;
+  return (await selects(w, a, deps)) ? { webhook: w, resource } : undefined;
 }
 
 /** The webhook configurations as stored, parsed again only when they change. */

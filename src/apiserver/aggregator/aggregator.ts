@@ -30,7 +30,7 @@ import { AUTOMANAGED_LABEL, driftedSpec, localAPIServices, type GroupVersion } f
 import { AggregatorMetrics } from './metrics.js';
 import { proxyRequest, unavailable } from './proxy.js';
 import { remoteResources } from './remote-discovery.js';
-import { pickEndpoint, resolveService, serviceServerName, type ServiceObjects } from './service-resolver.js';
+import { pickEndpoint, resolveService, serviceServerName, type ServiceObjects } from '../service-resolver.js';
 import { SERVICE_NAME_LABEL } from '../../controllers/endpointslices.js';
 
 export interface AggregatorDeps {
@@ -63,6 +63,8 @@ export class Aggregator {
   private readonly remote = new Map<string, DiscoveredResource[]>();
   private keepTimer?: Timer;
   private stopped = false;
+  /** The Services APIServices name (`namespace/name`), as of the APIServices cache's change count `seen`. */
+  private named = { seen: -1, services: new Set<string>() };
 
   constructor(private readonly deps: AggregatorDeps) {
     this.transport = new ExtensionTransport(deps.frontProxy.client);
@@ -177,9 +179,8 @@ export class Aggregator {
   async start(): Promise<void> {
     await this.keep();
     const { apiservices, services, endpoints, endpointslices } = this.deps.stores;
-    // Only the Services APIServices name matter: a busy cluster's endpoint churn elsewhere costs no checks.
-    const named = (o: KubeObject, name: string | undefined): boolean =>
-      this.apiServices().some((a) => a.spec?.service?.namespace === o.metadata.namespace && a.spec?.service?.name === name);
+    // Only the Services APIServices name matter: a busy cluster's endpoint churn elsewhere costs one set lookup.
+    const named = (o: KubeObject, name: string | undefined): boolean => name !== undefined && this.namedServices().has(`${o.metadata.namespace ?? ''}/${name}`);
     this.follow(services.cache, '/registry/services/', (ev) => named(ev.object, ev.object.metadata.name) && this.availability.trigger());
     this.follow(endpoints.cache, '/registry/endpoints/', (ev) => named(ev.object, ev.object.metadata.name) && this.availability.trigger());
     this.follow(endpointslices.cache, '/registry/endpointslices/', (ev) => {
@@ -208,6 +209,17 @@ export class Aggregator {
     this.keepTimer?.cancel();
     this.availability.stop();
     this.transport.close();
+  }
+
+  /** The Services APIServices name, gathered again only when the APIServices changed. */
+  private namedServices(): ReadonlySet<string> {
+    const changes = this.deps.stores.apiservices.cache.changeCount;
+    if (changes !== this.named.seen) {
+      const services = new Set<string>();
+      for (const a of this.apiServices()) if (a.spec?.service?.name) services.add(`${a.spec.service.namespace ?? ''}/${a.spec.service.name}`);
+      this.named = { seen: changes, services };
+    }
+    return this.named.services;
   }
 
   /** A relist ends every watcher of a cache; this one starts again on what the cache then holds. */

@@ -8,7 +8,7 @@ import type { Logger } from '../../util/log.js';
 import { errorText } from '../../util/error-text.js';
 import { rfc3339 } from '../../util/time.js';
 import { AVAILABLE_CONDITION, availableCondition, caBundleOf, isLocal, type APIService, type APIServiceCondition } from '../../api/kinds/apiservice.js';
-import { hostPort, resolveService, serviceServerName, type ServiceObjects } from './service-resolver.js';
+import { hostPort, resolveService, serviceServerName, type ServiceObjects } from '../service-resolver.js';
 import { CONNECT_TIMEOUT_MS, caBundlePem, type ExtensionTransport } from './extension-transport.js';
 import { AGGREGATOR_USER, identityHeaders } from './front-proxy.js';
 import type { AggregatorMetrics } from './metrics.js';

@@ -6,7 +6,7 @@
 import https from 'node:https';
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { hostPort, type ResolvedEndpoint } from './service-resolver.js';
+import { hostPort, type ResolvedEndpoint } from '../service-resolver.js';
 
 /** Where one call goes and how its server is trusted. */
 export interface ExtensionTarget {

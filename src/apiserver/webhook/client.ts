@@ -11,6 +11,7 @@ import { systemClock } from '../../util/clock.js';
 import { DEFAULT_WEBHOOK_PORT, type WebhookClientConfig } from '../../api/webhook-client-config.js';
 import { WebhookCallError } from './call-error.js';
 import { resolveServiceEndpoint, type ServiceEndpointObjects } from './service-endpoints.js';
+import { hostPort } from '../service-resolver.js';
 
 export { WebhookCallError };
 
@@ -43,7 +44,7 @@ function describeFailure(e: unknown, target: Target, timedOut: boolean): string 
   const prefix = `Post "${target.display}"`;
   if (timedOut) return `${prefix}: context deadline exceeded`;
   const err = e as NodeJS.ErrnoException & { reason?: string };
-  const addr = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
+  const addr = hostPort(target);
   switch (err.code) {
     case 'ECONNREFUSED':
       return `${prefix}: dial tcp ${addr}: connect: connection refused`;

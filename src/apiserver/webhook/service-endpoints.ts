@@ -1,71 +1,37 @@
-// Where a webhook's Service reference leads: one ready address of the Service's endpoints for the
-// Service port it names, as kube-apiserver's endpoint service resolver picks one (a random subset
-// that has the port, a random address in it). Endpoints first; EndpointSlices (kubernetes.io/service-name)
-// when a Service has no Endpoints object. The failures say what is missing in upstream's words.
-import type { KubeObject } from '../../api/types.js';
-import { arr, isObject, obj, objArr, optNum, str } from '../../api/kinds/json.js';
+// Where a webhook's Service reference leads: one ready endpoint of the Service's port, found as the
+// aggregation layer finds an APIService's (../service-resolver.ts: EndpointSlices, or Endpoints for a
+// Service without slices) and picked at random, as kube-apiserver's endpoint service resolver picks
+// one. The failures say what is missing in upstream's words for a webhook call.
+import type { Service } from '../../api/kinds/service.js';
+import type { Endpoints } from '../../api/kinds/endpoints.js';
+import type { EndpointSlice } from '../../api/kinds/endpointslice.js';
+import { pickEndpoint, resolveService, type ResolvedEndpoint, type Unresolved } from '../service-resolver.js';
 import { WebhookCallError } from './call-error.js';
 
-/** Read access to the objects a Service reference resolves through (the server's watch caches). */
+/** Read access to the objects a Service reference resolves through (the server's watch caches, storage when they have not seen one). */
 export interface ServiceEndpointObjects {
-  service(namespace: string, name: string): Promise<KubeObject | undefined>;
-  endpoints(namespace: string, name: string): Promise<KubeObject | undefined>;
+  service(namespace: string, name: string): Promise<Service | undefined>;
+  endpoints(namespace: string, name: string): Promise<Endpoints | undefined>;
   /** The EndpointSlices labelled kubernetes.io/service-name=<name> in the namespace. */
-  endpointSlices(namespace: string, name: string): KubeObject[];
+  endpointSlices(namespace: string, name: string): EndpointSlice[];
 }
 
-export interface ResolvedEndpoint {
-  host: string;
-  port: number;
-}
-
-const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
-
-function servicePortName(svc: KubeObject, port: number, name: string): string {
-  const found = objArr(obj(svc.spec).ports).find((p) => optNum(p.port) === port);
-  if (!found) throw new WebhookCallError(`no service port ${port} found for service "${name}"`);
-  return str(found.name);
-}
-
-function fromEndpoints(eps: KubeObject, portName: string): ResolvedEndpoint | undefined {
-  const subsets = objArr(eps.subsets);
-  const start = subsets.length > 0 ? Math.floor(Math.random() * subsets.length) : 0;
-  for (let i = 0; i < subsets.length; i++) {
-    const ss = subsets[(start + i) % subsets.length]!;
-    const addresses = objArr(ss.addresses);
-    if (addresses.length === 0) continue;
-    const port = objArr(ss.ports).find((p) => str(p.name) === portName);
-    if (port) return { host: str(pick(addresses).ip), port: optNum(port.port) ?? 0 };
+/** Upstream's webhook resolver's wording for why a Service has no endpoint to call. */
+function unresolvedMessage(u: Unresolved, name: string, port: number): string {
+  switch (u.reason) {
+    case 'ServiceNotFound':
+      return `service "${name}" not found`;
+    case 'ServicePortError':
+      return `no service port ${port} found for service "${name}"`;
+    default:
+      return `no endpoints available for service "${name}"`;
   }
-  return undefined;
-}
-
-function fromSlices(slices: readonly KubeObject[], portName: string): ResolvedEndpoint | undefined {
-  const candidates: ResolvedEndpoint[] = [];
-  for (const slice of slices) {
-    const port = objArr(slice.ports).find((p) => str(p.name) === portName);
-    const number = optNum(port?.port);
-    if (number === undefined) continue;
-    for (const ep of objArr(slice.endpoints)) {
-      // Ready unless it says otherwise, as the EndpointSlice API defines an absent condition.
-      if (isObject(ep.conditions) && ep.conditions.ready === false) continue;
-      const address = arr(ep.addresses).map(str).find((a) => a !== '');
-      if (address) candidates.push({ host: address, port: number });
-    }
-  }
-  return candidates.length > 0 ? pick(candidates) : undefined;
 }
 
 /** One ready endpoint of Service namespace/name for its port `port`. */
 export async function resolveServiceEndpoint(objects: ServiceEndpointObjects, namespace: string, name: string, port: number): Promise<ResolvedEndpoint> {
-  const svc = await objects.service(namespace, name);
-  if (!svc) throw new WebhookCallError(`service "${name}" not found`);
-  const portName = servicePortName(svc, port, name);
-  const type = str(obj(svc.spec).type) || 'ClusterIP';
-  if (type === 'ExternalName') return { host: str(obj(svc.spec).externalName), port };
-  if (type !== 'ClusterIP' && type !== 'NodePort' && type !== 'LoadBalancer') throw new WebhookCallError(`unsupported service type "${type}"`);
-  const eps = await objects.endpoints(namespace, name);
-  const found = eps ? fromEndpoints(eps, portName) : fromSlices(objects.endpointSlices(namespace, name), portName);
-  if (!found) throw new WebhookCallError(`no endpoints available for service "${name}"`);
-  return found;
+  const [service, endpoints] = await Promise.all([objects.service(namespace, name), objects.endpoints(namespace, name)]);
+  const resolved = resolveService({ namespace, name, port }, { service: () => service, endpoints: () => endpoints, endpointSlices: () => objects.endpointSlices(namespace, name) });
+  if (!resolved.ok) throw new WebhookCallError(unresolvedMessage(resolved, name, port));
+  return pickEndpoint(resolved.endpoints);
 }

@@ -1,12 +1,13 @@
-// Where an APIService's Service answers: one ready endpoint of it, as kube-apiserver resolves with
-// --enable-aggregator-routing (skiff has no service proxy on the control plane to reach a cluster
-// IP through). The Service port named by spec.service.port picks, by its name, the endpoint port,
-// from the Service's EndpointSlices or, for hand-written Endpoints without slices, its Endpoints.
-// Why nothing answers is told in upstream's availability reasons and messages.
-import type { Service, ServicePort } from '../../api/kinds/service.js';
-import type { Endpoints } from '../../api/kinds/endpoints.js';
-import type { EndpointSlice } from '../../api/kinds/endpointslice.js';
-import { DEFAULT_SERVICE_PORT, type ServiceReference } from '../../api/kinds/apiservice.js';
+// Where a Service reference answers (an APIService's, an admission or conversion webhook's): its
+// ready endpoints, as kube-apiserver resolves with --enable-aggregator-routing (skiff has no
+// service proxy on the control plane to reach a cluster IP through). The Service port named by
+// number picks, by its name, the endpoint port, from the Service's EndpointSlices or, for
+// hand-written Endpoints without slices, its Endpoints. Why nothing answers is told in upstream's
+// availability reasons and messages; the webhook client words them as its own errors.
+import type { Service, ServicePort } from '../api/kinds/service.js';
+import type { Endpoints } from '../api/kinds/endpoints.js';
+import type { EndpointSlice } from '../api/kinds/endpointslice.js';
+import { DEFAULT_SERVICE_PORT, type ServiceReference } from '../api/kinds/apiservice.js';
 
 /** What the resolver reads, from the server's watch caches. */
 export interface ServiceObjects {
