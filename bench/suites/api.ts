@@ -97,12 +97,13 @@ export async function runLoad(
  * Creates at `path` from `clients` kept connections for durationMs, each body `make(name)` with a
  * name unique to `tag`, a loop and a count; one warm-up create per connection before the clock starts.
  */
-export async function createLoad(server: SkiffServer, path: string, make: (name: string) => unknown, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
-  const conns = await Promise.all(Array.from({ length: clients }, () => LeanConnection.open(server.kubeconfig)));
+export async function createLoad(server: LoadTarget, path: string, make: (name: string) => unknown, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
+  const conns = await leanConnections(server, clients);
   try {
     const r = await runLoad(
       clients,
       durationMs,
+      // One warm-up create per connection, so TLS handshakes and first requests are outside the window.
       async (l) => void expectOk(await conns[l]!.request('POST', path, JSON.stringify(make(`${tag}-l${l}-warm`)))),
       async (l, i) => void expectOk(await conns[l]!.request('POST', path, JSON.stringify(make(`${tag}-l${l}-${i}`)))),
       server.pid,
@@ -160,22 +161,8 @@ async function leanConnections(server: LoadTarget, clients: number): Promise<Lea
 }
 
 /** ConfigMap creates of OBJECT_BYTES in NAMESPACE, one lean connection per client (also the `audit` suite's load). */
-export async function apiCreates(server: LoadTarget, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
-  const conns = await leanConnections(server, clients);
-  const body = (name: string) => JSON.stringify(configMap(name, PAYLOAD_BYTES));
-  try {
-    const r = await runLoad(
-      clients,
-      durationMs,
-      // One warm-up create per connection, so TLS handshakes and first requests are outside the window.
-      async (l) => void expectOk(await conns[l]!.request('POST', CM_PATH, body(`${tag}-l${l}-warm`))),
-      async (l, i) => void expectOk(await conns[l]!.request('POST', CM_PATH, body(`${tag}-l${l}-${i}`))),
-      server.pid,
-    );
-    return { clients, ...r };
-  } finally {
-    for (const c of conns) c.close();
-  }
+export function apiCreates(server: LoadTarget, clients: number, durationMs: number, tag: string): Promise<LoadResult> {
+  return createLoad(server, CM_PATH, (name) => configMap(name, PAYLOAD_BYTES), clients, durationMs, tag);
 }
 
 /** The bearer token of the bench's static admin user (h2load cannot present a certificate). */
