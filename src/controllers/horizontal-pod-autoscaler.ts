@@ -117,17 +117,26 @@ function clientErrorText(e: unknown, request: string): string {
 export class HorizontalPodAutoscalerController implements Controller {
   readonly name = 'horizontal-pod-autoscaler';
 
+  /** `opts`: the controller's settings; unset, they come from the server's flags (ControllerOptions). */
   constructor(
-    private readonly opts: HorizontalPodAutoscalerOptions = DEFAULT_HPA_OPTIONS,
+    private readonly opts?: HorizontalPodAutoscalerOptions,
     private readonly metrics?: (client: ApiClient) => ResourceMetricsReader,
   ) {}
 
   start(ctx: ControllerContext, signal: AbortSignal): void {
     setMaxListeners(0, signal);
+    const o = ctx.options;
+    const opts: HorizontalPodAutoscalerOptions = this.opts ?? {
+      syncPeriodMs: o.hpaSyncPeriodMs ?? DEFAULT_HPA_OPTIONS.syncPeriodMs,
+      downscaleStabilizationMs: o.hpaDownscaleStabilizationMs ?? DEFAULT_HPA_OPTIONS.downscaleStabilizationMs,
+      tolerance: o.hpaTolerance ?? DEFAULT_HPA_OPTIONS.tolerance,
+      cpuInitializationPeriodMs: o.hpaCpuInitializationPeriodMs ?? DEFAULT_HPA_OPTIONS.cpuInitializationPeriodMs,
+      delayOfInitialReadinessStatusMs: o.hpaInitialReadinessDelayMs ?? DEFAULT_HPA_OPTIONS.delayOfInitialReadinessStatusMs,
+    };
     const hpas = ctx.informers.for<HorizontalPodAutoscaler>(PATHS.horizontalpodautoscalers);
     const pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     const reader = this.metrics ? this.metrics(ctx.client) : new ApiResourceMetrics(ctx.client);
-    const reconciler = new HorizontalPodAutoscalerReconciler(ctx, hpas, pods, reader, this.opts);
+    const reconciler = new HorizontalPodAutoscalerReconciler(ctx, hpas, pods, reader, opts);
     const loop = new ReconcileLoop(reconciler, { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     const enqueue = (o: HorizontalPodAutoscaler) => loop.enqueue(objectKeyOf(o));
     hpas.addHandlers({ add: enqueue, update: (old, o) => (semanticEqual(old.spec, o.spec) ? undefined : enqueue(o)), delete: enqueue });
