@@ -421,8 +421,9 @@ export class ApiServer {
         const ns = await this.storeByResource('', 'namespaces').cachedOrStored(undefined, name);
         return ns ? (ns.metadata.labels ?? {}) : undefined;
       },
-      // Versions that differ in more than apiVersion (conversion webhooks) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
-      equivalents: (rt) => (rt.conversionWebhook ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource)),
+      // Versions that differ in more than apiVersion (conversion webhooks, built-in conversions) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
+      equivalents: (rt) =>
+        rt.conversionWebhook || rt.conversion ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource && !other.conversion),
     };
   }
 
