@@ -32,9 +32,10 @@ function find(dir) {
 
 /** End-to-end files that start only their own processes, on ports chosen free: they may run beside any other. */
 const SELF_CONTAINED = new Set([
+  'horizontal-pod-autoscaler', 'horizontal-pod-autoscaler-load',
   'admission-webhooks', 'agent-outage', 'aggregation', 'bad-input', 'client-node', 'control-plane-node', 'controllers', 'conversion-webhook', 'crd', 'durability', 'flood', 'fuzz',
   'audit', 'hostile-connections', 'kubectl', 'manifests-corpus', 'pod-security', 'preemption', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security', 'server-flags',
-  'restore-layout', 'storage-faults', 'storage-networking-kinds', 'user-errors-and-logs', 'horizontal-pod-autoscaler', 'horizontal-pod-autoscaler-load',
+  'restore-layout', 'storage-faults', 'storage-networking-kinds', 'user-errors-and-logs',
 ]);
 /** The scenario files: one at a time, beside the machine-wide group and the self-contained files. */
 const STORY = new Set(['scenario', 'scenario-autoscaler', 'scenario-control-plane', 'scenario-leaving', 'scenario-machines']);

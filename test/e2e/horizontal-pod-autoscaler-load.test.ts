@@ -2,7 +2,7 @@
 // (the runtime shares the host's files, so the test starts and stops the load with a file), the
 // agent's measured usage through metrics.k8s.io, and the HPA controller with upstream's algorithm.
 // The Deployment grows when the load starts and shrinks back after the scale-down stabilization
-// window (30 s here, set through spec.behavior) once it stops. Needs a server that serves the
+// window (15 s here, set through spec.behavior) once it stops. Needs a server that serves the
 // resource metrics API (`--metric-resolution`); skipped on one that does not.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,7 +66,7 @@ describe('HorizontalPodAutoscaler on CPU load (process runtime, metrics.k8s.io)'
           minReplicas: 1,
           maxReplicas: 2,
           metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }],
-          behavior: { scaleDown: { stabilizationWindowSeconds: 30 } },
+          behavior: { scaleDown: { stabilizationWindowSeconds: 15 } },
         },
       }),
     });
@@ -86,7 +86,7 @@ describe('HorizontalPodAutoscaler on CPU load (process runtime, metrics.k8s.io)'
     writeFileSync(stop, '');
     const stoppedAt = Date.now();
     await eventually(async () => (await replicas()) === 1, 120_000, 'scaled back down to 1');
-    assert.ok(Date.now() - stoppedAt >= 30_000, 'not before the 30 s stabilization window');
+    assert.ok(Date.now() - stoppedAt >= 15_000, 'not before the 15 s stabilization window');
     assert.match(await rescales(), /^New size: 1; reason: All metrics below target$/m);
   });
 });
