@@ -262,7 +262,7 @@ export class HorizontalPodAutoscalerReconciler implements Reconciler {
       const computed = await this.computeReplicasForMetrics(hpa, scale, currentReplicas, pass, signal);
       metricStatuses = computed.statuses;
       if (computed.replicas === -1) {
-        status = { ...status, currentReplicas, currentMetrics: metricStatuses };
+        status = withCurrent(status, currentReplicas, metricStatuses);
         this.recorder.event(hpa, 'Warning', 'FailedComputeMetricsReplicas', computed.error ?? '');
         return finish();
       }
@@ -283,7 +283,7 @@ export class HorizontalPodAutoscalerReconciler implements Reconciler {
         const text = errorText(e);
         this.recorder.event(hpa, 'Warning', 'FailedRescale', `New size: ${desired}; reason: ${reason}; error: ${text}`);
         pass.set('AbleToScale', 'False', 'FailedUpdateScale', `the HPA controller was unable to update the target scale: ${text}`);
-        status = { ...status, currentReplicas, ...(metricStatuses ? { currentMetrics: metricStatuses } : {}) };
+        status = withCurrent(status, currentReplicas, metricStatuses ?? status.currentMetrics);
         return finish();
       }
       pass.set('AbleToScale', 'True', 'SucceededRescale', `the HPA controller was able to update the target scale to ${desired}`);
@@ -441,6 +441,14 @@ export class HorizontalPodAutoscalerReconciler implements Reconciler {
     if (semanticEqual(status, hpa.status ?? {})) return;
     await this.ctx.client.replace(`${objectPath(HPA_PREFIX, 'horizontalpodautoscalers', hpa.metadata.namespace!, hpa.metadata.name!)}/status`, { ...hpa, status }, { signal });
   }
+}
+
+type HpaStatus = NonNullable<HorizontalPodAutoscaler['status']>;
+
+/** Upstream's setCurrentReplicasAndMetricsInStatus, as v2's JSON writes it (a zero count and no metrics are left out). */
+function withCurrent(status: HpaStatus, currentReplicas: number, metrics: MetricStatus[] | undefined): HpaStatus {
+  const { currentReplicas: _replicas, currentMetrics: _metrics, ...rest } = status;
+  return { ...rest, ...(currentReplicas !== 0 ? { currentReplicas } : {}), ...(metrics && metrics.length > 0 ? { currentMetrics: metrics } : {}) };
 }
 
 function resourceStatus(type: string, name: string, container: string | undefined, current: MetricStatus['resource'] extends infer R ? (R extends { current: infer C } ? C : never) : never): MetricStatus {
