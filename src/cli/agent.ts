@@ -9,7 +9,7 @@ import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { PidLock } from '../util/pid-lock.js';
 import { parseToken } from '../auth/bootstrap-token.js';
 import { EXIT_CONFIG, EXIT_RESTART } from './exit-codes.js';
-import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from './stop-signals.js';
+import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from '../util/stop-signals.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 

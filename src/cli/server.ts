@@ -11,7 +11,7 @@ import { runServer } from '../server/run-server.js';
 import { addConfigFile, dataDirErrorMessage, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg, boolArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { EXIT_RESTART } from './exit-codes.js';
-import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from './stop-signals.js';
+import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from '../util/stop-signals.js';
 import { AuditPolicyError, loadPolicyFile } from '../apiserver/audit/policy.js';
 import { AUDIT_LOG_FORMATS, type AuditLogFormat } from '../apiserver/audit/log-backend.js';
 import type { AuditConfig } from '../server/run-server.js';

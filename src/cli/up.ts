@@ -28,7 +28,7 @@ import { serverCommand } from './server.js';
 import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { freePorts, listenError } from '../util/ports.js';
 import { DirectoryInUseError, PidLock } from '../util/pid-lock.js';
-import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
+import { CLUSTER_STOP_SIGNAL } from '../util/stop-signals.js';
 import { registerCluster } from './cluster-registry.js';
 import { clusterOnPort, describeProcesses, liveClusterProcesses, removeClusterRun, runProcess, writeClusterRun, type ClusterRun, type RunProcess } from './cluster-run.js';
 import { stopCluster } from './cluster-stop.js';
@@ -41,7 +41,7 @@ import { parseNodesFlag, type AutoscalerGroup } from '../cloud/autoscaler/autosc
 import type { InstanceType } from '../cloud/api.js';
 import { CloudClient } from '../cloud/client.js';
 import { SIM_LABEL } from '../sim/fleet.js';
-import { asAgentFlags, startNodeGroups, stopCloudInstances } from '../cloud/node-groups.js';
+import { asAgentFlags, startNodeGroups, stopCloudInstancesWithCluster } from '../cloud/node-groups.js';
 import { InvalidArgumentError } from 'commander';
 import { generateToken } from '../auth/bootstrap-token.js';
 import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
@@ -270,8 +270,9 @@ export function upCommand(): Command {
       // containers and keeps its Node and pods. Agents first, all at once; then the servers (each
       // its own node too, and each removes itself from default/kubernetes), then etcd under them.
       await Promise.all([...agents.values()].map((p) => p.stop(60_000, CLUSTER_STOP_SIGNAL)));
-      // The cloud's machines leave like agents do (asked through the cloud), then the cloud goes.
-      if (cloudUrl && cloudProc) await stopCloudInstances(new CloudClient(cloudUrl));
+      // The cloud's machines are switched off like the agents (stopped through the cloud, kept for
+      // the next start), then the cloud goes.
+      if (cloudUrl && cloudProc) await stopCloudInstancesWithCluster(new CloudClient(cloudUrl));
       await cloudProc?.stop(5_000);
       await Promise.all(servers.map((s) => s.proc?.stop(60_000, CLUSTER_STOP_SIGNAL)));
       await haproxy?.stop(5_000);
