@@ -472,6 +472,7 @@ export class Agent {
           resolvConf: cfg.resolvConf ?? DEFAULT_RESOLV_CONF,
           fallbackClusterDns: () => this.kubeDnsAtStart,
           isPodAddress: (ip) => this.isPodAddress(ip),
+          podCidrs: () => this.podCidrs,
           ...(cfg.clusterDnsPort !== undefined ? { port: cfg.clusterDnsPort } : {}),
         });
         this.clusterDns = dns;
@@ -489,7 +490,11 @@ export class Agent {
     const nodes = new Informer<Node>(client, { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.nodeName}`, clock: this.clock, log: this.log, transform: stripManagedFields });
     const podCidr = runtime.setPodCidr ? new PodCidrHandoff({ clock: this.clock, log: this.log, set: (c) => runtime.setPodCidr!(c), signal }) : undefined;
     const seen = (n: Node) => {
-      this.podCidrs = n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []);
+      const cidrs = n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []);
+      if (cidrs.join() !== this.podCidrs.join()) {
+        this.podCidrs = cidrs;
+        this.serviceProxy?.kick();
+      }
       loops.observedNode(n);
       podCidr?.observe(n);
     };

@@ -14,6 +14,7 @@ import { upstreamOf, type Upstream } from '../dns/forwarder.js';
 import { parseResolvConf, type NodeDnsSettings, type ResolvConf } from '../dns/resolv-conf.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
+import type { DnsRedirect } from './service-proxy/iptables-rules.js';
 import { errorText } from '../util/error-text.js';
 
 /** Where kube-dns lives, as upstream's addon and k3s's CoreDNS manifest put it. */
@@ -36,6 +37,8 @@ export interface ClusterDnsOptions {
   fallbackClusterDns(): string[];
   /** --resolv-conf: the host's resolver settings: where other names go, and what Default pods get. */
   resolvConf: string;
+  /** This node's pod CIDRs (spec.podCIDRs), once the control plane gave them. */
+  podCidrs(): string[];
   /** Whether an address is one of this node's pods (loopback always may ask). */
   isPodAddress(ip: string): boolean;
   /** --cluster-dns-port: 0 for any free port. */
@@ -79,9 +82,9 @@ export class ClusterDns {
   }
 
   /** Where the node's rules send the cluster DNS address to: this server's port, once listening. */
-  redirect(): { ips: string[]; port: number } | undefined {
+  redirect(): DnsRedirect | undefined {
     const ips = this.clusterDnsAddresses();
-    return this.port !== undefined && ips.length > 0 ? { ips, port: this.port } : undefined;
+    return this.port !== undefined && ips.length > 0 ? { ips, port: this.port, podCidrs: this.o.podCidrs() } : undefined;
   }
 
   private upstreams(): Upstream[] {

@@ -21,7 +21,7 @@ import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { freePorts } from '../../src/util/ports.js';
 
 const DNSMASQ = '/usr/sbin/dnsmasq';
-const missing = [...containerdPrerequisites(), ...(existsSync(DNSMASQ) ? [] : ['dnsmasq (Debian: dnsmasq)'])];
+const missing = [...containerdPrerequisites(), ...(existsSync(DNSMASQ) ? [] : ['dnsmasq (Debian: dnsmasq-base)'])];
 const IMAGE = 'skiff.local/busybox:1.36';
 const BRIDGE = 'skdns0';
 /** The test's own resolver: a loopback address of its own, on port 53 as a resolv.conf can only say. */

@@ -85,6 +85,11 @@ export class ServiceProxy {
     this.schedule();
   }
 
+  /** Rewrites the rules soon: something they are made from besides Services and slices changed. */
+  kick(): void {
+    this.schedule();
+  }
+
   private schedule(): void {
     if (this.stopped || this.timer) return;
     this.timer = this.o.clock.setTimeout(() => {
