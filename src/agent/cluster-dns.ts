@@ -102,7 +102,11 @@ export class ClusterDns {
       allowed: (ip) => this.o.isPodAddress(ip.replace(/^::ffff:/, '')),
     });
     // Every address of the node: a pod's query arrives on its bridge's address, the node's own on loopback.
-    this.port = await this.server.listen({ host: '0.0.0.0', port: this.o.port ?? 0 });
+    try {
+      this.port = await this.server.listen({ host: '0.0.0.0', port: this.o.port ?? 0 });
+    } catch (e) {
+      throw new Error(`cluster DNS cannot listen on port ${this.o.port ?? 0} (--cluster-dns-port): ${errorText(e)}`);
+    }
     this.o.log.info({ port: this.port, domain: this.o.clusterDomain, upstreams: this.upstreams().map((u) => `${u.host}:${u.port}`) }, 'cluster DNS listening');
     return this.port;
   }

@@ -22,6 +22,8 @@ const OWN_UDP = 1232;
 const TCP_IDLE_MS = 10_000;
 /** ExternalName targets inside the zone are followed at most this deep. */
 const MAX_CHASE = 8;
+/** Encoded answers kept for repeated questions (valid only while the index is unchanged). */
+const ANSWER_CACHE_ENTRIES = 10_000;
 
 export interface ClusterDnsServerOptions {
   index: ClusterDnsIndex;
@@ -50,6 +52,13 @@ export class ClusterDnsServer {
   private readonly forwarder: Forwarder;
   private readonly sockets = new Set<net.Socket>();
   private refusedLogged = false;
+  /**
+   * The last encoded reply to each question, while the index's serial is the one it was made at:
+   * a repeated question costs a decode and a copy. Any change to the cluster empties it, so an
+   * answer is never older than the view (unlike a TTL cache).
+   */
+  private readonly answers = new Map<string, Buffer>();
+  private answersSerial = -1;
 
   constructor(private readonly o: ClusterDnsServerOptions) {
     this.forwarder = new Forwarder(o.upstreams, o.clock, o.forwardTimeoutMs);
@@ -147,6 +156,18 @@ export class ClusterDnsServer {
     }
     const q = query.questions?.[0];
     if (!q || (query.questions?.length ?? 0) > 1) return dnsPacket.encode(base(RCODES.FORMERR));
+    if (this.answersSerial !== this.o.index.serial) {
+      this.answers.clear();
+      this.answersSerial = this.o.index.serial;
+    }
+    const cacheKey = `${q.name}|${q.type}|${q.class ?? ''}|${(query.flags ?? 0) & dnsPacket.RECURSION_DESIRED}|${opt ? opt.udpPayloadSize : 0}|${transport}`;
+    const cached = this.answers.get(cacheKey);
+    if (cached) {
+      // The same reply (names spelled as this client spelled them: the key keeps their case) with the query's ID.
+      const copy = Buffer.from(cached);
+      copy.writeUInt16BE(query.id ?? 0, 0);
+      return copy;
+    }
     const settings = this.o.settings();
     const r = resolve(q, this.o.index, settings);
     if (r.kind === 'forward') {
@@ -160,7 +181,13 @@ export class ClusterDnsServer {
     out.additionals = [...r.additionals, ...(out.additionals ?? [])];
     if (r.chase) out.answers.push(...(await this.chase(r.chase, transport, settings, 1)));
     const limit = transport === 'tcp' ? 65535 : Math.max(MIN_UDP, opt ? Math.min(opt.udpPayloadSize, 65535) : MIN_UDP);
-    return fit(out, limit);
+    const reply = fit(out, limit);
+    // Answers that went to the node's resolvers (an ExternalName's target) are not the index's to keep.
+    if (!r.chase) {
+      if (this.answers.size >= ANSWER_CACHE_ENTRIES) this.answers.clear();
+      this.answers.set(cacheKey, reply);
+    }
+    return reply;
   }
 
   /** The records of an ExternalName's target: from the index when it is a cluster name, else from the node's resolvers. */

@@ -128,4 +128,17 @@ describe('cluster DNS server', () => {
       allow = true;
     }
   });
+
+  it('a repeated question gets its answer with its own ID, and a change in the cluster shows at once', async () => {
+    const ask = (id: number) => udpAsk(port, { ...query('moving.default.svc.cluster.local'), id });
+    assert.equal(rcode(await ask(1)), 'NXDOMAIN');
+    assert.equal((await ask(2)).id, 2);
+    const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'moving', namespace: 'default' }, spec: { clusterIP: '10.43.0.77', ports: [{ port: 80 }] } };
+    index.setService(svc);
+    const a = await ask(3);
+    assert.equal(a.id, 3);
+    assert.deepEqual(a.answers!.map((x) => 'data' in x && x.data), ['10.43.0.77']);
+    index.setService({ ...svc, spec: { ...svc.spec, clusterIP: '10.43.0.78' } });
+    assert.deepEqual((await ask(4)).answers!.map((x) => 'data' in x && x.data), ['10.43.0.78']);
+  });
 });
