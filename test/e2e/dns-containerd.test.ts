@@ -121,6 +121,20 @@ describe('cluster DNS with containerd', { skip: missing.length > 0 ? `needs ${mi
     assert.match(r.stdout, /^options ndots:5$/m);
   });
 
+  it('dnsPolicy None takes only dnsConfig; Default takes the node\'s resolv.conf', async () => {
+    const pod = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }], ...spec } });
+    await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [
+      pod('dns-none', { dnsPolicy: 'None', dnsConfig: { nameservers: ['10.161.0.10'], searches: ['my.example'], options: [{ name: 'ndots', value: '2' }] } }),
+      pod('dns-default', { dnsPolicy: 'Default' }),
+    ] });
+    await Promise.all(['dns-none', 'dns-default'].map((n) => podWhere(n, running, `${n} Running`)));
+    assert.equal((await exec('dns-none', 'cat /etc/resolv.conf')).stdout.trim().split('\n').sort().join('\n'), ['nameserver 10.161.0.10', 'options ndots:2', 'search my.example'].join('\n'));
+    const host = (await exec('dns-default', 'cat /etc/resolv.conf')).stdout;
+    assert.match(host, new RegExp(`^nameserver ${RESOLVER.replaceAll('.', '\\.')}$`, 'm'));
+    assert.match(host, /^search corp\.test$/m);
+    await k(['delete', 'pod', 'dns-none', 'dns-default', '--wait=false']);
+  });
+
   it('a pod resolves web.default.svc.cluster.local to the cluster IP and fetches from it by name', async () => {
     const ip = (await client.get<Service>('/api/v1/namespaces/default/services/web')).spec!.clusterIP!;
     await podWhere('client', running, 'client Running');
@@ -170,6 +184,13 @@ describe('cluster DNS with containerd', { skip: missing.length > 0 ? `needs ${mi
   it('a name outside the cluster is forwarded to the node\'s resolver (the test\'s dnsmasq); a missing cluster name is NXDOMAIN', async () => {
     const r = await exec('client', 'nslookup outside.test');
     assert.match(r.stdout, /Address: 192\.0\.2\.80/, r.stdout + r.stderr);
+    // An ExternalName Service: its CNAME, then the target's address, which the node's resolver had.
+    await k(['create', 'service', 'externalname', 'ext', '--external-name', 'outside.test']);
+    const ext = await eventually(async () => {
+      const x = await exec('client', 'nslookup ext.default.svc.cluster.local');
+      return x.stdout.includes('192.0.2.80') ? x.stdout : undefined;
+    }, 20_000, 'the ExternalName Service resolving through its target');
+    assert.match(ext, /ext\.default\.svc\.cluster\.local\s+canonical name = outside\.test/);
     const nx = await exec('client', 'nslookup nothing.default.svc.cluster.local');
     assert.notEqual(nx.code, 0);
     assert.match(nx.stdout + nx.stderr, /NXDOMAIN/);
