@@ -51,7 +51,7 @@ import type { Taint } from '../api/kinds/node.js';
 
 export type Credentials =
   | { kind: 'kubeconfig'; path: string }
-  | { kind: 'token'; token?: string; caFile?: string; caCertHash?: string; insecureSkipCaVerification?: boolean };
+  | { kind: 'token'; token?: string; caFile?: string; caCertHash?: string; insecureSkipCaVerification?: boolean; tlsBootstrap?: boolean };
 
 export interface AgentConfig {
   dataDir: string;
@@ -221,6 +221,7 @@ export class Agent {
         ...(c.caFile ? { caFile: c.caFile } : {}),
         ...(c.caCertHash ? { caCertHash: c.caCertHash } : {}),
         ...(c.insecureSkipCaVerification ? { insecureSkipCaVerification: true } : {}),
+        ...(c.tlsBootstrap ? { tlsBootstrap: true } : {}),
       },
       this.log,
     ));
