@@ -173,3 +173,23 @@ test("the built-in signers' restrictions, in upstream's words", async () => {
   assert.equal(apiServerClientProblem(['server auth', 'client auth']), 'invalid usage for client certificate: server auth');
   assert.equal(apiServerClientProblem(['digital signature']), 'missing required usage for client certificate: client auth');
 });
+
+test('a protobuf body (kubectl >= 1.32 approving) decodes to the JSON a JSON client sends, extra as lists', async () => {
+  const { protobufSchema } = await import('../../src/api/schema/root.js');
+  const { decodeProtobufObject, PROTOBUF_MAGIC } = await import('../../src/apiserver/protobuf/decode.js');
+  const root = protobufSchema();
+  const Csr = root.lookupType('k8s.io.api.certificates.v1.CertificateSigningRequest');
+  const pem = await csrPem('CN=alice');
+  const raw = Csr.encode(
+    Csr.fromObject({
+      metadata: { name: 'alice' },
+      spec: { request: Buffer.from(pem), signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'], username: 'bob', groups: ['devs'], extra: { scopes: { items: ['a', 'b'] } }, expirationSeconds: 600 },
+      status: { conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'ok', lastUpdateTime: { seconds: 1_796_000_000 } }] },
+    }),
+  ).finish();
+  const Unknown = root.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
+  const envelope = Unknown.encode(Unknown.fromObject({ typeMeta: { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest' }, raw })).finish();
+  const decoded = decodeProtobufObject(Buffer.concat([Buffer.from(PROTOBUF_MAGIC), Buffer.from(envelope)]));
+  assert.deepEqual(decoded.spec, { request: b64(pem), signerName: 'kubernetes.io/kube-apiserver-client', expirationSeconds: 600, usages: ['client auth'], username: 'bob', groups: ['devs'], extra: { scopes: ['a', 'b'] } });
+  assert.deepEqual(decoded.status, { conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'ok', lastUpdateTime: '2026-11-30T00:53:20Z' }] });
+});
