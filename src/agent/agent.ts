@@ -57,7 +57,7 @@ const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
 
 export type Credentials =
   | { kind: 'kubeconfig'; path: string }
-  | { kind: 'token'; token?: string; caFile?: string; caCertHash?: string; insecureSkipCaVerification?: boolean };
+  | { kind: 'token'; token?: string; caFile?: string; caCertHash?: string; insecureSkipCaVerification?: boolean; tlsBootstrap?: boolean };
 
 export interface AgentConfig {
   dataDir: string;
@@ -240,6 +240,7 @@ export class Agent {
         ...(c.caFile ? { caFile: c.caFile } : {}),
         ...(c.caCertHash ? { caCertHash: c.caCertHash } : {}),
         ...(c.insecureSkipCaVerification ? { insecureSkipCaVerification: true } : {}),
+        ...(c.tlsBootstrap ? { tlsBootstrap: true } : {}),
       },
       this.log,
     ));

@@ -170,7 +170,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     metrics: api.metrics.client,
   });
   const cloud = cfg.cloud ? new LocalCloudProvider(cfg.cloud.endpoint) : undefined;
-  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
+  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem, clusterSigningCa: pki.ca }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port, controllerIdentity: manager.identity });
