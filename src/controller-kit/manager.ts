@@ -35,6 +35,10 @@ export interface ControllerOptions {
   hpaTolerance?: number;
   hpaCpuInitializationPeriodMs?: number;
   hpaInitialReadinessDelayMs?: number;
+  /** The CA the built-in CertificateSigningRequest signers issue from (--cluster-signing-*: the cluster CA). */
+  clusterSigningCa?: { certPem: string; keyPem: string };
+  /** The longest certificate they issue (--cluster-signing-duration; upstream's default, a year). */
+  clusterSigningDurationMs?: number;
 }
 
 export const DEFAULT_CONTROLLER_OPTIONS: ControllerOptions = {
