@@ -75,7 +75,7 @@ export class ScalingRules {
     const events = map.get(key) ?? [];
     const longest = Math.max(0, ...(rules.policies ?? []).map((p) => p.periodSeconds)) * 1000;
     const now = this.now();
-    for (const e of events) if (e.at <= now - longest) e.outdated = true;
+    for (const e of events) if (e.at < now - longest) e.outdated = true;
     const fresh: ScaleEvent = { change: Math.abs(next - previous), at: now, outdated: false };
     // The last outdated slot is reused, as upstream's, so the list stays as long as the busiest period.
     let slot = -1;
