@@ -112,25 +112,8 @@ export async function copySqliteToEtcd(snapshot: SqliteSnapshot, etcd: Store, op
   const present = await etcd.count('');
   if (present > 0) throw new Error(`etcd already holds ${present} keys; the conversion needs an empty etcd`);
 
-  // 2. The revision past SQLite's.
-  const start = await etcd.currentRevision();
-  const padWrites = Math.max(0, snapshot.revision - start);
-  if (padWrites > 0) {
-    say(`raising etcd's revision from ${start} to ${snapshot.revision}, above every resourceVersion the SQLite store gave out (${padWrites} writes)`);
-    const progress = ticker(clock, every, (n) => say(`  revision raised by ${n} of ${padWrites}`));
-    let issued = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(lanes, Math.ceil(padWrites / 2)) }, async (_, lane) => {
-        const key = `${PAD_KEY_PREFIX}${lane}`;
-        while (issued < padWrites) {
-          issued += 2;
-          const kv = await etcd.create(key, '');
-          await etcd.delete(key, kv.modRevision);
-          progress(Math.min(issued, padWrites));
-        }
-      }),
-    );
-  }
+  // 2. The revision past SQLite's (most of it already, when the caller raised it while the server still ran).
+  await raiseRevision(etcd, snapshot.revision, opts);
 
   // 3. The keys, each its own write (so each its own resourceVersion), several in flight at once.
   const now = clock.now();
@@ -181,6 +164,34 @@ export async function copySqliteToEtcd(snapshot: SqliteSnapshot, etcd: Store, op
   const unexpected = [...got.keys()].filter((k) => !extra.has(k) && !wanted.has(k));
   if (unexpected.length > 0) throw new Error(`etcd holds ${unexpected.length} keys the SQLite store does not (first: ${unexpected[0]})`);
   return { sqliteRevision: snapshot.revision, copied: live.length + extra.size, expired, withLease, etcdRevision };
+}
+
+/**
+ * Carries etcd's revision to at least `target` with writes that leave no key behind: the larger
+ * part of a conversion, which can run while the SQLite server still serves (to SQLite's revision
+ * then), so that the pause for the copy itself is short.
+ */
+export async function raiseRevision(etcd: Store, target: number, opts: ConversionOptions = {}): Promise<number> {
+  const say = opts.say ?? (() => undefined);
+  const lanes = Math.max(1, opts.concurrency ?? 64);
+  const start = await etcd.currentRevision();
+  const padWrites = Math.max(0, target - start);
+  if (padWrites === 0) return start;
+  say(`raising etcd's revision from ${start} to ${target}, above every resourceVersion the SQLite store gave out (${padWrites} writes)`);
+  const progress = ticker(opts.clock ?? systemClock, opts.progressIntervalMs ?? 5_000, (n) => say(`  revision raised by ${n} of ${padWrites}`));
+  let issued = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(lanes, Math.ceil(padWrites / 2)) }, async (_, lane) => {
+      const key = `${PAD_KEY_PREFIX}${lane}`;
+      while (issued < padWrites) {
+        issued += 2;
+        const kv = await etcd.create(key, '');
+        await etcd.delete(key, kv.modRevision);
+        progress(Math.min(issued, padWrites));
+      }
+    }),
+  );
+  return etcd.currentRevision();
 }
 
 /**

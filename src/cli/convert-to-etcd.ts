@@ -1,0 +1,197 @@
+// `skiff up --servers 3 --storage etcd --convert`: a single-server cluster of an `up` directory
+// moved from its embedded SQLite store into etcd, then grown to several members. The `skiff up`
+// that runs the cluster does it (it owns the server and the nodes, which keep running); a second
+// `skiff up --convert` over the same directory asks it to (CONVERT_SIGNAL, with the request in a
+// file) and shows its progress; over a stopped cluster, `up --convert` does it before it starts.
+//
+// What is on disk says where a conversion stands (conversion.json), so an interrupted one is never
+// mistaken for a finished one: the cluster's layout (cluster.json) says etcd only once every
+// member serves from it; until then the next `up` starts on SQLite, whose file the conversion only
+// reads, and discards what the conversion left in <dir>/etcd. Afterwards the SQLite file is kept,
+// renamed (state.db.pre-etcd), for a roll back.
+import { existsSync, mkdirSync, openSync, closeSync, fstatSync, readSync, readFileSync, renameSync, rmSync, appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openEtcdStore } from '../store/etcd.js';
+import { copySqliteToEtcd, raiseRevision, readSqliteSnapshot, sqliteRevision, type ConversionResult } from '../store/sqlite-to-etcd.js';
+import { sealedSharedPki } from '../pki/shared-ca.js';
+import { processAlive } from '../util/proc.js';
+import { writeFileAtomic } from '../util/write-file-atomic.js';
+
+/** What a `skiff up --convert` sends the `skiff up` running the cluster. */
+export const CONVERT_SIGNAL = 'SIGUSR2';
+
+const RECORD = 'conversion.json';
+const REQUEST = 'convert-request.json';
+/** The SQLite file's name once the cluster runs on etcd: kept for a roll back, never opened by a server. */
+export const KEPT_SQLITE_SUFFIX = '.pre-etcd';
+
+export interface ConversionRecord {
+  state: 'converting' | 'done' | 'failed';
+  /** API servers the cluster grows to. */
+  servers: number;
+  startedAt: string;
+  reason?: string;
+  /** Once done: where the SQLite file is kept. */
+  keptSqlite?: string;
+}
+
+export function readConversion(dir: string): ConversionRecord | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(dir, RECORD), 'utf8')) as ConversionRecord;
+    return v && typeof v.state === 'string' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeConversion(dir: string, record: ConversionRecord): void {
+  writeFileAtomic(join(dir, RECORD), `${JSON.stringify(record, null, 2)}\n`, 0o644);
+}
+
+/** The single server's SQLite file in an `up` directory. */
+export function upSqlitePath(dir: string): string {
+  return join(dir, 'server', 'db', 'state.db');
+}
+
+/** Where a conversion's progress goes, besides the terminal of the `up` that runs it. */
+export function conversionLogPath(dir: string): string {
+  return join(dir, 'logs', 'conversion.log');
+}
+
+/** A `say` that prints a line and appends it to the conversion log, which a requester follows. */
+export function conversionSay(dir: string, print: (line: string) => void): (line: string) => void {
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  return (line) => {
+    print(line);
+    appendFileSync(conversionLogPath(dir), `${line}\n`);
+  };
+}
+
+/** How to go on after a conversion that did not finish: one sentence a user can act on. */
+export function notFinishedHint(dir: string, servers: number): string {
+  return (
+    `the SQLite store is as it was: skiff up --data-dir ${dir} starts the cluster on it again (what the conversion left in ${join(dir, 'etcd')} is discarded), ` +
+    `and skiff up --data-dir ${dir} --servers ${servers} --storage etcd --convert tries the conversion again from the start`
+  );
+}
+
+/**
+ * An interrupted or failed conversion found by an `up` that starts the cluster on SQLite: says so,
+ * and discards the partial etcd copy. Returns the line to show (undefined when there was none).
+ */
+export function discardUnfinishedConversion(dir: string): string | undefined {
+  const rec = readConversion(dir);
+  if (!rec || rec.state === 'done') return undefined;
+  rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+  rmSync(join(dir, RECORD), { force: true });
+  return `a conversion to etcd started ${rec.startedAt} did not finish${rec.reason ? ` (${rec.reason})` : ''}: the cluster starts on its SQLite store, which the conversion only read; its partial etcd copy is removed`;
+}
+
+export interface CopyOptions {
+  dir: string;
+  etcdEndpoints: string[];
+  /** The cluster's join token: it seals the CA in etcd, as the first etcd member would. */
+  token: string;
+  say: (line: string) => void;
+  /**
+   * Stops the SQLite server, after the revision has been raised to about its own (while it still
+   * served) and before the snapshot: writes after the snapshot would be lost.
+   */
+  stopServer?: () => Promise<void>;
+}
+
+/** Raises etcd's revision, stops the SQLite server (when one runs), and copies its store into etcd. */
+export async function copyUpStoreIntoEtcd(o: CopyOptions): Promise<ConversionResult> {
+  const path = upSqlitePath(o.dir);
+  if (!existsSync(path)) throw new Error(`${path} does not exist: there is no SQLite store to convert`);
+  const pki = sealedSharedPki(join(o.dir, 'server', 'tls'), o.token);
+  const etcd = await openEtcdStore({ endpoints: o.etcdEndpoints, compactIntervalMs: 0, randomizeEndpoints: false });
+  try {
+    await raiseRevision(etcd, sqliteRevision(path), { say: o.say });
+    if (o.stopServer) await o.stopServer();
+    const snapshot = readSqliteSnapshot(path);
+    o.say(`read the SQLite store at revision ${snapshot.revision}: ${snapshot.items.length} keys`);
+    const result = await copySqliteToEtcd(snapshot, etcd, { say: o.say, extra: pki });
+    o.say(`copied ${result.copied} keys; etcd is at revision ${result.etcdRevision}, above the SQLite store's ${result.sqliteRevision} (older resourceVersions now get 410 Gone)`);
+    return result;
+  } finally {
+    await etcd.close();
+  }
+}
+
+/** Renames the SQLite file (and its WAL) out of the way once the cluster runs on etcd; the new path. */
+export function keepSqliteFile(dir: string): string {
+  const path = upSqlitePath(dir);
+  for (const ext of ['-wal', '-shm']) if (existsSync(path + ext)) renameSync(path + ext, `${path}${KEPT_SQLITE_SUFFIX}${ext}`);
+  if (existsSync(path)) renameSync(path, path + KEPT_SQLITE_SUFFIX);
+  return path + KEPT_SQLITE_SUFFIX;
+}
+
+export interface ConversionRequest {
+  servers: number;
+  requestedBy: number;
+}
+
+export function readConversionRequest(dir: string): ConversionRequest | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(dir, REQUEST), 'utf8')) as ConversionRequest;
+    rmSync(join(dir, REQUEST), { force: true });
+    return typeof v.servers === 'number' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Asks the `skiff up` running the cluster (pid) to convert it, and shows its progress until it
+ * is done; the exit status (0: the cluster runs on etcd).
+ */
+export async function requestConversion(dir: string, pid: number, servers: number, timeoutMs: number): Promise<number> {
+  const log = conversionLogPath(dir);
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  closeSync(openSync(log, 'a'));
+  let offset = statSize(log);
+  const startedAt = new Date().toISOString();
+  writeFileAtomic(join(dir, REQUEST), `${JSON.stringify({ servers, requestedBy: process.pid } satisfies ConversionRequest)}\n`, 0o644);
+  console.log(`asking the skiff up that runs the cluster (pid ${pid}) to convert it to etcd with ${servers} API server${servers === 1 ? '' : 's'}; its nodes keep running`);
+  process.kill(pid, CONVERT_SIGNAL);
+  const show = () => {
+    const fd = openSync(log, 'r');
+    try {
+      const buf = Buffer.alloc(64 * 1024);
+      for (let n; (n = readSync(fd, buf, 0, buf.length, offset)) > 0; offset += n) process.stdout.write(buf.subarray(0, n));
+    } finally {
+      closeSync(fd);
+    }
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    show();
+    const rec = readConversion(dir);
+    if (rec && rec.startedAt >= startedAt && rec.state !== 'converting') {
+      show();
+      if (rec.state === 'done') return 0;
+      console.error(`skiff up: the conversion failed: ${rec.reason ?? 'see the output of skiff up'}`);
+      return 1;
+    }
+    if (!processAlive(pid)) {
+      show();
+      console.error(`skiff up: the skiff up that ran the cluster (pid ${pid}) exited before the conversion finished; ${notFinishedHint(dir, servers)}`);
+      return 1;
+    }
+    if (Date.now() > deadline) {
+      console.error(`skiff up: the conversion did not finish within ${Math.round(timeoutMs / 1000)} s; it goes on in skiff up (pid ${pid}), whose output shows it`);
+      return 1;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function statSize(path: string): number {
+  const fd = openSync(path, 'r');
+  try {
+    return fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
+}
