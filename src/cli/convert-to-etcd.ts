@@ -1,27 +1,23 @@
 // `skiff up --servers 3 --storage etcd --convert`: a single-server cluster of an `up` directory
 // moved from its embedded SQLite store into etcd, then grown to several members. The `skiff up`
 // that runs the cluster does it (it owns the server and the nodes, which keep running); a second
-// `skiff up --convert` over the same directory asks it to (CONVERT_SIGNAL, with the request in a
-// file) and shows its progress; over a stopped cluster, `up --convert` does it before it starts.
+// `skiff up --convert` over the same directory asks it to (supervisor-request.ts) and shows its
+// progress; over a stopped cluster, `up --convert` does it before it starts.
 //
 // What is on disk says where a conversion stands (conversion.json), so an interrupted one is never
 // mistaken for a finished one: the cluster's layout (cluster.json) says etcd only once every
 // member serves from it; until then the next `up` starts on SQLite, whose file the conversion only
 // reads, and discards what the conversion left in <dir>/etcd. Afterwards the SQLite file is kept,
 // renamed (state.db.pre-etcd), for a roll back.
-import { existsSync, mkdirSync, openSync, closeSync, fstatSync, readSync, readFileSync, renameSync, rmSync, appendFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEtcdStore } from '../store/etcd.js';
 import { copySqliteToEtcd, raiseRevision, readSqliteSnapshot, sqliteRevision, type ConversionResult } from '../store/sqlite-to-etcd.js';
 import { sealedSharedPki } from '../pki/shared-ca.js';
-import { processAlive } from '../util/proc.js';
+import { askSupervisor } from './supervisor-request.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 
-/** What a `skiff up --convert` sends the `skiff up` running the cluster. */
-export const CONVERT_SIGNAL = 'SIGUSR2';
-
 const RECORD = 'conversion.json';
-const REQUEST = 'convert-request.json';
 /** The SQLite file's name once the cluster runs on etcd: kept for a roll back, never opened by a server. */
 export const KEPT_SQLITE_SUFFIX = '.pre-etcd';
 
@@ -127,71 +123,16 @@ export function keepSqliteFile(dir: string): string {
   return path + KEPT_SQLITE_SUFFIX;
 }
 
-export interface ConversionRequest {
-  servers: number;
-  requestedBy: number;
-}
-
-export function readConversionRequest(dir: string): ConversionRequest | undefined {
-  try {
-    const v = JSON.parse(readFileSync(join(dir, REQUEST), 'utf8')) as ConversionRequest;
-    rmSync(join(dir, REQUEST), { force: true });
-    return typeof v.servers === 'number' ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Asks the `skiff up` running the cluster (pid) to convert it, and shows its progress until it
  * is done; the exit status (0: the cluster runs on etcd).
  */
-export async function requestConversion(dir: string, pid: number, servers: number, timeoutMs: number): Promise<number> {
-  const log = conversionLogPath(dir);
-  mkdirSync(join(dir, 'logs'), { recursive: true });
-  closeSync(openSync(log, 'a'));
-  let offset = statSize(log);
-  const startedAt = new Date().toISOString();
-  writeFileAtomic(join(dir, REQUEST), `${JSON.stringify({ servers, requestedBy: process.pid } satisfies ConversionRequest)}\n`, 0o644);
-  console.log(`asking the skiff up that runs the cluster (pid ${pid}) to convert it to etcd with ${servers} API server${servers === 1 ? '' : 's'}; its nodes keep running`);
-  process.kill(pid, CONVERT_SIGNAL);
-  const show = () => {
-    const fd = openSync(log, 'r');
-    try {
-      const buf = Buffer.alloc(64 * 1024);
-      for (let n; (n = readSync(fd, buf, 0, buf.length, offset)) > 0; offset += n) process.stdout.write(buf.subarray(0, n));
-    } finally {
-      closeSync(fd);
-    }
-  };
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    show();
-    const rec = readConversion(dir);
-    if (rec && rec.startedAt >= startedAt && rec.state !== 'converting') {
-      show();
-      if (rec.state === 'done') return 0;
-      console.error(`skiff up: the conversion failed: ${rec.reason ?? 'see the output of skiff up'}`);
-      return 1;
-    }
-    if (!processAlive(pid)) {
-      show();
-      console.error(`skiff up: the skiff up that ran the cluster (pid ${pid}) exited before the conversion finished; ${notFinishedHint(dir, servers)}`);
-      return 1;
-    }
-    if (Date.now() > deadline) {
-      console.error(`skiff up: the conversion did not finish within ${Math.round(timeoutMs / 1000)} s; it goes on in skiff up (pid ${pid}), whose output shows it`);
-      return 1;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function statSize(path: string): number {
-  const fd = openSync(path, 'r');
-  try {
-    return fstatSync(fd).size;
-  } finally {
-    closeSync(fd);
-  }
+export function requestConversion(dir: string, pid: number, servers: number, timeoutMs: number): Promise<number> {
+  return askSupervisor(dir, pid, { kind: 'convert', servers }, {
+    log: conversionLogPath(dir),
+    status: () => readConversion(dir),
+    timeoutMs,
+    what: `to convert it to etcd with ${servers} API server${servers === 1 ? '' : 's'}; its nodes keep running`,
+    ifGone: notFinishedHint(dir, servers),
+  });
 }

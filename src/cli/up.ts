@@ -47,7 +47,9 @@ import { generateToken } from '../auth/bootstrap-token.js';
 import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
 import { lockHolder } from '../util/pid-lock.js';
 import { RESTART_IN_PLACE_SIGNAL } from './stop-signals.js';
-import { CONVERT_SIGNAL, conversionSay, copyUpStoreIntoEtcd, discardUnfinishedConversion, keepSqliteFile, notFinishedHint, readConversionRequest, requestConversion, writeConversion } from './convert-to-etcd.js';
+import { conversionSay, copyUpStoreIntoEtcd, discardUnfinishedConversion, keepSqliteFile, notFinishedHint, requestConversion, writeConversion } from './convert-to-etcd.js';
+import { SUPERVISOR_REQUEST_SIGNAL, takeSupervisorRequest, type SupervisorRequest } from './supervisor-request.js';
+import { endpointSay, requestEndpointMove, writeEndpointMove } from './endpoint-move.js';
 import { rmSync } from 'node:fs';
 
 /** Flags `skiff up` sets itself on the processes it starts; users cannot pass them through. */
@@ -120,7 +122,7 @@ export function upCommand(): Command {
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--port <port>', 'API server port', intArg, 6443)
     .option('--runtime <runtime>', 'process, simulated or containerd (a containerd per node, started here; needs root, containerd, runc and the CNI plugins)', 'process')
-    .option('--control-plane-endpoint <host:port>', 'where HAProxy serves every API server as one (default with --servers > 1 and HAProxy installed: 127.0.0.1:<port+1>)', hostPortArg)
+    .option('--control-plane-endpoint <host:port>', 'where HAProxy serves every API server as one (default with --servers > 1 and HAProxy installed: 127.0.0.1:<port+1>); given to a running cluster, it is added or moved there', hostPortArg)
     .option('--ready-timeout <seconds>', 'how long to wait for every node to be Ready', intArg, 120)
     .addOption(new Option('--cloud <name>', 'run the nodes in a local cloud (skiff cloud serve) with the cluster autoscaler, in place of --nodes').choices(['local']))
     .option('--node-group <min:max:group>', 'with --cloud: a node group the autoscaler manages; its first MIN instances start with the cluster (repeatable)', (v: string, p: AutoscalerGroup[]) => [...p, nodeGroupArg(v)], [] as AutoscalerGroup[])
@@ -203,6 +205,11 @@ export function upCommand(): Command {
     if (o.controlPlaneEndpoint && !haproxyBin) {
       console.error('skiff up: --control-plane-endpoint runs HAProxy there, and HAProxy is not installed (Debian: apt-get install haproxy; or set SKIFF_HAPROXY_BIN)');
       process.exit(2);
+    }
+    // The cluster runs: the skiff up running it serves it at the endpoint given (added, or moved).
+    const running = o.convert ? undefined : lockHolder(join(dataDir, 'up.lock'));
+    if (o.controlPlaneEndpoint && running !== undefined && running !== process.pid) {
+      process.exit(await requestEndpointMove(dataDir, running, o.controlPlaneEndpoint, (o.readyTimeout + 300) * 1000));
     }
     // --port 0: a free port, chosen now, so every member shares it and the addresses are known up front.
     const ports = o.port === 0 ? await freePorts(2) : [o.port, o.port + 1];
@@ -304,14 +311,16 @@ export function upCommand(): Command {
     // agents behind; what is printed meanwhile has nowhere to go, and must not stop the stopping.
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stopAll(0));
-    // `skiff up --convert` over this directory asks for a conversion; it can run once the cluster is ready.
-    const refuseConversion = (reason: string) => {
-      const req = readConversionRequest(dataDir);
-      writeConversion(dataDir, { state: 'failed', servers: req?.servers ?? 0, startedAt: new Date().toISOString(), reason });
-      console.error(`conversion to etcd refused: ${reason}`);
+    // `skiff up --convert` or `--control-plane-endpoint` over this directory asks for a change
+    // (supervisor-request.ts); it can be made once the cluster is ready.
+    const refuseRequest = (req: SupervisorRequest | undefined, reason: string) => {
+      const startedAt = new Date().toISOString();
+      if (req?.kind === 'endpoint') writeEndpointMove(dataDir, { state: 'failed', startedAt, reason, endpoint: `${req.endpoint.host}:${req.endpoint.port}` });
+      else writeConversion(dataDir, { state: 'failed', servers: req?.servers ?? 0, startedAt, reason });
+      console.error(`${req?.kind === 'endpoint' ? 'moving the control-plane endpoint' : 'conversion to etcd'} refused: ${reason}`);
     };
-    let onConvertRequest = () => refuseConversion('the cluster is still starting; ask again once it is ready');
-    process.on(CONVERT_SIGNAL, () => onConvertRequest());
+    let onRequest = (req: SupervisorRequest | undefined) => refuseRequest(req, 'the cluster is still starting; ask again once it is ready');
+    process.on(SUPERVISOR_REQUEST_SIGNAL, () => onRequest(takeSupervisorRequest(dataDir)));
 
     // Ports first, so a clash is one line naming the flag that moves it, before anything starts.
     const etcdMembers = upEtcdMembers(dataDir, layout.etcdMembers);
@@ -472,10 +481,10 @@ export function upCommand(): Command {
       const cfg = join(dataDir, 'haproxy.cfg');
       writeFileSync(cfg, renderHaproxyConfig({ bindHost: at.host, bindPort: at.port, members: servers.map((s) => ({ host: s.host, port: port })) }));
       const log = join(logDir, 'haproxy.log');
-      haproxy = startProcess({ name: 'haproxy', command: haproxyBin!, args: ['-db', '-f', cfg], output: log });
+      const proc = (haproxy = startProcess({ name: 'haproxy', command: haproxyBin!, args: ['-db', '-f', cfg], output: log }));
       record();
-      void haproxy.exited.then(({ code, signal }) => {
-        if (!stopping) console.error(`haproxy exited (code ${code}, signal ${signal}); see ${log}: kubectl through ${atUrl} no longer works (the contexts admin@skiff-server-N name each member)`);
+      void proc.exited.then(({ code, signal }) => {
+        if (!stopping && haproxy === proc) console.error(`haproxy exited (code ${code}, signal ${signal}); see ${log}: kubectl through ${atUrl} no longer works (the contexts admin@skiff-server-N name each member)`);
       });
       console.log(`starting HAProxy on ${atUrl} in front of the ${servers.length} API servers (logs: ${log})`);
       try {
@@ -727,12 +736,59 @@ export function upCommand(): Command {
           `its SQLite file is kept as ${kept} (remove it once you no longer want to roll back)`,
       );
     };
-    onConvertRequest = () => {
-      if (converting || stopping || storage !== 'sqlite' || servers.length !== 1) return refuseConversion(converting ? 'a conversion is under way' : 'the cluster does not run on a single SQLite server');
-      const req = readConversionRequest(dataDir);
-      if (!req || req.servers < 1) return refuseConversion('no conversion request found');
+
+    // Every member restarted in place with the endpoint (a serving certificate with its name next to
+    // the old ones), one at a time so the others serve meanwhile; then HAProxy moves there and the
+    // admin kubeconfig names it. Agents fail over among the members and need nothing of it.
+    const moveEndpoint = async (to: { host: string; port: number }) => {
+      const startedAt = new Date().toISOString();
+      const where = `${to.host}:${to.port}`;
+      const url = urlOf(to);
+      writeEndpointMove(dataDir, { state: 'moving', startedAt, endpoint: where });
+      const say = endpointSay(dataDir, (l) => console.log(l));
+      try {
+        if (url === endpointUrl) throw new Error(`the cluster is served at ${url} already`);
+        const err = await listenError(to.host, to.port);
+        if (err) throw new Error(listenErrorMessage(err, 'the control-plane endpoint', 'choose another') ?? `${where} cannot be used: ${errorText(err)}`);
+        const previous = endpointUrl;
+        endpoint = to;
+        endpointUrl = url;
+        for (const s of servers) {
+          say(`restarting ${s.name} in place with the control-plane endpoint ${where}`);
+          s.replacing = true;
+          await s.proc?.stop(60_000, RESTART_IN_PLACE_SIGNAL);
+          s.replacing = false;
+          startServer(s);
+          await waitForReady(join(s.dir, 'kubeconfig'), 60_000, undefined, memberUrl(s));
+        }
+        if (haproxy) {
+          say(`stopping HAProxy on ${previous}`);
+          const old = haproxy;
+          haproxy = undefined;
+          await old.stop(5_000);
+        }
+        if (!(await startHaproxy(to, url))) throw new Error(`HAProxy on ${url} does not answer`);
+        writeAdminKubeconfig();
+        record({ endpoint: url });
+        writeEndpointMove(dataDir, { state: 'done', startedAt, endpoint: where });
+        say(`the control-plane endpoint is ${url}: the admin kubeconfig (${kubeconfig}) and every member's names it, and every serving certificate holds ${to.host} next to its earlier names`);
+      } catch (e) {
+        writeEndpointMove(dataDir, { state: 'failed', startedAt, endpoint: where, reason: errorText(e) });
+        say(`moving the control-plane endpoint failed: ${errorText(e)}`);
+      }
+    };
+    onRequest = (req) => {
+      if (!req) return;
+      if (converting || stopping) return refuseRequest(req, converting ? 'another change is under way' : 'the cluster is stopping');
+      if (req.kind === 'convert') {
+        if (storage !== 'sqlite' || servers.length !== 1) return refuseRequest(req, 'the cluster does not run on a single SQLite server');
+        converting = true;
+        void convertInPlace(req.servers).finally(() => (converting = false));
+        return;
+      }
+      if (!haproxyBin) return refuseRequest(req, 'HAProxy is not installed (Debian: apt-get install haproxy; or set SKIFF_HAPROXY_BIN)');
       converting = true;
-      void convertInPlace(req.servers).finally(() => (converting = false));
+      void moveEndpoint(req.endpoint).finally(() => (converting = false));
     };
   });
   return cmd;

@@ -224,7 +224,7 @@ describe('skiff up --convert', () => {
     await up.exited;
     const r = await converting;
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /exited before the conversion finished; the SQLite store is as it was: skiff up --data-dir .* starts the cluster on it again/);
+    assert.match(r.stderr, /exited before it was done; the SQLite store is as it was: skiff up --data-dir .* starts the cluster on it again/);
     // What the killed up left running goes with skiff down; then the cluster starts on SQLite.
     const down = await runSkiff(['down', '--data-dir', dir], { timeoutMs: 120_000 });
     assert.equal(down.code, 0, down.stderr);
