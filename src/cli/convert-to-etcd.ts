@@ -9,18 +9,15 @@
 // member serves from it; until then the next `up` starts on SQLite, whose file the conversion only
 // reads, and discards what the conversion left in <dir>/etcd. Afterwards the SQLite file is kept,
 // renamed (state.db.pre-etcd), for a roll back.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, appendFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEtcdStore } from '../store/etcd.js';
-import { copySqliteToEtcd, raiseRevision, readSqliteSnapshot, sqliteRevision, type ConversionResult } from '../store/sqlite-to-etcd.js';
-import { sealedSharedPki } from '../pki/shared-ca.js';
+import type { ConversionResult } from '../store/sqlite-to-etcd.js';
+import { copyServerStoreIntoEtcd, keepSqliteFile } from '../server/store-conversion.js';
 import { askSupervisor } from './supervisor-request.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 
 const RECORD = 'conversion.json';
-/** The SQLite file's name once the cluster runs on etcd: kept for a roll back, never opened by a server. */
-export const KEPT_SQLITE_SUFFIX = '.pre-etcd';
-
 export interface ConversionRecord {
   state: 'converting' | 'done' | 'failed';
   /** API servers the cluster grows to. */
@@ -42,11 +39,6 @@ export function readConversion(dir: string): ConversionRecord | undefined {
 
 export function writeConversion(dir: string, record: ConversionRecord): void {
   writeFileAtomic(join(dir, RECORD), `${JSON.stringify(record, null, 2)}\n`, 0o644);
-}
-
-/** The single server's SQLite file in an `up` directory. */
-export function upSqlitePath(dir: string): string {
-  return join(dir, 'server', 'db', 'state.db');
 }
 
 /** Where a conversion's progress goes, besides the terminal of the `up` that runs it. */
@@ -86,41 +78,24 @@ export function discardUnfinishedConversion(dir: string): string | undefined {
 export interface CopyOptions {
   dir: string;
   etcdEndpoints: string[];
-  /** The cluster's join token: it seals the CA in etcd, as the first etcd member would. */
   token: string;
   say: (line: string) => void;
-  /**
-   * Stops the SQLite server, after the revision has been raised to about its own (while it still
-   * served) and before the snapshot: writes after the snapshot would be lost.
-   */
   stopServer?: () => Promise<void>;
 }
 
-/** Raises etcd's revision, stops the SQLite server (when one runs), and copies its store into etcd. */
+/** The first server's store of an `up` directory copied into etcd (see copyServerStoreIntoEtcd). */
 export async function copyUpStoreIntoEtcd(o: CopyOptions): Promise<ConversionResult> {
-  const path = upSqlitePath(o.dir);
-  if (!existsSync(path)) throw new Error(`${path} does not exist: there is no SQLite store to convert`);
-  const pki = sealedSharedPki(join(o.dir, 'server', 'tls'), o.token);
   const etcd = await openEtcdStore({ endpoints: o.etcdEndpoints, compactIntervalMs: 0, randomizeEndpoints: false });
   try {
-    await raiseRevision(etcd, sqliteRevision(path), { say: o.say });
-    if (o.stopServer) await o.stopServer();
-    const snapshot = readSqliteSnapshot(path);
-    o.say(`read the SQLite store at revision ${snapshot.revision}: ${snapshot.items.length} keys`);
-    const result = await copySqliteToEtcd(snapshot, etcd, { say: o.say, extra: pki });
-    o.say(`copied ${result.copied} keys; etcd is at revision ${result.etcdRevision}, above the SQLite store's ${result.sqliteRevision} (older resourceVersions now get 410 Gone)`);
-    return result;
+    return await copyServerStoreIntoEtcd({ serverDir: join(o.dir, 'server'), etcd, token: o.token, say: o.say, ...(o.stopServer ? { stopServer: o.stopServer } : {}) });
   } finally {
     await etcd.close();
   }
 }
 
-/** Renames the SQLite file (and its WAL) out of the way once the cluster runs on etcd; the new path. */
-export function keepSqliteFile(dir: string): string {
-  const path = upSqlitePath(dir);
-  for (const ext of ['-wal', '-shm']) if (existsSync(path + ext)) renameSync(path + ext, `${path}${KEPT_SQLITE_SUFFIX}${ext}`);
-  if (existsSync(path)) renameSync(path, path + KEPT_SQLITE_SUFFIX);
-  return path + KEPT_SQLITE_SUFFIX;
+/** Puts the `up` directory's SQLite file aside once the cluster runs on etcd; the new path. */
+export function keepUpSqliteFile(dir: string): string {
+  return keepSqliteFile(join(dir, 'server'));
 }
 
 /**

@@ -47,7 +47,7 @@ import { generateToken } from '../auth/bootstrap-token.js';
 import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
 import { lockHolder } from '../util/pid-lock.js';
 import { RESTART_IN_PLACE_SIGNAL } from './stop-signals.js';
-import { conversionSay, copyUpStoreIntoEtcd, discardUnfinishedConversion, keepSqliteFile, notFinishedHint, requestConversion, writeConversion } from './convert-to-etcd.js';
+import { conversionSay, copyUpStoreIntoEtcd, discardUnfinishedConversion, keepUpSqliteFile, notFinishedHint, requestConversion, writeConversion } from './convert-to-etcd.js';
 import { SUPERVISOR_REQUEST_SIGNAL, takeSupervisorRequest, type SupervisorRequest } from './supervisor-request.js';
 import { endpointSay, requestEndpointMove, writeEndpointMove } from './endpoint-move.js';
 import { rmSync } from 'node:fs';
@@ -391,7 +391,7 @@ export function upCommand(): Command {
     /** The cluster runs on etcd now: its layout says so, and the SQLite file is put aside. */
     const convertedToEtcd = (members: number, startedAt: string) => {
       writeClusterLayout(dataDir, { storage: 'etcd', etcdMembers: members === 1 ? 1 : 3, convertedFrom: 'sqlite' });
-      const kept = keepSqliteFile(dataDir);
+      const kept = keepUpSqliteFile(dataDir);
       writeConversion(dataDir, { state: 'done', servers: members, startedAt, keptSqlite: kept });
       return kept;
     };
