@@ -205,6 +205,21 @@ describe('skiff up --convert', () => {
     assert.equal((await up.exited).code, 0);
     assert.match(readFileSync(out, 'utf8'), /cluster stopped/);
     assert.deepEqual(processesMentioning(dir), [], 'nothing of the cluster left running');
+
+    // Started again later as what it is now: 3 members on etcd, the first still in server/.
+    const out2 = join(root, 'live-up-again.out');
+    const again = startProcess({
+      name: 'up',
+      command: process.execPath,
+      args: [SKIFF_BIN, 'up', '--servers', '3', '--storage', 'etcd', '--data-dir', dir, '--nodes', '2', '--port', String(port), '--runtime', 'simulated', '--dashboard', 'false', '--kubeconfig-update', 'false'],
+      output: out2,
+    });
+    ups.push(again);
+    await eventually(() => readFileSync(out2, 'utf8').includes('cluster ready'), 120_000, `"cluster ready" in ${out2}`);
+    assert.match(readFileSync(out2, 'utf8'), new RegExp(`^starting server on https://127\\.0\\.0\\.1:${port} `, 'm'));
+    assert.match(await kubectl(['-n', 'shop', 'get', 'configmap', 'after-the-kill', '-o', 'name']), /configmap\/after-the-kill/);
+    again.signal('SIGTERM');
+    assert.equal((await again.exited).code, 0);
   });
 
   it('an interrupted conversion (skiff up SIGKILLed midway) leaves a cluster that starts again on SQLite with nothing lost', async () => {
