@@ -9,7 +9,7 @@
 // member serves from it; until then the next `up` starts on SQLite, whose file the conversion only
 // reads, and discards what the conversion left in <dir>/etcd. Afterwards the SQLite file is kept,
 // renamed (state.db.pre-etcd), for a roll back.
-import { mkdirSync, readFileSync, rmSync, appendFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEtcdStore } from '../store/etcd.js';
 import type { ConversionResult } from '../store/sqlite-to-etcd.js';
@@ -70,8 +70,11 @@ export function notFinishedHint(dir: string, servers: number): string {
 export function discardUnfinishedConversion(dir: string): string | undefined {
   const rec = readConversion(dir);
   if (!rec || rec.state === 'done') return undefined;
+  // A request refused before anything started left no copy behind to speak of.
+  const copied = existsSync(join(dir, 'etcd'));
   rmSync(join(dir, 'etcd'), { recursive: true, force: true });
   rmSync(join(dir, RECORD), { force: true });
+  if (!copied) return undefined;
   return `a conversion to etcd started ${rec.startedAt} did not finish${rec.reason ? ` (${rec.reason})` : ''}: the cluster starts on its SQLite store, which the conversion only read; its partial etcd copy is removed`;
 }
 

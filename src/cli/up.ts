@@ -671,7 +671,7 @@ export function upCommand(): Command {
       const added = Array.from({ length: want - 1 }, (_, k) => upMember(dataDir, k + 1, want, true));
       const members = upEtcdMembers(dataDir, want === 1 ? 1 : 3);
       const at = want > 1 && haproxyBin ? { host: '127.0.0.1', port: freeEndpointPort } : undefined;
-      let sqliteStopped = false;
+      let sqliteStopped = 0;
       try {
         const wanted = [...added.map((s) => ({ host: s.host, port })), ...(at ? [at] : []), ...members.flatMap((m) => [m.clientPort, m.peerPort].map((p) => ({ host: m.host, port: p })))];
         for (const w of wanted) {
@@ -691,7 +691,7 @@ export function upCommand(): Command {
             say(`stopping ${first.name} (SQLite) for the copy; every node, its own too, keeps running`);
             first.replacing = true;
             await first.proc?.stop(60_000, RESTART_IN_PLACE_SIGNAL);
-            sqliteStopped = true;
+            sqliteStopped = Date.now();
           },
         });
       } catch (e) {
@@ -699,7 +699,7 @@ export function upCommand(): Command {
         await etcd?.destroy();
         etcd = undefined;
         first.replacing = false;
-        if (sqliteStopped && !stopping) {
+        if (sqliteStopped > 0 && !stopping) {
           say(`starting ${first.name} again on its SQLite store, which the conversion only read`);
           startServer(first);
         }
@@ -716,6 +716,7 @@ export function upCommand(): Command {
         say(`starting ${first.name} again, on etcd`);
         startServer(first);
         await waitForReady(join(first.dir, 'kubeconfig'), 60_000, undefined, memberUrl(first));
+        say(`${first.name} serves again, on etcd, ${((Date.now() - sqliteStopped) / 1000).toFixed(1)} s after it stopped on SQLite`);
         for (const s of added) {
           servers.push(s);
           say(`adding ${s.name} on ${memberUrl(s)}`);

@@ -143,13 +143,15 @@ describe('skiff up --convert', () => {
       assert.match(r.stdout, /^asking the skiff up that runs the cluster \(pid \d+\) to convert it to etcd with 3 API servers; its nodes keep running$/m);
       assert.match(r.stdout, /^raising etcd's revision from \d+ to \d+, above every resourceVersion the SQLite store gave out \(\d+ writes\)$/m);
       assert.match(r.stdout, /^copying \d+ keys into etcd \(\d+ with a TTL, kept as etcd leases/m);
+      const paused = /^server serves again, on etcd, ([\d.]+) s after it stopped on SQLite$/m.exec(r.stdout);
+      assert.ok(paused, r.stdout);
       assert.match(r.stdout, /^adding server-2 on https:\/\/127\.0\.0\.2:\d+$/m);
       assert.match(r.stdout, /^adding server-3 on https:\/\/127\.0\.0\.3:\d+$/m);
       assert.match(r.stdout, new RegExp(`^the cluster runs on etcd with 3 API servers .*; control-plane endpoint: https://127\\.0\\.0\\.1:${port! + 1} \\(HAProxy\\); its SQLite file is kept as .*state\\.db\\.pre-etcd`, 'm'));
       assert.ok(existsSync(join(dir, 'server', 'db', 'state.db.pre-etcd')) && !existsSync(join(dir, 'server', 'db', 'state.db')), 'the SQLite file is put aside');
       const layout = JSON.parse(readFileSync(join(dir, 'cluster.json'), 'utf8')) as Record<string, unknown>;
       assert.deepEqual([layout.storage, layout.etcdMembers, layout.convertedFrom], ['etcd', 3, 'sqlite']);
-      console.log(`conversion took ${took} ms; ${samples} node samples, ${unanswered} unanswered`);
+      console.log(`conversion took ${took} ms, the server paused ${paused[1]} s; ${samples} node samples, ${unanswered} unanswered`);
 
       // Every object, with its uid, above its old resourceVersion.
       const endpointClient = adminClient(dir);
