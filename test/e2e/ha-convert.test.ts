@@ -180,6 +180,18 @@ describe('skiff up --convert', () => {
       }
       assert.ok(seen.every((s) => s === 'ADDED settings' || s.startsWith('BOOKMARK')), `what the open watch saw: ${seen.join(', ')}`);
 
+      // The agents learned the new members as they do any (from default/kubernetes).
+      for (const n of ['node-1', 'node-2']) {
+        await eventually(() => {
+          try {
+            const known = (JSON.parse(readFileSync(join(dir, 'agents', n, 'servers.json'), 'utf8')) as { servers: string[] }).servers;
+            return members.every((m) => known.includes(m));
+          } catch {
+            return false;
+          }
+        }, 30_000, `${n} knowing every member`);
+      }
+
       // The original server SIGKILLed: agents renew through the others, kubectl through HAProxy works.
       const leases = async () => Object.fromEntries((await endpointClient.get<KubeList>('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases')).items.map((l) => [l.metadata.name, (l.spec as { renewTime?: string }).renewTime]));
       const [victim] = processesMentioning(`${join(dir, 'server')}\0`);
