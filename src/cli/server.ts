@@ -25,6 +25,7 @@ export function serverCommand(): Command {
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--etcd-endpoints <urls>', 'etcd client URLs, comma-separated', listArg, [])
     .option('--control-plane-endpoint <host:port>', 'shared endpoint (load balancer) put into certificates and kubeconfigs')
+    .option('--convert', "with --storage etcd: first move this data directory's SQLite store into etcd (which must be empty), every object kept with its uid; once done the SQLite file is kept as db/state.db.pre-etcd and the flag does nothing", false)
     .addOption(new Option('--token <token>', 'a bootstrap token (abcdef.0123456789abcdef) agents may join with').env('SKIFF_TOKEN'))
     .option('--token-auth-file <file>', 'static bearer tokens, one "token,user,uid[,\"group1,group2\"]" line each, as kube-apiserver reads them')
     .addOption(durationOption('--compact-interval <duration>', 'how often old store history is compacted', 300_000))
@@ -146,6 +147,7 @@ export function serverCommand(): Command {
           ...(o.controlPlaneEndpoint ? { controlPlaneEndpoint: o.controlPlaneEndpoint as string } : {}),
           storage: o.storage === 'etcd' ? 'etcd' : 'sqlite',
           etcdEndpoints: o.etcdEndpoints as string[],
+          ...(o.convert ? { convertFromSqlite: true } : {}),
           compactIntervalMs: o.compactInterval as number,
           compactMinRetain: o.compactMinRetain as number,
           defaultNotReadyTolerationSeconds: o.defaultNotReadyTolerationSeconds as number,

@@ -11,6 +11,7 @@ import { renderKubeconfig } from '../pki/kubeconfig.js';
 import { ApiServer, type FlowControlOptions } from '../apiserver/server.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import { openEtcdStore } from '../store/etcd.js';
+import { convertOnStart } from './store-conversion.js';
 import { loadOrCreateSharedCa, loadOrCreateSharedFrontProxyCa, loadOrCreateSharedServiceAccountKey } from '../pki/shared-ca.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../util/log.js';
@@ -38,6 +39,8 @@ export interface ServerConfig {
   controlPlaneEndpoint?: string;
   storage: 'sqlite' | 'etcd';
   etcdEndpoints: string[];
+  /** `--convert`: move this data directory's SQLite store into the (empty) etcd before serving from it. */
+  convertFromSqlite?: boolean;
   compactIntervalMs: number;
   compactMinRetain: number;
   defaultNotReadyTolerationSeconds: number;
@@ -102,12 +105,21 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     if (cfg.etcdEndpoints.length === 0) throw new Error('--storage etcd needs --etcd-endpoints URL[,URL...]');
     if (!cfg.token) throw new Error('--storage etcd needs --token: it seals the cluster CA that all servers share');
     store = await openEtcdStore({ endpoints: cfg.etcdEndpoints, compactMinRetain: cfg.compactMinRetain, compactIntervalMs: cfg.compactIntervalMs, log });
+    if (cfg.convertFromSqlite) {
+      try {
+        await convertOnStart(cfg.dataDir, store, cfg.token, (line) => log.info({}, line));
+      } catch (e) {
+        await store.close();
+        throw e;
+      }
+    }
     shared = {
       ca: await loadOrCreateSharedCa(store, cfg.token),
       serviceAccountKeyPem: await loadOrCreateSharedServiceAccountKey(store, cfg.token),
       frontProxyCa: await loadOrCreateSharedFrontProxyCa(store, cfg.token),
     };
   } else {
+    if (cfg.convertFromSqlite) throw new Error('--convert moves the SQLite store into etcd: it needs --storage etcd --etcd-endpoints URL[,URL...]');
     mkdirSync(join(cfg.dataDir, 'db'), { recursive: true, mode: 0o700 });
     // The store compacts history (keeping compactMinRetain revisions) and checkpoints its WAL itself.
     store = await openSqliteStore({ path: join(cfg.dataDir, 'db', 'state.db'), compactMinRetain: cfg.compactMinRetain, maintenanceIntervalMs: cfg.compactIntervalMs });
