@@ -31,6 +31,8 @@ import { Backoff } from './wake.js';
 import type { LeaseRenewer } from './lease-renewer.js';
 import { ContainerLogRotation } from './container-log-rotation.js';
 import { LogServer } from './log-server.js';
+import { StatsProvider } from './stats-provider.js';
+import { hostUsage } from './node-usage.js';
 import type { NodeKeeper } from './node-keeper.js';
 import { NodeLoops } from './node-loops.js';
 import { hostCapacity, READY, simulatedCapacity, type NodeConfig, type Readiness } from './node-object.js';
@@ -344,6 +346,14 @@ export class Agent {
     await this.podSync.recover();
     void events.node('Starting', 'Starting skiff agent.');
 
+    const stats = new StatsProvider({
+      clock: this.clock,
+      log: this.log,
+      nodeName: this.nodeName,
+      runtime,
+      workers: () => this.podSync?.allWorkers() ?? [],
+      ...(cfg.runtime === 'simulated' ? {} : { host: hostUsage }),
+    });
     const serving = await ensureServingCert(this.state.path('tls'), this.nodeName, dedupe([cfg.nodeIP, this.nodeName, 'localhost']));
     this.logServer = new LogServer({
       host: cfg.nodeIP,
@@ -354,6 +364,7 @@ export class Agent {
       log: this.log,
       lookup: (ns, name) => this.podSync?.workerFor(ns, name),
       metrics: () => this.metrics.text(),
+      stats: () => stats.read(),
       runtime: runtime.name,
       ...(runtime.streamUrl ? { streamUrl: (r: StreamRequest) => runtime.streamUrl!(r) } : {}),
     });

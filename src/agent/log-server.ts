@@ -2,7 +2,8 @@
 // (GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=&limitBytes=
 // &sinceSeconds=), the streams kubectl opens into pods (upgrades to /exec/<ns>/<pod>/<container>,
 // /attach/..., /portForward/<ns>/<pod>, relayed to the runtime's streaming server), /metrics and
-// /healthz. Clients must present a certificate signed by the cluster CA (the API server's kubelet
+// /healthz, and the resource usage the runtime reads: the summary API (/stats/summary) and the
+// resource metrics metrics-server scrapes (/metrics/resource). Clients must present a certificate signed by the cluster CA (the API server's kubelet
 // client, or an admin's).
 import { errorText } from '../util/error-text.js';
 import https from 'node:https';
@@ -15,6 +16,9 @@ import type { PodWorker } from './pod-worker.js';
 import { CriLogDecoder } from './cri-log.js';
 import { TimedLogDecoder } from './log-times.js';
 import type { RuntimeName, StreamRequest } from './runtimes/runtime.js';
+import type { StatsReading } from './stats-provider.js';
+import { summaryOf } from '../resource-metrics/summary.js';
+import { RESOURCE_METRICS_CONTENT_TYPE, resourceMetricsText } from '../resource-metrics/resource-text.js';
 import { asRequest, relayUpgrade, upgradeHeaders, upgradeOf, UpgradeRefused } from '../util/upgrade.js';
 
 export interface LogServerOptions {
@@ -30,6 +34,8 @@ export interface LogServerOptions {
   pollMs?: number;
   /** The Prometheus text served at /metrics. */
   metrics?(): Promise<{ contentType: string; body: string }>;
+  /** The node's and its containers' resource usage (/stats/summary, /metrics/resource). */
+  stats?(): Promise<StatsReading>;
   /** The runtime, for saying why it cannot exec when it cannot. */
   runtime?: RuntimeName;
   /** Where the runtime serves an exec, attach or port-forward; absent when it has no streaming server. */
@@ -37,6 +43,13 @@ export interface LogServerOptions {
 }
 
 const ALLOWED_CN = 'skiff-apiserver-kubelet-client';
+
+/** The node subresource a path is authorized as, as the kubelet maps its paths. */
+export function nodeSubresource(path: string): 'stats' | 'metrics' | 'proxy' {
+  if (path === '/stats' || path.startsWith('/stats/')) return 'stats';
+  if (path === '/metrics' || path.startsWith('/metrics/')) return 'metrics';
+  return 'proxy';
+}
 
 function send(res: ServerResponse, code: number, text: string): void {
   res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
@@ -146,7 +159,8 @@ export class LogServer {
     const cn = typeof subject?.CN === 'string' ? subject.CN : '';
     const orgs = subject?.O === undefined ? [] : Array.isArray(subject.O) ? subject.O : [subject.O];
     if (cn !== ALLOWED_CN && !orgs.includes('system:masters')) {
-      send(res, 403, `Forbidden (user=${cn}, verb=get, resource=nodes, subresource=proxy)`);
+      const path = new URL(req.url ?? '/', 'https://agent').pathname;
+      send(res, 403, `Forbidden (user=${cn}, verb=${(req.method ?? 'GET').toLowerCase() === 'get' ? 'get' : 'create'}, resource=nodes, subresource=${nodeSubresource(path)})`);
       return false;
     }
     return true;
@@ -203,6 +217,21 @@ export class LogServer {
           res.end(m.body);
         },
         (e: unknown) => send(res, 500, `metrics: ${errorText(e)}`),
+      );
+      return;
+    }
+    if ((url.pathname === '/stats/summary' || url.pathname === '/metrics/resource') && this.o.stats) {
+      if (req.method !== 'GET') return send(res, 405, 'method not allowed');
+      const summary = url.pathname === '/stats/summary';
+      void this.o.stats().then(
+        (r) => {
+          // The kubelet answers a summary it cannot make whole with a 500; the resource metrics say so in resource_scrape_error.
+          if (summary && r.error !== undefined) return send(res, 500, `Internal Error: failed to get container stats: ${r.error}`);
+          const body = summary ? JSON.stringify(summaryOf(r.report)) : resourceMetricsText(r.report, r.error !== undefined);
+          res.writeHead(200, { 'Content-Type': summary ? 'application/json' : RESOURCE_METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) });
+          res.end(body);
+        },
+        (e: unknown) => send(res, 500, `stats: ${errorText(e)}`),
       );
       return;
     }

@@ -1,0 +1,167 @@
+// metrics.k8s.io/v1beta1, served by the API server itself in place of metrics-server: NodeMetrics
+// and PodMetrics, get and list (with label and field selectors), in metrics-server's shapes and
+// spellings — CPU in nanocores, memory in binary units, `timestamp` the end of the window the
+// rate was measured over and `window` its length. Figures come from the node scraper's storage,
+// or for nodes that serve no endpoint (a `skiff sim` fleet's) from the pods' requests.
+import { badRequest, methodNotAllowed, notFound } from '../../api/errors.js';
+import { parseFieldSelector } from '../../api/fields.js';
+import { parseLabelSelector } from '../../api/labels.js';
+import type { Pod } from '../../api/kinds/pod.js';
+import type { KubeObject } from '../../api/types.js';
+import type { UsageRate } from '../../resource-metrics/usage-rate.js';
+import { cpuQuantity, goDuration, memoryQuantity } from '../../resource-metrics/quantities.js';
+import { rfc3339 } from '../../util/time.js';
+import type { DiscoveredResource } from '../discovery.js';
+import type { ResourceRequest } from '../http/request-info.js';
+import type { MetricsStorage } from './metrics-storage.js';
+import { simulatedNodeRate, simulatedPodRates } from './simulated-metrics.js';
+
+export const METRICS_GROUP = 'metrics.k8s.io';
+export const METRICS_VERSION = 'v1beta1';
+const API_VERSION = `${METRICS_GROUP}/${METRICS_VERSION}`;
+
+/** What discovery lists for the group: metrics-server's two resources, get and list only. */
+export const METRICS_TYPES: readonly DiscoveredResource[] = [
+  { group: METRICS_GROUP, version: METRICS_VERSION, resource: 'nodes', kind: 'NodeMetrics', singular: '', namespaced: false, shortNames: [], categories: [], subresources: [], verbs: ['get', 'list'] },
+  { group: METRICS_GROUP, version: METRICS_VERSION, resource: 'pods', kind: 'PodMetrics', singular: '', namespaced: true, shortNames: [], categories: [], subresources: [], verbs: ['get', 'list'] },
+];
+
+export function metricsTypeFor(group: string, version: string, resource: string): DiscoveredResource | undefined {
+  return METRICS_TYPES.find((t) => t.group === group && t.version === version && t.resource === resource);
+}
+
+export interface MetricsApiDeps {
+  now(): number;
+  storage: MetricsStorage;
+  resolutionMs: number;
+  nodes(): KubeObject[];
+  node(name: string): KubeObject | undefined;
+  /** Pods of a namespace, or of all when undefined. */
+  pods(namespace: string | undefined): Pod[];
+  pod(namespace: string, name: string): Pod | undefined;
+  /** Whether the node's figures are made from its pods' requests (it serves nothing to scrape). */
+  simulated(node: KubeObject): boolean;
+}
+
+function usage(rate: UsageRate): { cpu: string; memory: string } {
+  return { cpu: cpuQuantity(rate.nanoCores), memory: memoryQuantity(rate.memoryWorkingSetBytes) };
+}
+
+function metadata(obj: KubeObject, now: number): KubeObject['metadata'] {
+  return {
+    name: obj.metadata.name!,
+    ...(obj.metadata.namespace !== undefined ? { namespace: obj.metadata.namespace } : {}),
+    // metrics-server's objects are made when asked.
+    creationTimestamp: rfc3339(now),
+    ...(obj.metadata.labels ? { labels: obj.metadata.labels } : {}),
+  };
+}
+
+export class MetricsApi {
+  constructor(private readonly d: MetricsApiDeps) {}
+
+  /** The answer to a request for the group (authorized already); throws a StatusError. */
+  answer(info: ResourceRequest, query: URLSearchParams): KubeObject {
+    const type = metricsTypeFor(info.group, info.version, info.resource);
+    if (!type || info.subresource !== undefined) throw notFound(info.resource, info.group, info.name ?? '');
+    if (info.verb !== 'get' && info.verb !== 'list') throw methodNotAllowed();
+    const now = this.d.now();
+    return info.resource === 'nodes' ? this.nodes(info, query, now) : this.pods(info, query, now);
+  }
+
+  private selectors(query: URLSearchParams): (o: KubeObject) => boolean {
+    const labels = parseLabelSelector(query.get('labelSelector') ?? '');
+    const fields = parseFieldSelector(query.get('fieldSelector') ?? '', {});
+    return (o) => labels.matches(o.metadata.labels) && fields.matches(o);
+  }
+
+  private nodes(info: ResourceRequest, query: URLSearchParams, now: number): KubeObject {
+    if (info.name !== undefined) {
+      const node = this.d.node(info.name);
+      if (!node) throw notFound('nodes', '', info.name);
+      const m = this.nodeMetrics(node, now, () => this.d.pods(undefined).filter((p) => p.spec?.nodeName === info.name));
+      if (!m) throw notFound('nodemetrics', METRICS_GROUP, info.name);
+      return m;
+    }
+    const selected = this.selectors(query);
+    const items: KubeObject[] = [];
+    // A simulated node's figures are its pods': gathered by node once, when the first one asks.
+    let byNode: Map<string, Pod[]> | undefined;
+    const podsOn = (name: string): Pod[] => {
+      if (!byNode) {
+        byNode = new Map();
+        for (const p of this.d.pods(undefined)) {
+          const n = p.spec?.nodeName;
+          if (!n) continue;
+          const list = byNode.get(n);
+          if (list) list.push(p);
+          else byNode.set(n, [p]);
+        }
+      }
+      return byNode.get(name) ?? [];
+    };
+    for (const node of this.d.nodes().filter(selected).sort(byName)) {
+      const m = this.nodeMetrics(node, now, () => podsOn(node.metadata.name!));
+      if (m) items.push(m);
+    }
+    return { apiVersion: API_VERSION, kind: 'NodeMetricsList', metadata: {}, items } as KubeObject;
+  }
+
+  private nodeMetrics(node: KubeObject, now: number, podsOn: () => Pod[]): KubeObject | undefined {
+    const rate = this.d.simulated(node) ? simulatedNodeRate(podsOn(), now, this.d.resolutionMs) : this.d.storage.nodeRate(node.metadata.name!);
+    if (!rate) return undefined;
+    return { apiVersion: API_VERSION, kind: 'NodeMetrics', metadata: metadata(node, now), timestamp: rfc3339(rate.timestampMs), window: goDuration(rate.windowMs), usage: usage(rate) } as KubeObject;
+  }
+
+  private pods(info: ResourceRequest, query: URLSearchParams, now: number): KubeObject {
+    if (info.name !== undefined) {
+      if (info.namespace === undefined) throw badRequest('a pod\'s metrics are read in its namespace');
+      const pod = this.d.pod(info.namespace, info.name);
+      if (!pod) throw notFound('pods', '', `${info.namespace}/${info.name}`);
+      const m = this.podMetrics(pod, now, new Map());
+      if (!m) throw notFound('podmetrics', METRICS_GROUP, `${info.namespace}/${info.name}`);
+      return m;
+    }
+    const selected = this.selectors(query);
+    const items: KubeObject[] = [];
+    const simulatedNodes = new Map<string, boolean>();
+    for (const pod of this.d.pods(info.namespace).filter(selected).sort(byNamespaceAndName)) {
+      const m = this.podMetrics(pod, now, simulatedNodes);
+      if (m) items.push(m);
+    }
+    return { apiVersion: API_VERSION, kind: 'PodMetricsList', metadata: {}, items } as KubeObject;
+  }
+
+  private podMetrics(pod: Pod, now: number, simulatedNodes: Map<string, boolean>): KubeObject | undefined {
+    const nodeName = pod.spec?.nodeName;
+    if (!nodeName) return undefined;
+    let simulated = simulatedNodes.get(nodeName);
+    if (simulated === undefined) {
+      const node = this.d.node(nodeName);
+      simulated = node !== undefined && this.d.simulated(node);
+      simulatedNodes.set(nodeName, simulated);
+    }
+    const rates = simulated ? simulatedPodRates(pod, now, this.d.resolutionMs) : this.d.storage.podRates(pod.metadata.namespace ?? 'default', pod.metadata.name!);
+    if (!rates) return undefined;
+    // The pod's window is its latest container's.
+    const latest = rates.reduce((a, b) => (b.rate.timestampMs > a.rate.timestampMs ? b : a)).rate;
+    return {
+      apiVersion: API_VERSION,
+      kind: 'PodMetrics',
+      metadata: metadata(pod, now),
+      timestamp: rfc3339(latest.timestampMs),
+      window: goDuration(latest.windowMs),
+      containers: rates.map(({ container, rate }) => ({ name: container, usage: usage(rate) })),
+    } as KubeObject;
+  }
+}
+
+function byName(a: KubeObject, b: KubeObject): number {
+  return a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0;
+}
+
+function byNamespaceAndName(a: KubeObject, b: KubeObject): number {
+  const ka = `${a.metadata.namespace}/${a.metadata.name}`;
+  const kb = `${b.metadata.namespace}/${b.metadata.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
