@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { TEST_JOIN_TOKEN, TestAgent, TestServer, eventually } from '../support/cluster.js';
+import { SKIFF_BIN, TEST_JOIN_TOKEN, TestAgent, TestServer, eventually } from '../support/cluster.js';
+import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 
 const NODE = 'top-node';
 
@@ -37,8 +38,10 @@ describe('resource metrics: summary API, metrics.k8s.io, kubectl top (process ru
     });
     await eventually(async () => (await s.k(['get', 'pods', '-o', 'jsonpath={.items[*].status.phase}'])) === 'Running Running', 20_000, 'pods Running');
   });
+  let fleet: ManagedProcess | undefined;
   after(async () => {
     writeFileSync(stopFile, '');
+    await fleet?.stop(10_000);
     await a.stop();
     await s.stop();
     s.cleanup();
@@ -120,5 +123,28 @@ describe('resource metrics: summary API, metrics.k8s.io, kubectl top (process ru
     writeFileSync(stopFile, '');
     await eventually(async () => (cpuMillis(await s.k(['top', 'pods']), 'burner') ?? Infinity) <= 20, 20_000, 'kubectl top pods: burner idle again');
     assert.ok(existsSync(stopFile));
+  });
+
+  it("a skiff sim fleet's nodes and pods have figures made from the pods' requests, scraping nothing", async () => {
+    fleet = startProcess({
+      name: 'sim',
+      command: process.execPath,
+      args: [SKIFF_BIN, 'sim', '--kubeconfig', s.kubeconfig, '--nodes', '3', '--name-prefix', 'topsim', '--data-dir', join(scratch, 'sim'), '--log-format', 'json'],
+      output: join(scratch, 'sim.log'),
+    });
+    await eventually(async () => (await s.k(['get', 'nodes', '-l', 'skiff.dev/simulated-by=topsim', '--no-headers'])).split('\n').filter((l) => /\sReady\s/.test(l)).length === 3, 30_000, 'three simulated nodes Ready');
+    await s.k(['create', 'deployment', 'simweb', '--image=nginx', '--replicas=3']);
+    await s.k(['set', 'resources', 'deployment', 'simweb', '--requests=cpu=200m,memory=64Mi']);
+    await s.k(['patch', 'deployment', 'simweb', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'skiff.dev/simulated-by': 'topsim' } } } } })]);
+    const pods = await eventually(async () => {
+      const out = await s.k(['top', 'pods', '-l', 'app=simweb', '--no-headers']);
+      const rows = out.split('\n').filter(Boolean).map((l) => l.split(/\s+/));
+      // 30–70 % of the 200m and 64Mi each asked for.
+      return rows.length === 3 && rows.every((r) => Number(r[1]!.replace(/m$/, '')) >= 60 && Number(r[1]!.replace(/m$/, '')) <= 140 && /^\d+Mi$/.test(r[2]!)) ? rows : undefined;
+    }, 30_000, 'kubectl top pods of the fleet');
+    assert.equal(pods.length, 3);
+    const nodes = await s.k(['top', 'nodes', '-l', 'skiff.dev/simulated-by=topsim', '--no-headers']);
+    assert.equal(nodes.split('\n').filter((l) => /^topsim-\d\s+\d+m\s+\d+%\s+\d+Mi\s+\d+%/.test(l)).length, 3, nodes);
+    assert.doesNotMatch(s.logs(), /could not scrape resource metrics from the node","node":"topsim/, 'the fleet is not scraped');
   });
 });
