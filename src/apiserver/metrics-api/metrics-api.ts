@@ -47,12 +47,12 @@ function usage(rate: UsageRate): { cpu: string; memory: string } {
   return { cpu: cpuQuantity(rate.nanoCores), memory: memoryQuantity(rate.memoryWorkingSetBytes) };
 }
 
-function metadata(obj: KubeObject, now: number): KubeObject['metadata'] {
+/** `created`: the request's time as RFC 3339 (metrics-server's objects are made when asked). */
+function metadata(obj: KubeObject, created: string): KubeObject['metadata'] {
   return {
     name: obj.metadata.name!,
     ...(obj.metadata.namespace !== undefined ? { namespace: obj.metadata.namespace } : {}),
-    // metrics-server's objects are made when asked.
-    creationTimestamp: rfc3339(now),
+    creationTimestamp: created,
     ...(obj.metadata.labels ? { labels: obj.metadata.labels } : {}),
   };
 }
@@ -100,17 +100,18 @@ export class MetricsApi {
       }
       return byNode.get(name) ?? [];
     };
+    const created = rfc3339(now);
     for (const node of this.d.nodes().filter(selected).sort(byName)) {
-      const m = this.nodeMetrics(node, now, () => podsOn(node.metadata.name!));
+      const m = this.nodeMetrics(node, now, () => podsOn(node.metadata.name!), created);
       if (m) items.push(m);
     }
     return { apiVersion: API_VERSION, kind: 'NodeMetricsList', metadata: {}, items } as KubeObject;
   }
 
-  private nodeMetrics(node: KubeObject, now: number, podsOn: () => Pod[]): KubeObject | undefined {
+  private nodeMetrics(node: KubeObject, now: number, podsOn: () => Pod[], created = rfc3339(now)): KubeObject | undefined {
     const rate = this.d.simulated(node) ? simulatedNodeRate(podsOn(), now, this.d.resolutionMs) : this.d.storage.nodeRate(node.metadata.name!);
     if (!rate) return undefined;
-    return { apiVersion: API_VERSION, kind: 'NodeMetrics', metadata: metadata(node, now), timestamp: rfc3339(rate.timestampMs), window: goDuration(rate.windowMs), usage: usage(rate) } as KubeObject;
+    return { apiVersion: API_VERSION, kind: 'NodeMetrics', metadata: metadata(node, created), timestamp: rfc3339(rate.timestampMs), window: goDuration(rate.windowMs), usage: usage(rate) } as KubeObject;
   }
 
   private pods(info: ResourceRequest, query: URLSearchParams, now: number): KubeObject {
@@ -125,14 +126,15 @@ export class MetricsApi {
     const selected = this.selectors(query);
     const items: KubeObject[] = [];
     const simulatedNodes = new Map<string, boolean>();
+    const created = rfc3339(now);
     for (const pod of this.d.pods(info.namespace).filter(selected).sort(byNamespaceAndName)) {
-      const m = this.podMetrics(pod, now, simulatedNodes);
+      const m = this.podMetrics(pod, now, simulatedNodes, created);
       if (m) items.push(m);
     }
     return { apiVersion: API_VERSION, kind: 'PodMetricsList', metadata: {}, items } as KubeObject;
   }
 
-  private podMetrics(pod: Pod, now: number, simulatedNodes: Map<string, boolean>): KubeObject | undefined {
+  private podMetrics(pod: Pod, now: number, simulatedNodes: Map<string, boolean>, created = rfc3339(now)): KubeObject | undefined {
     const nodeName = pod.spec?.nodeName;
     if (!nodeName) return undefined;
     let simulated = simulatedNodes.get(nodeName);
@@ -148,7 +150,7 @@ export class MetricsApi {
     return {
       apiVersion: API_VERSION,
       kind: 'PodMetrics',
-      metadata: metadata(pod, now),
+      metadata: metadata(pod, created),
       timestamp: rfc3339(latest.timestampMs),
       window: goDuration(latest.windowMs),
       containers: rates.map(({ container, rate }) => ({ name: container, usage: usage(rate) })),
