@@ -113,6 +113,8 @@ describe('resource metrics: summary API, metrics.k8s.io, kubectl top (process ru
     const containers = await s.k(['top', 'pod', 'burner', '--containers']);
     assert.match(containers, /^POD\s+NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)/);
     assert.match(containers, /^burner\s+main\s+\d+m\s+\d+Mi/m);
+    // The oldest and newest kubectl skiff supports read the same answers.
+    for (const version of ['1.27', '1.33']) assert.match(await s.k(['top', 'pods', '--no-headers'], { version }), /^burner\s+\d+m\s+\d+Mi/m, `kubectl ${version}`);
     const selected = await s.k(['top', 'pods', '-l', 'app=idle', '-A']);
     assert.match(selected, /^default\s+sleeper\s+\d+m\s+\d+Mi/m);
     assert.doesNotMatch(selected, /burner/);
