@@ -706,7 +706,7 @@ export class ApiServer {
         });
         return sendJson(res, 201, answer);
       }
-      if (info.kind === 'resource' && info.group === METRICS_GROUP && info.version === METRICS_VERSION) return sendJson(res, 200, this.metricsApi.answer(info, url.searchParams));
+      if (info.kind === 'resource' && info.group === METRICS_GROUP && info.version === METRICS_VERSION) return sendJson(res, 200, this.metricsApi.answer(info, url.searchParams, req.headers.accept));
       if (info.kind === 'resource') await this.handler.handle(req, res, info, url.searchParams, user);
       else await this.nonResource(req, res, info.path, url, user);
     } catch (e) {

@@ -82,6 +82,21 @@ describe('metrics.k8s.io served from scrapes and from simulated nodes', () => {
     assert.throws(() => names({ labelSelector: 'app in (' }), (e: unknown) => isStatusError(e) && e.code === 400);
   });
 
+  it('list items carry no kind; a Table as metrics-server prints one: name, cpu, memory (a pod’s summed), window', () => {
+    const list = api.answer(req('pods', 'list'), new URLSearchParams()) as unknown as { items: Record<string, unknown>[] };
+    assert.equal(list.items[0]!.kind, undefined);
+    assert.equal(list.items[0]!.apiVersion, undefined);
+    const table = api.answer(req('pods', 'get', 'web', 'default'), new URLSearchParams(), 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json') as unknown as {
+      kind: string;
+      columnDefinitions: { name: string }[];
+      rows: { cells: unknown[]; object: { kind: string } }[];
+    };
+    assert.equal(table.kind, 'Table');
+    assert.deepEqual(table.columnDefinitions.map((c) => c.name), ['Name', 'cpu', 'memory', 'Window']);
+    assert.deepEqual(table.rows[0]!.cells, ['web', '200813331n', '5124Ki', '15.123s']);
+    assert.equal(table.rows[0]!.object.kind, 'PartialObjectMetadata');
+  });
+
   it('NotFound as metrics-server words it; writes and watches are not allowed', () => {
     notFound(() => api.answer(req('pods', 'get', 'nope', 'default'), new URLSearchParams()), 'pods "default/nope" not found');
     notFound(() => api.answer(req('nodes', 'get', 'nope'), new URLSearchParams()), 'nodes "nope" not found');

@@ -94,6 +94,7 @@ describe('resource metrics: summary API, metrics.k8s.io, kubectl top (process ru
     const list = JSON.parse(await s.k(['get', '--raw', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%3Didle'])) as { kind: string; items: PodMetrics[] };
     assert.equal(list.kind, 'PodMetricsList');
     assert.deepEqual(list.items.map((i) => i.metadata.name), ['sleeper']);
+    assert.match(await s.k(['get', 'podmetrics', 'burner']), /^NAME\s+CPU\s+MEMORY\s+WINDOW\nburner\s+\d+[nm]?\s+\d+Ki\s+\d+(\.\d+)?m?s\n$/);
     const missing = await s.kubectl(['get', '--raw', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/nope']);
     assert.notEqual(missing.code, 0);
     assert.match(missing.stderr, /pods "default\/nope" not found/);

@@ -14,6 +14,8 @@ import { rfc3339 } from '../../util/time.js';
 import type { DiscoveredResource } from '../discovery.js';
 import type { ResourceRequest } from '../http/request-info.js';
 import type { MetricsStorage } from './metrics-storage.js';
+import { includeObjectParam, negotiate } from '../http/negotiate.js';
+import { metricsTable, type MetricsRow } from './metrics-table.js';
 import { simulatedNodeRate, simulatedPodRates } from './simulated-metrics.js';
 
 export const METRICS_GROUP = 'metrics.k8s.io';
@@ -60,13 +62,19 @@ function metadata(obj: KubeObject, created: string): KubeObject['metadata'] {
 export class MetricsApi {
   constructor(private readonly d: MetricsApiDeps) {}
 
-  /** The answer to a request for the group (authorized already); throws a StatusError. */
-  answer(info: ResourceRequest, query: URLSearchParams): KubeObject {
+  /** The answer to a request for the group (authorized already), in the shape `accept` asks for (JSON or a Table); throws a StatusError. */
+  answer(info: ResourceRequest, query: URLSearchParams, accept?: string): KubeObject {
     const type = metricsTypeFor(info.group, info.version, info.resource);
     if (!type || info.subresource !== undefined) throw notFound(info.resource, info.group, info.name ?? '');
     if (info.verb !== 'get' && info.verb !== 'list') throw methodNotAllowed();
+    const shape = negotiate(accept);
     const now = this.d.now();
-    return info.resource === 'nodes' ? this.nodes(info, query, now) : this.pods(info, query, now);
+    const rows = info.resource === 'nodes' ? this.nodes(info, query, now) : this.pods(info, query, now);
+    if (shape === 'table') return metricsTable(rows, includeObjectParam(query));
+    if (info.name !== undefined) return rows[0]!.object;
+    // Items of a typed list carry no kind or apiVersion, as metrics-server's.
+    const items = rows.map(({ object: { kind: _k, apiVersion: _a, ...rest } }) => rest);
+    return { apiVersion: API_VERSION, kind: type.kind === 'NodeMetrics' ? 'NodeMetricsList' : 'PodMetricsList', metadata: {}, items } as KubeObject;
   }
 
   private selectors(query: URLSearchParams): (o: KubeObject) => boolean {
@@ -75,16 +83,16 @@ export class MetricsApi {
     return (o) => labels.matches(o.metadata.labels) && fields.matches(o);
   }
 
-  private nodes(info: ResourceRequest, query: URLSearchParams, now: number): KubeObject {
+  private nodes(info: ResourceRequest, query: URLSearchParams, now: number): MetricsRow[] {
     if (info.name !== undefined) {
       const node = this.d.node(info.name);
       if (!node) throw notFound('nodes', '', info.name);
       const m = this.nodeMetrics(node, now, () => this.d.pods(undefined).filter((p) => p.spec?.nodeName === info.name));
       if (!m) throw notFound('nodemetrics', METRICS_GROUP, info.name);
-      return m;
+      return [m];
     }
     const selected = this.selectors(query);
-    const items: KubeObject[] = [];
+    const items: MetricsRow[] = [];
     // A simulated node's figures are its pods': gathered by node once, when the first one asks.
     let byNode: Map<string, Pod[]> | undefined;
     const podsOn = (name: string): Pod[] => {
@@ -105,36 +113,38 @@ export class MetricsApi {
       const m = this.nodeMetrics(node, now, () => podsOn(node.metadata.name!), created);
       if (m) items.push(m);
     }
-    return { apiVersion: API_VERSION, kind: 'NodeMetricsList', metadata: {}, items } as KubeObject;
+    return items;
   }
 
-  private nodeMetrics(node: KubeObject, now: number, podsOn: () => Pod[], created = rfc3339(now)): KubeObject | undefined {
+  private nodeMetrics(node: KubeObject, now: number, podsOn: () => Pod[], created = rfc3339(now)): MetricsRow | undefined {
     const rate = this.d.simulated(node) ? simulatedNodeRate(podsOn(), now, this.d.resolutionMs) : this.d.storage.nodeRate(node.metadata.name!);
     if (!rate) return undefined;
-    return { apiVersion: API_VERSION, kind: 'NodeMetrics', metadata: metadata(node, created), timestamp: rfc3339(rate.timestampMs), window: goDuration(rate.windowMs), usage: usage(rate) } as KubeObject;
+    const window = goDuration(rate.windowMs);
+    const object = { apiVersion: API_VERSION, kind: 'NodeMetrics', metadata: metadata(node, created), timestamp: rfc3339(rate.timestampMs), window, usage: usage(rate) } as KubeObject;
+    return { object, rates: [rate], window };
   }
 
-  private pods(info: ResourceRequest, query: URLSearchParams, now: number): KubeObject {
+  private pods(info: ResourceRequest, query: URLSearchParams, now: number): MetricsRow[] {
     if (info.name !== undefined) {
       if (info.namespace === undefined) throw badRequest('a pod\'s metrics are read in its namespace');
       const pod = this.d.pod(info.namespace, info.name);
       if (!pod) throw notFound('pods', '', `${info.namespace}/${info.name}`);
       const m = this.podMetrics(pod, now, new Map());
       if (!m) throw notFound('podmetrics', METRICS_GROUP, `${info.namespace}/${info.name}`);
-      return m;
+      return [m];
     }
     const selected = this.selectors(query);
-    const items: KubeObject[] = [];
+    const items: MetricsRow[] = [];
     const simulatedNodes = new Map<string, boolean>();
     const created = rfc3339(now);
     for (const pod of this.d.pods(info.namespace).filter(selected).sort(byNamespaceAndName)) {
       const m = this.podMetrics(pod, now, simulatedNodes, created);
       if (m) items.push(m);
     }
-    return { apiVersion: API_VERSION, kind: 'PodMetricsList', metadata: {}, items } as KubeObject;
+    return items;
   }
 
-  private podMetrics(pod: Pod, now: number, simulatedNodes: Map<string, boolean>, created = rfc3339(now)): KubeObject | undefined {
+  private podMetrics(pod: Pod, now: number, simulatedNodes: Map<string, boolean>, created = rfc3339(now)): MetricsRow | undefined {
     const nodeName = pod.spec?.nodeName;
     if (!nodeName) return undefined;
     let simulated = simulatedNodes.get(nodeName);
@@ -147,14 +157,16 @@ export class MetricsApi {
     if (!rates) return undefined;
     // The pod's window is its latest container's.
     const latest = rates.reduce((a, b) => (b.rate.timestampMs > a.rate.timestampMs ? b : a)).rate;
-    return {
+    const window = goDuration(latest.windowMs);
+    const object = {
       apiVersion: API_VERSION,
       kind: 'PodMetrics',
       metadata: metadata(pod, created),
       timestamp: rfc3339(latest.timestampMs),
-      window: goDuration(latest.windowMs),
+      window,
       containers: rates.map(({ container, rate }) => ({ name: container, usage: usage(rate) })),
     } as KubeObject;
+    return { object, rates: rates.map((r) => r.rate), window };
   }
 }
 
