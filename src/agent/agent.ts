@@ -32,6 +32,7 @@ import type { LeaseRenewer } from './lease-renewer.js';
 import { ContainerLogRotation } from './container-log-rotation.js';
 import { LogServer } from './log-server.js';
 import { StatsProvider } from './stats-provider.js';
+import { PortAuthorizer, type SubjectAccessReviewStatus } from './port-authorizer.js';
 import { hostUsage } from './node-usage.js';
 import type { NodeKeeper } from './node-keeper.js';
 import { NodeLoops } from './node-loops.js';
@@ -354,6 +355,12 @@ export class Agent {
       workers: () => this.podSync?.allWorkers() ?? [],
       ...(cfg.runtime === 'simulated' ? {} : { host: hostUsage }),
     });
+    const portAuthorizer = new PortAuthorizer({
+      clock: this.clock,
+      nodeName: this.nodeName,
+      review: async (spec) =>
+        (await client.create<{ status?: SubjectAccessReviewStatus }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec })).status,
+    });
     const serving = await ensureServingCert(this.state.path('tls'), this.nodeName, dedupe([cfg.nodeIP, this.nodeName, 'localhost']));
     this.logServer = new LogServer({
       host: cfg.nodeIP,
@@ -365,6 +372,7 @@ export class Agent {
       lookup: (ns, name) => this.podSync?.workerFor(ns, name),
       metrics: () => this.metrics.text(),
       stats: () => stats.read(),
+      authorize: (caller, verb, subresource) => portAuthorizer.allowed(caller, verb, subresource),
       runtime: runtime.name,
       ...(runtime.streamUrl ? { streamUrl: (r: StreamRequest) => runtime.streamUrl!(r) } : {}),
     });

@@ -17,6 +17,7 @@ import { CriLogDecoder } from './cri-log.js';
 import { TimedLogDecoder } from './log-times.js';
 import type { RuntimeName, StreamRequest } from './runtimes/runtime.js';
 import type { StatsReading } from './stats-provider.js';
+import { nodeSubresource, requestVerb, type NodeSubresource, type PortCaller } from './port-authorizer.js';
 import { summaryOf } from '../resource-metrics/summary.js';
 import { RESOURCE_METRICS_CONTENT_TYPE, resourceMetricsText } from '../resource-metrics/resource-text.js';
 import { asRequest, relayUpgrade, upgradeHeaders, upgradeOf, UpgradeRefused } from '../util/upgrade.js';
@@ -36,6 +37,8 @@ export interface LogServerOptions {
   metrics?(): Promise<{ contentType: string; body: string }>;
   /** The node's and its containers' resource usage (/stats/summary, /metrics/resource). */
   stats?(): Promise<StatsReading>;
+  /** Whether another caller with a cluster CA certificate may (a SubjectAccessReview); without it, only the API server and system:masters. */
+  authorize?(caller: PortCaller, verb: string, subresource: NodeSubresource): Promise<boolean>;
   /** The runtime, for saying why it cannot exec when it cannot. */
   runtime?: RuntimeName;
   /** Where the runtime serves an exec, attach or port-forward; absent when it has no streaming server. */
@@ -43,13 +46,6 @@ export interface LogServerOptions {
 }
 
 const ALLOWED_CN = 'skiff-apiserver-kubelet-client';
-
-/** The node subresource a path is authorized as, as the kubelet maps its paths. */
-export function nodeSubresource(path: string): 'stats' | 'metrics' | 'proxy' {
-  if (path === '/stats' || path.startsWith('/stats/')) return 'stats';
-  if (path === '/metrics' || path.startsWith('/metrics/')) return 'metrics';
-  return 'proxy';
-}
 
 function send(res: ServerResponse, code: number, text: string): void {
   res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
@@ -112,12 +108,18 @@ export class LogServer {
     const server = https.createServer(
       { cert: this.o.certPem, key: this.o.keyPem, ca: this.o.caPem, requestCert: true, rejectUnauthorized: false },
       (req, res) => {
-        try {
-          this.handle(req, res);
-        } catch (e) {
-          if (!res.headersSent) send(res, 500, `internal error: ${(e as Error).message}`);
+        const failed = (e: unknown): void => {
+          if (!res.headersSent) send(res, 500, `internal error: ${errorText(e)}`);
           else res.destroy();
-        }
+        };
+        this.admitted(req, res).then((ok) => {
+          if (!ok) return;
+          try {
+            this.handle(req, res);
+          } catch (e) {
+            failed(e);
+          }
+        }, failed);
       },
     );
     server.on('upgrade', (req: IncomingMessage, socket: import('node:net').Socket, head: Buffer) => {
@@ -149,7 +151,7 @@ export class LogServer {
   }
 
   /** Whether the caller may use this endpoint; when not, it has been answered. */
-  private admitted(req: IncomingMessage, res: ServerResponse): boolean {
+  private async admitted(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const socket = req.socket as TLSSocket;
     if (!socket.authorized) {
       send(res, 401, 'Unauthorized');
@@ -158,17 +160,17 @@ export class LogServer {
     const subject = socket.getPeerCertificate()?.subject as Record<string, string | string[]> | undefined;
     const cn = typeof subject?.CN === 'string' ? subject.CN : '';
     const orgs = subject?.O === undefined ? [] : Array.isArray(subject.O) ? subject.O : [subject.O];
-    if (cn !== ALLOWED_CN && !orgs.includes('system:masters')) {
-      const path = new URL(req.url ?? '/', 'https://agent').pathname;
-      send(res, 403, `Forbidden (user=${cn}, verb=${(req.method ?? 'GET').toLowerCase() === 'get' ? 'get' : 'create'}, resource=nodes, subresource=${nodeSubresource(path)})`);
-      return false;
-    }
-    return true;
+    if (cn === ALLOWED_CN || orgs.includes('system:masters')) return true;
+    const verb = requestVerb(req.method);
+    const subresource = nodeSubresource(new URL(req.url ?? '/', 'https://agent').pathname);
+    if (this.o.authorize && (await this.o.authorize({ user: cn, groups: [...orgs, 'system:authenticated'] }, verb, subresource))) return true;
+    send(res, 403, `Forbidden (user=${cn}, verb=${verb}, resource=nodes, subresource=${subresource})`);
+    return false;
   }
 
   /** exec, attach, port-forward: the runtime makes a one-time URL; the client's upgrade is relayed to it. */
   private async handleUpgrade(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!this.admitted(req, res)) return;
+    if (!(await this.admitted(req, res))) return;
     const url = new URL(req.url ?? '/', 'https://agent');
     const m = /^\/(exec|attach|portForward)\/([^/]+)\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
     if (!m) return send(res, 404, '404 page not found');
@@ -207,7 +209,6 @@ export class LogServer {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    if (!this.admitted(req, res)) return;
     const url = new URL(req.url ?? '/', 'https://agent');
     if (url.pathname === '/healthz') return send(res, 200, 'ok');
     if (url.pathname === '/metrics' && this.o.metrics) {

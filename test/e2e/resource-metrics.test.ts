@@ -3,7 +3,9 @@
 // top — whose figures follow a pod that burns CPU and then stops.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { issueCertificate } from '../../src/pki/certificates.js';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { SKIFF_BIN, TEST_JOIN_TOKEN, TestAgent, TestServer, eventually } from '../support/cluster.js';
@@ -69,6 +71,31 @@ describe('resource metrics: summary API, metrics.k8s.io, kubectl top (process ru
     assert.match(text, /^container_memory_working_set_bytes\{container="main",namespace="default",pod="sleeper"\} \d+ \d+$/m);
     assert.match(text, /^node_cpu_usage_seconds_total [\d.e+]+ \d+$/m);
     assert.match(text, /^resource_scrape_error 0$/m);
+  });
+
+  it("the agent's own port: other callers by RBAC on nodes/stats and nodes/metrics, as the kubelet asks", async () => {
+    const tls = join(s.dataDir, 'tls');
+    const ca = { certPem: readFileSync(join(tls, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(tls, 'ca.key'), 'utf8') };
+    const scraper = await issueCertificate(ca, { commonName: 'scraper', usage: 'client' });
+    const port = Number(await s.k(['get', 'node', NODE, '-o', 'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}']));
+    const get = (path: string): Promise<{ code: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        https
+          .get({ host: '127.0.0.1', port, path, cert: scraper.certPem, key: scraper.keyPem, rejectUnauthorized: false }, (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => resolve({ code: res.statusCode ?? 0, body }));
+          })
+          .on('error', reject);
+      });
+    await s.k(['create', 'clusterrole', 'stats-reader', '--verb=get', '--resource=nodes/stats']);
+    await s.k(['create', 'clusterrolebinding', 'scraper-stats', '--clusterrole=stats-reader', '--user=scraper']);
+    const summary = await get('/stats/summary');
+    assert.equal(summary.code, 200, summary.body);
+    assert.equal((JSON.parse(summary.body) as { node: { nodeName: string } }).node.nodeName, NODE);
+    const refused = await get('/metrics/resource');
+    assert.equal(refused.code, 403);
+    assert.equal(refused.body, 'Forbidden (user=scraper, verb=get, resource=nodes, subresource=metrics)');
   });
 
   it('discovery lists metrics.k8s.io, with its APIService and the reader role', async () => {
