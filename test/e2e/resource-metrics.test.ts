@@ -130,12 +130,12 @@ describe('resource metrics: summary API, metrics.k8s.io, kubectl top (process ru
   });
 
   it('kubectl top pods and nodes show figures that follow the load', async () => {
-    // A busy loop on a shared machine gets a good part of a core; a sleeping shell next to nothing.
+    // A busy loop gets a good part of a core even on a busy shared machine (at least a tenth); a sleeping shell next to nothing.
     const busy = await eventually(async () => {
       const out = await s.k(['top', 'pods']);
       const burn = cpuMillis(out, 'burner');
       const idle = cpuMillis(out, 'sleeper');
-      return burn !== undefined && idle !== undefined && burn >= 150 && idle <= 20 ? out : undefined;
+      return burn !== undefined && idle !== undefined && burn >= 100 && idle <= 20 ? out : undefined;
     }, 20_000, 'kubectl top pods: burner busy, sleeper idle');
     assert.match(busy, /^NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)/);
     const containers = await s.k(['top', 'pod', 'burner', '--containers']);
@@ -148,7 +148,7 @@ describe('resource metrics: summary API, metrics.k8s.io, kubectl top (process ru
     assert.doesNotMatch(selected, /burner/);
     const nodes = await s.k(['top', 'nodes']);
     assert.match(nodes, /^NAME\s+CPU\(cores\)\s+CPU(\(%\)|%)\s+MEMORY\(bytes\)\s+MEMORY(\(%\)|%)/);
-    assert.ok((cpuMillis(nodes, NODE) ?? 0) >= 150, `the node carries the loop:\n${nodes}`);
+    assert.ok((cpuMillis(nodes, NODE) ?? 0) >= 100, `the node carries the loop:\n${nodes}`);
     // The loop ends: within a scrape or two its figure falls to an idle shell's.
     writeFileSync(stopFile, '');
     await eventually(async () => (cpuMillis(await s.k(['top', 'pods']), 'burner') ?? Infinity) <= 20, 20_000, 'kubectl top pods: burner idle again');
