@@ -103,6 +103,7 @@ describe('resource metrics: summary API, metrics.k8s.io, kubectl top (process ru
     assert.match(resources, /^nodes\s+metrics\.k8s\.io\/v1beta1\s+false\s+NodeMetrics$/m);
     assert.match(resources, /^pods\s+metrics\.k8s\.io\/v1beta1\s+true\s+PodMetrics$/m);
     assert.equal(await s.k(['get', 'apiservice', 'v1beta1.metrics.k8s.io', '-o', 'jsonpath={.spec.groupPriorityMinimum}']), '100');
+    assert.match(await s.k(['explain', 'podmetrics.containers']), /^KIND:\s+PodMetrics$/m);
     await s.k(['create', 'clusterrolebinding', 'viewer-view', '--clusterrole=view', '--user=viewer']);
     await eventually(async () => (await s.kubectl(['auth', 'can-i', 'list', 'pods.metrics.k8s.io', '--as=viewer'])).stdout.trim() === 'yes', 10_000, 'view includes system:aggregated-metrics-reader');
     assert.equal((await s.kubectl(['auth', 'can-i', 'get', 'nodes.metrics.k8s.io', '--as=stranger'])).stdout.trim(), 'no');

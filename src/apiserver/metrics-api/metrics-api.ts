@@ -12,6 +12,8 @@ import type { UsageRate } from '../../resource-metrics/usage-rate.js';
 import { cpuQuantity, goDuration, memoryQuantity } from '../../resource-metrics/quantities.js';
 import { rfc3339 } from '../../util/time.js';
 import type { DiscoveredResource } from '../discovery.js';
+import { customKindDefinitions, type OpenApiSchema } from '../openapi/definitions.js';
+
 import type { ResourceRequest } from '../http/request-info.js';
 import type { MetricsStorage } from './metrics-storage.js';
 import { includeObjectParam, negotiate } from '../http/negotiate.js';
@@ -22,11 +24,56 @@ export const METRICS_GROUP = 'metrics.k8s.io';
 export const METRICS_VERSION = 'v1beta1';
 const API_VERSION = `${METRICS_GROUP}/${METRICS_VERSION}`;
 
+const USAGE: OpenApiSchema = {
+  type: 'object',
+  description: 'Resources used: cpu in cores (a rate over the window), memory as the working set in bytes.',
+  additionalProperties: { type: 'string', description: 'A quantity.' },
+};
+
+/** The OpenAPI schemas of the two kinds (for `kubectl explain`), beside the object metadata every kind has. */
+const SCHEMAS: Record<'NodeMetrics' | 'PodMetrics', OpenApiSchema> = {
+  NodeMetrics: {
+    type: 'object',
+    description: "A node's resource usage, measured over a window of time.",
+    properties: {
+      timestamp: { type: 'string', format: 'date-time', description: 'The end of the window the usage was measured over.' },
+      window: { type: 'string', description: 'How long the window was, as a duration.' },
+      usage: USAGE,
+    },
+  },
+  PodMetrics: {
+    type: 'object',
+    description: "A pod's resource usage, container by container, measured over a window of time.",
+    properties: {
+      timestamp: { type: 'string', format: 'date-time', description: 'The end of the window the usage was measured over.' },
+      window: { type: 'string', description: 'How long the window was, as a duration.' },
+      containers: {
+        type: 'array',
+        description: "Each running container's usage.",
+        items: { type: 'object', properties: { name: { type: 'string', description: "The container's name in the pod's spec." }, usage: USAGE } },
+      },
+    },
+  },
+};
+
+function metricsType(resource: 'nodes' | 'pods', kind: 'NodeMetrics' | 'PodMetrics'): DiscoveredResource {
+  return {
+    group: METRICS_GROUP,
+    version: METRICS_VERSION,
+    resource,
+    kind,
+    singular: '',
+    namespaced: resource === 'pods',
+    shortNames: [],
+    categories: [],
+    subresources: [],
+    verbs: ['get', 'list'],
+    definitions: (prefix) => customKindDefinitions({ group: METRICS_GROUP, version: METRICS_VERSION, kind }, SCHEMAS[kind], prefix),
+  };
+}
+
 /** What discovery lists for the group: metrics-server's two resources, get and list only. */
-export const METRICS_TYPES: readonly DiscoveredResource[] = [
-  { group: METRICS_GROUP, version: METRICS_VERSION, resource: 'nodes', kind: 'NodeMetrics', singular: '', namespaced: false, shortNames: [], categories: [], subresources: [], verbs: ['get', 'list'] },
-  { group: METRICS_GROUP, version: METRICS_VERSION, resource: 'pods', kind: 'PodMetrics', singular: '', namespaced: true, shortNames: [], categories: [], subresources: [], verbs: ['get', 'list'] },
-];
+export const METRICS_TYPES: readonly DiscoveredResource[] = [metricsType('nodes', 'NodeMetrics'), metricsType('pods', 'PodMetrics')];
 
 export function metricsTypeFor(group: string, version: string, resource: string): DiscoveredResource | undefined {
   return METRICS_TYPES.find((t) => t.group === group && t.version === version && t.resource === resource);

@@ -27,12 +27,14 @@ export function openApiV3Document(gv: string, types: readonly OpenApiResource[],
   for (const rt of types) {
     // The first definition of a name stays: built-in kinds come first and a custom one never replaces them.
     for (const [name, schema] of rt.definitions('#/components/schemas/')?.schemas ?? []) schemas[name] ??= schema;
-    if (rt.verbs && !rt.verbs.includes('patch')) continue;
+    const writable = !rt.verbs || rt.verbs.includes('patch');
+    // A read-only kind (metrics.k8s.io's) names itself on its get, which is how kubectl explain finds it.
+    if (!writable && !rt.verbs?.includes('get')) continue;
     const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
     const item = rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`;
     const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
-    const operation = (action: string): unknown => ({ 'x-kubernetes-action': action, 'x-kubernetes-group-version-kind': gvk, parameters: PARAMS, responses: { '200': { description: 'OK' } } });
-    paths[item] = { patch: operation('patch'), put: operation('put') };
+    const operation = (action: string, parameters: unknown[]): unknown => ({ 'x-kubernetes-action': action, 'x-kubernetes-group-version-kind': gvk, parameters, responses: { '200': { description: 'OK' } } });
+    paths[item] = writable ? { patch: operation('patch', PARAMS), put: operation('put', PARAMS) } : { get: operation('get', []) };
   }
   return {
     openapi: '3.0.0',
