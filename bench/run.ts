@@ -5,7 +5,7 @@
 //   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--wait-idle <s>] [--out <file>] [suite...]
 //
 // Suites: store, api, audit, crd, webhooks, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, hpa, failover,
-// node-death, scenarios, scale, pod-writes, containers, dns, flood, fuzz, crash and soak; default: all, in that order. Progress
+// node-death, scenarios, scale, pod-writes, containers, dns, dashboard, resource-metrics, flood, fuzz, crash and soak; default: all, in that order. Progress
 // goes to stderr, tables to stdout. The whole normal run takes well over an hour (scale ~20 minutes, crash ~10,
 // soak 30); name the suites you want.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -35,6 +35,7 @@ import { dashboardSuite } from './suites/dashboard.js';
 import { auditSuite } from './suites/audit.js';
 import { hpaSuite } from './suites/hpa.js';
 import { dnsSuite } from './suites/dns.js';
+import { resourceMetricsSuite } from './suites/resource-metrics.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -55,7 +56,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, hpaSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, dnsSuite, dashboardSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
+  suites.push(schedulerSuite, autoscalerSuite, hpaSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, dnsSuite, dashboardSuite, resourceMetricsSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
   return { suites, unavailable };
 }
 

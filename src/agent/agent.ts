@@ -35,6 +35,9 @@ import { Backoff } from './wake.js';
 import type { LeaseRenewer } from './lease-renewer.js';
 import { ContainerLogRotation } from './container-log-rotation.js';
 import { LogServer } from './log-server.js';
+import { StatsProvider } from './stats-provider.js';
+import { PortAuthorizer, type SubjectAccessReviewStatus } from './port-authorizer.js';
+import { hostUsage } from './node-usage.js';
 import type { NodeKeeper } from './node-keeper.js';
 import { NodeLoops } from './node-loops.js';
 import { hostCapacity, READY, simulatedCapacity, type NodeConfig, type Readiness } from './node-object.js';
@@ -371,6 +374,20 @@ export class Agent {
     }
     void events.node('Starting', 'Starting skiff agent.');
 
+    const stats = new StatsProvider({
+      clock: this.clock,
+      log: this.log,
+      nodeName: this.nodeName,
+      runtime,
+      workers: () => this.podSync?.allWorkers() ?? [],
+      ...(cfg.runtime === 'simulated' ? {} : { host: hostUsage }),
+    });
+    const portAuthorizer = new PortAuthorizer({
+      clock: this.clock,
+      nodeName: this.nodeName,
+      review: async (spec) =>
+        (await client.create<{ status?: SubjectAccessReviewStatus }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec })).status,
+    });
     const serving = await ensureServingCert(this.state.path('tls'), this.nodeName, dedupe([cfg.nodeIP, this.nodeName, 'localhost']));
     this.logServer = new LogServer({
       host: cfg.nodeIP,
@@ -381,6 +398,8 @@ export class Agent {
       log: this.log,
       lookup: (ns, name) => this.podSync?.workerFor(ns, name),
       metrics: () => this.metrics.text(),
+      stats: () => stats.read(),
+      authorize: (caller, verb, subresource) => portAuthorizer.allowed(caller, verb, subresource),
       runtime: runtime.name,
       ...(runtime.streamUrl ? { streamUrl: (r: StreamRequest) => runtime.streamUrl!(r) } : {}),
     });

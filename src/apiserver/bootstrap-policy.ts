@@ -115,6 +115,12 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly RoleLike[] = [
     ],
     { labels: { [AGGREGATE_TO('admin')]: 'true', [AGGREGATE_TO('edit')]: 'true', [AGGREGATE_TO('view')]: 'true' } },
   ),
+  // metrics-server's role for reading metrics.k8s.io (skiff serves the group itself), folded into view, edit and admin.
+  clusterRole('system:aggregated-metrics-reader', [rule(READ, ['metrics.k8s.io'], ['pods', 'nodes'])], {
+    labels: { [AGGREGATE_TO('admin')]: 'true', [AGGREGATE_TO('edit')]: 'true', [AGGREGATE_TO('view')]: 'true' },
+  }),
+  // Everything the kubelet's API serves, by the node subresources it authorizes its paths as (no default binding).
+  clusterRole('system:kubelet-api-admin', [rule(['get', 'list', 'watch'], [''], ['nodes']), rule(['proxy'], [''], ['nodes']), rule(['*'], [''], ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'])]),
 ];
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly Binding[] = [

@@ -36,6 +36,7 @@ export function serverCommand(): Command {
     .option('--watch-cache-size <events>', 'at most this many events each resource keeps for resuming watches (and no more than 32 MiB of stored objects, none older than 5 minutes beyond the last 100)', intArg, 10_000)
     .option('--min-request-timeout <seconds>', 'watches without timeoutSeconds last between this and twice this', intArg, 1800)
     .addOption(durationOption('--event-ttl <duration>', 'how long Events are kept after their last update; the store deletes them then (0: for good)', 3_600_000))
+    .addOption(durationOption('--metric-resolution <duration>', "how often every node's resource metrics are scraped for metrics.k8s.io (kubectl top, autoscalers), as metrics-server's flag of the name", 15_000))
     .option('--enable-priority-and-fairness <bool>', 'API Priority and Fairness: requests sorted by FlowSchemas into priority levels, each with its share of the limits below and fair queues (false: the plain limits, 429 at once)', boolArg, true)
     .option('--max-requests-inflight <n>', 'requests (reads, with Priority and Fairness all requests with the next) answered at once; 0: no limit', intArg, 400)
     .option('--max-mutating-requests-inflight <n>', 'writes answered at once; 0: no limit', intArg, 200)
@@ -155,6 +156,7 @@ export function serverCommand(): Command {
           watchCacheSize: o.watchCacheSize as number,
           minRequestTimeoutSeconds: o.minRequestTimeoutSeconds as number,
           eventTtlSeconds: Math.ceil((o.eventTtl as number) / 1000),
+          metricResolutionMs: o.metricResolution as number,
           flowControl: {
             enablePriorityAndFairness: o.enablePriorityAndFairness as boolean,
             maxRequestsInflight: o.maxRequestsInflight as number,

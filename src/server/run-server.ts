@@ -51,6 +51,8 @@ export interface ServerConfig {
   flowControl?: FlowControlOptions;
   /** --event-ttl, in seconds. */
   eventTtlSeconds?: number;
+  /** --metric-resolution, in ms. */
+  metricResolutionMs?: number;
   /** A bootstrap token agents may join with (`--token`). */
   token?: string;
   /** CSV of static bearer tokens (`--token-auth-file`), as kube-apiserver reads it. */
@@ -150,6 +152,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
     ...(cfg.flowControl ? { flowControl: cfg.flowControl } : {}),
     ...(cfg.eventTtlSeconds !== undefined ? { eventTtlSeconds: cfg.eventTtlSeconds } : {}),
+    ...(cfg.metricResolutionMs !== undefined ? { metricResolutionMs: cfg.metricResolutionMs } : {}),
     ...(cfg.serviceRange ? { serviceRange: cfg.serviceRange } : {}),
     ...(audit ? { audit } : {}),
     admission: {
