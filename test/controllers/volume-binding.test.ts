@@ -45,7 +45,7 @@ describe('volume binding controller', () => {
   async function podUsing(ns: string, name: string, claimName: string): Promise<void> {
     await h.client.create(nsPath(ns, 'pods', undefined, 'v1'), {
       apiVersion: 'v1', kind: 'Pod', metadata: { name },
-      spec: { containers: [{ name: 'c', image: 'x' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }] },
+      spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }] },
     });
   }
   const boundTo = (ns: string, name: string) =>
@@ -73,7 +73,7 @@ describe('volume binding controller', () => {
     }
   });
 
-  it('binds a WaitForFirstConsumer claim only once a pod uses it, and keeps the claim until no pod does', async () => {
+  it('binds a WaitForFirstConsumer claim only once a pod on a node uses it, and keeps the claim until no pod does', async () => {
     const ns = await h.namespace('wffc');
     const running = startControllers(h.client, [new VolumeBindingController()]);
     try {
