@@ -61,13 +61,16 @@ function topologyAllows(cls: KubeObject | undefined, labels: Record<string, stri
   return terms.some((t) => objArr(obj(t).matchLabelExpressions).every((e) => arr(e.values).map(str).includes(labels[str(e.key)] ?? '\u0000')));
 }
 
+/** What the view reads of an informer. */
+export type Lookup<T extends KubeObject> = Pick<Informer<T>, 'get' | 'list'>;
+
 /** The scheduler's view of claims, volumes and classes (informers of its leadership term). */
 export class VolumeView {
   constructor(
-    private readonly claims: Informer<KubeObject>,
-    private readonly volumes: Informer<KubeObject>,
-    private readonly classes: Informer<KubeObject>,
-    private readonly nodes: Informer<Node>,
+    private readonly claims: Lookup<KubeObject>,
+    private readonly volumes: Lookup<KubeObject>,
+    private readonly classes: Lookup<KubeObject>,
+    private readonly nodes: Lookup<Node>,
   ) {}
 
   preFilter(pod: Pod): VolumePreFilter {
