@@ -179,7 +179,10 @@ class VolumeBinder implements Reconciler {
     const free = (v: KubeObject) => freeFor(v, claim);
     if (this.waitsForConsumer(claim)) {
       const node = selectedNodeOf(claim) || this.nodeOfUser(key);
-      if (!node) return;
+      if (!node) {
+        this.recorder.event(claim, 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
+        return;
+      }
       const chosen = smallest(this.volumes.list().filter((v) => free(v) && reachableFrom(v, this.nodes.get(node), node)));
       if (chosen) await this.bind(chosen, claim, true, signal);
       else if (selectedNodeOf(claim)) await this.provision(claim, signal);

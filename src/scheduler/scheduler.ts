@@ -17,7 +17,7 @@ import type { EventRecorder } from '../controller-kit/events.js';
 import { PATHS } from '../controller-kit/informers.js';
 import type { Timer } from '../util/clock.js';
 import { SchedulerCache } from './cache.js';
-import { Decider } from './decide.js';
+import { Decider, type ExtraFilter } from './decide.js';
 import { podInfoOf, podKey, type PodInfo } from './pod-info.js';
 import { fitErrorMessage, NO_NODES_MESSAGE, noPreemptionMessage } from './fit-error.js';
 import { findPreemption, type BudgetView, type Candidate } from './preemption.js';
@@ -328,14 +328,15 @@ class SchedulingRun {
       return false;
     }
     const podVolumes = volumes.volumes;
-    const decision = this.decider.decide(info, podVolumes ? (ni) => this.volumeView.filter(podVolumes, ni) : undefined);
+    const volumeFilter: ExtraFilter | undefined = podVolumes ? (ni) => this.volumeView.filter(podVolumes, ni) : undefined;
+    const decision = this.decider.decide(info, volumeFilter);
     if ('node' in decision) {
       this.cache.assume(info, decision.node.name);
       void this.bind(qp, pod, info, decision.node.name, podVolumes?.delayed ?? []);
       return true;
     }
     this.counters.unschedulable++;
-    const message = decision.diagnosis ? fitErrorMessage(decision.diagnosis, this.postFilter(pod, info, decision.diagnosis)) : NO_NODES_MESSAGE;
+    const message = decision.diagnosis ? fitErrorMessage(decision.diagnosis, this.postFilter(pod, info, decision.diagnosis, volumeFilter)) : NO_NODES_MESSAGE;
     this.ctx.log.debug({ pod: qp.key, message }, 'pod is unschedulable');
     this.reportUnschedulable(pod, message);
     this.queue.parkUnschedulable(qp, decision.resolvable);
@@ -346,12 +347,12 @@ class SchedulingRun {
    * Upstream's post-filter: preemption. Returns what it adds to the failure message; when it
    * nominates a node (and evicts the victims there) it adds nothing, as upstream's does.
    */
-  private postFilter(pod: Pod, info: PodInfo, diagnosis: Diagnosis): string | undefined {
+  private postFilter(pod: Pod, info: PodInfo, diagnosis: Diagnosis, extra: ExtraFilter | undefined): string | undefined {
     const lowest = this.cache.lowestPriority();
     // Nothing ranks below the pod anywhere: no victims, without looking at a node.
     if (!info.preemptionNever && (lowest === undefined || lowest >= info.priority)) return noPreemptionMessage(diagnosis);
     const nominated = pod.status?.nominatedNodeName ? this.cache.getNode(pod.status.nominatedNodeName) : undefined;
-    const result = findPreemption(info, this.cache.nodeList(), this.budgetViews(), nominated);
+    const result = findPreemption(info, this.cache.nodeList(), this.budgetViews(), nominated, extra);
     if ('notEligible' in result) return `preemption: ${result.notEligible}`;
     if ('noCandidates' in result) return noPreemptionMessage(diagnosis);
     this.preempt(pod, info, result);
