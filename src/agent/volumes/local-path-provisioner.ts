@@ -9,7 +9,7 @@
 //   Reclaim: a volume it made here, Released under reclaim Delete, loses its directory, then its
 //     PersistentVolume. Retain keeps both (the volume stays Released).
 // Decisions are the pure functions below; the class runs them from informers.
-import { mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { arr, obj, str } from '../../api/kinds/json.js';
 import { storageClassOf } from '../../api/kinds/persistentvolume.js';
@@ -180,7 +180,9 @@ export class LocalPathProvisioner {
       return;
     }
     void this.o.events.object(claimObject(claim), 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
-    mkdirSync(made.dir, { recursive: true, mode: 0o777 });
+    mkdirSync(made.dir, { recursive: true });
+    // Writable by whatever user the pod's containers run as, as k3s's provisioner makes it (the umask would narrow mkdir's mode).
+    chmodSync(made.dir, 0o777);
     try {
       await this.o.api.create('/api/v1/persistentvolumes', made.volume);
     } catch (e) {
