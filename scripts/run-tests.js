@@ -41,7 +41,7 @@ const STORY = new Set(['scenario', 'scenario-autoscaler', 'scenario-control-plan
 /** Rough seconds per file (from test-artifacts/durations.txt), to start the longest first; others count 10. */
 const EXPECTED_SECONDS = {
   'scenario-autoscaler': 188, 'scenario-machines': 163, scenario: 154, crash: 143, 'scenario-leaving': 137, 'scenario-control-plane': 110,
-  containerd: 107, sim: 97, 'cluster-lifecycle': 80, ha: 91, autoscaler: 89, agent: 76, 'manifests-corpus': 75, fuzz: 64, upgrade: 61, 'up-containerd': 48, 'ha-up': 47,
+  containerd: 107, 'containerd-volumes': 56, sim: 97, 'cluster-lifecycle': 80, ha: 91, autoscaler: 89, agent: 76, 'manifests-corpus': 75, fuzz: 64, upgrade: 61, 'up-containerd': 48, 'ha-up': 47,
   crd: 43, dashboard: 41, controllers: 41, install: 39, backup: 36, kubectl: 35, flood: 31, cloud: 27,
 };
 
