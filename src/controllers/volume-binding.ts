@@ -110,6 +110,11 @@ function phaseOf(o: KubeObject): string {
   return str(obj(o.status).phase);
 }
 
+/** The claim with its kind for an event's involvedObject (whatever the cache's copy carries). */
+function asClaim(claim: KubeObject): KubeObject {
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: claim.metadata };
+}
+
 /** Upstream's message while a claim waits for its external provisioner. */
 export function externalProvisioningMessage(provisioner: string): string {
   return `Waiting for a volume to be created either by the external provisioner '${provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`;
@@ -180,7 +185,7 @@ class VolumeBinder implements Reconciler {
     if (this.waitsForConsumer(claim)) {
       const node = selectedNodeOf(claim) || this.nodeOfUser(key);
       if (!node) {
-        this.recorder.event(claim, 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
+        this.recorder.event(asClaim(claim), 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
         return;
       }
       const chosen = smallest(this.volumes.list().filter((v) => free(v) && reachableFrom(v, this.nodes.get(node), node)));
@@ -209,7 +214,7 @@ class VolumeBinder implements Reconciler {
     const path = objectPath('/api/v1', 'persistentvolumeclaims', claim.metadata.namespace!, claim.metadata.name!);
     const annotations = { [STORAGE_PROVISIONER_ANNOTATION]: provisioner, [BETA_STORAGE_PROVISIONER_ANNOTATION]: provisioner };
     await this.ctx.client.patch(path, { metadata: { resourceVersion: claim.metadata.resourceVersion, annotations } }, 'merge', { signal });
-    this.recorder.event(claim, 'Normal', 'ExternalProvisioning', externalProvisioningMessage(provisioner));
+    this.recorder.event(asClaim(claim), 'Normal', 'ExternalProvisioning', externalProvisioningMessage(provisioner));
   }
 
   private waitsForConsumer(claim: KubeObject): boolean {
