@@ -1,7 +1,7 @@
 // Persistent volumes on the process runtime, end to end: a real server, two real agents, real
 // kubectl. The default local-path class, a StatefulSet's claim provisioned on its pod's node and
-// given to the host process (a symlink at its mountPath, SKIFF_VOLUME_<NAME>), its successor on the
-// same node reading the data, reclaim Delete and Retain, and the scheduler's words for a missing claim.
+// given to the host process (a symlink at its mountPath, SKIFF_VOLUME_<NAME>), its successor held to
+// the volume's node and reading the data there, reclaim Delete and Retain, and the scheduler's words for a missing claim.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -134,7 +134,18 @@ describe('local-path volumes (process runtime)', () => {
     await eventually(() => existsSync(join(dir, 'greeting')), 10_000, 'greeting written');
     assert.equal(readFileSync(join(dir, 'greeting'), 'utf8'), 'written by web-0\n');
 
+    const events = await s.k(['get', 'events', '--field-selector', 'involvedObject.name=data-web-0', '-o', 'custom-columns=REASON:.reason', '--no-headers']);
+    for (const reason of ['WaitForFirstConsumer', 'ExternalProvisioning', 'Provisioning', 'ProvisioningSucceeded']) assert.match(events, new RegExp(`^${reason}$`, 'm'));
+
+    // With its node cordoned, the successor has nowhere to go: the other node cannot reach its volume.
+    await s.k(['cordon', node]);
     await s.k(['delete', 'pod', 'web-0', '--wait=false']);
+    const waiting = await eventually(async () => {
+      const p = await client.get<Pod>('/api/v1/namespaces/default/pods/web-0').catch(() => undefined);
+      return p && p.metadata.uid !== first.metadata.uid ? p.status?.conditions?.find((x) => x.type === 'PodScheduled' && x.status === 'False')?.message : undefined;
+    }, 20_000, 'the successor unschedulable');
+    assert.equal(waiting, '0/2 nodes are available: 1 node(s) had volume node affinity conflict, 1 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.');
+    await s.k(['uncordon', node]);
     const second = await running('web-0', first.metadata.uid);
     assert.equal(second.spec!.nodeName, node, 'the successor follows its volume');
     await logs('web-0', /^written by web-0$/m);
