@@ -34,7 +34,7 @@ function find(dir) {
 const SELF_CONTAINED = new Set([
   'admission-webhooks', 'agent-outage', 'aggregation', 'bad-input', 'client-node', 'control-plane-node', 'controllers', 'conversion-webhook', 'crd', 'durability', 'flood', 'fuzz',
   'audit', 'hostile-connections', 'kubectl', 'manifests-corpus', 'pod-security', 'preemption', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security', 'server-flags',
-  'local-path', 'restore-layout', 'storage-faults', 'storage-networking-kinds', 'user-errors-and-logs',
+  'local-path', 'restore-layout', 'storage-faults', 'storage-networking-kinds', 'user-errors-and-logs', 'certificates',
 ]);
 /** The scenario files: one at a time, beside the machine-wide group and the self-contained files. */
 const STORY = new Set(['scenario', 'scenario-autoscaler', 'scenario-control-plane', 'scenario-leaving', 'scenario-machines']);

@@ -11,6 +11,7 @@ import { endpointSliceResource } from './kinds/endpointslice.js';
 import { eventResource } from './kinds/event.js';
 import { jobResource } from './kinds/job.js';
 import { cronJobResource } from './kinds/cronjob.js';
+import { certificateSigningRequestResource } from './kinds/certificatesigningrequest.js';
 import { leaseResource } from './kinds/lease.js';
 import { namespaceResource } from './kinds/namespace.js';
 import { nodeResource } from './kinds/node.js';
@@ -64,6 +65,7 @@ export const allResourceTypes: ResourceType[] = [
   controllerRevisionResource,
   jobResource,
   cronJobResource,
+  certificateSigningRequestResource,
   leaseResource,
   podDisruptionBudgetResource,
   endpointSliceResource,

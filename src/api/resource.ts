@@ -4,7 +4,15 @@ import type { KubeObject, StatusCause } from './types.js';
 import type { StructSchema } from './schema/merge-schema.js';
 import type { WebhookClientConfig } from './webhook-client-config.js';
 
-export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward' | 'token' | 'finalize';
+export type Subresource = 'status' | 'approval' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward' | 'token' | 'finalize';
+
+/** Who makes a write, as authentication established it (what a kind may record of its requester). */
+export interface Requester {
+  name: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
 
 export interface TableColumn {
   name: string;
@@ -52,7 +60,14 @@ export interface ResourceType {
    * Resets status to what a new object has (e.g. Pod: phase Pending + qosClass; Deployment: {}),
    * adds computed fields (Namespace: spec.finalizers ["kubernetes"]).
    */
-  prepareForCreate?(obj: KubeObject): void;
+  prepareForCreate?(obj: KubeObject, requester?: Requester): void;
+  /**
+   * Upstream's status (and other subresource) strategies' PrepareForUpdate: what a write through
+   * `subresource` may not change is taken back from `old`; `now` stamps conditions.
+   */
+  prepareForSubresourceUpdate?(subresource: string, obj: KubeObject, old: KubeObject, now: string): void;
+  /** Validation of a write through a subresource (CertificateSigningRequest's status and approval); before validateStatusUpdate. */
+  validateSubresourceUpdate?(subresource: string, obj: KubeObject, old: KubeObject): StatusCause[];
   /**
    * Upstream strategy PrepareForUpdate for main-resource writes: runs after defaults() and before
    * validate(). Carries server-assigned fields the client may omit (Service clusterIP/clusterIPs,

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { ResourceType, Subresource } from '../api/resource.js';
 import { apiVersionOf } from '../api/types.js';
 import { builtinKindDefinitions, customKindDefinitions, type KindDefinitions, type RefPrefix } from './openapi/definitions.js';
-import { openApiV2Definitions, openApiV3Document, type OpenApiResource } from './openapi/v3.js';
+import { openApiV2Definitions, openApiV3Document, patchablePaths, type OpenApiResource } from './openapi/v3.js';
 import { openApiV2Document, wantsProtobufV2, type OpenApiV2 } from './openapi/v2.js';
 
 export const SERVED_VERSION = KUBERNETES_VERSION;
@@ -28,6 +28,7 @@ export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resou
 function subresourceInfo(rt: DiscoveredResource, sub: Subresource): SubresourceInfo {
   switch (sub) {
     case 'status':
+    case 'approval':
       return { group: rt.group, version: rt.version, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
     case 'scale':
       return { group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] };
@@ -245,7 +246,8 @@ export class Discovery {
     const form = wantsProtobufV2(accept) ? 'protobuf' : 'json';
     const cached = this.openApiV2Cache.get(form);
     if (cached) return cached;
-    const doc = openApiV2Document(SERVED_VERSION.gitVersion, accept, () => openApiV2Definitions(this.types.map(withDefinitions)));
+    const types = this.types.map(withDefinitions);
+    const doc = openApiV2Document(SERVED_VERSION.gitVersion, accept, () => openApiV2Definitions(types), () => patchablePaths(types));
     this.openApiV2Cache.set(form, doc);
     return doc;
   }

@@ -357,6 +357,7 @@ export class ResourceHandler {
     const now = this.deps.clock.now();
     switch (sub) {
       case 'status':
+      case 'approval':
       case 'finalize': {
         if (info.verb === 'get') return sendJson(res, 200, await store.get(info.namespace, info.name));
         if (info.verb === 'update') {
@@ -368,9 +369,9 @@ export class ResourceHandler {
             });
             return sendJson(res, 200, updated);
           }
-          return sendJson(res, 200, await store.update(info.namespace, info.name, () => deepClone(obj), ctx, { subresource: 'status' }), { warnings: ctx.warnings });
+          return sendJson(res, 200, await store.update(info.namespace, info.name, () => deepClone(obj), ctx, { subresource: sub }), { warnings: ctx.warnings });
         }
-        if (info.verb === 'patch' && sub === 'status') return this.patch(req, res, rt, store, info, query, ctx);
+        if (info.verb === 'patch' && sub !== 'finalize') return this.patch(req, res, rt, store, info, query, ctx);
         throw methodNotAllowed();
       }
       case 'scale': {

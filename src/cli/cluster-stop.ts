@@ -6,7 +6,7 @@
 import { processAlive } from '../util/proc.js';
 import { waitFor } from '../util/wait-for.js';
 import { describeProcesses, liveClusterProcesses, type RunProcess } from './cluster-run.js';
-import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
+import { CLUSTER_STOP_SIGNAL } from '../util/stop-signals.js';
 
 export interface StopOptions {
   /** One line per step, for the user. */

@@ -37,7 +37,7 @@ export async function skiffProgram(): Promise<Command> {
 }
 
 async function addCommands(program: Command): Promise<void> {
-  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }, { imageCommand }, { dashboardCommand }, { downCommand }, { statusCommand }] = await Promise.all([
+  const [{ upCommand }, { serverCommand }, { kubectlCommand }, { tokenCommand }, { agentCommand }, { nodeCommand }, { haproxyConfigCommand }, { installCommands }, { backupCommands }, { cloudCommand }, { scenarioCommand }, { simCommand }, { imageCommand }, { dashboardCommand }, { downCommand }, { statusCommand }, { restartCommand }] = await Promise.all([
     import('./up.js'),
     import('./server.js'),
     import('./kubectl.js'),
@@ -54,9 +54,11 @@ async function addCommands(program: Command): Promise<void> {
     import('./dashboard.js'),
     import('./down.js'),
     import('./status.js'),
+    import('./restart.js'),
   ]);
   program.addCommand(upCommand());
   program.addCommand(downCommand());
+  program.addCommand(restartCommand());
   program.addCommand(statusCommand());
   program.addCommand(serverCommand());
   program.addCommand(kubectlCommand());

@@ -22,6 +22,11 @@ export class RestartPolicy {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** A restart asked for by name starts the count over. */
+  forget(name: string): void {
+    this.history.delete(name);
+  }
+
   /**
    * The delay before starting `name` again after it exited so, having run `ranMs`; or why it is
    * not restarted.

@@ -11,7 +11,7 @@ import { runServer } from '../server/run-server.js';
 import { addConfigFile, dataDirErrorMessage, listenErrorMessage, logFormatOption, durationOption, hostPortArg, intArg, listArg, boolArg } from './options.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { EXIT_RESTART } from './exit-codes.js';
-import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from './stop-signals.js';
+import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS, RESTART_IN_PLACE_SIGNAL } from '../util/stop-signals.js';
 import { AuditPolicyError, loadPolicyFile } from '../apiserver/audit/policy.js';
 import { AUDIT_LOG_FORMATS, type AuditLogFormat } from '../apiserver/audit/log-backend.js';
 import type { AuditConfig } from '../server/run-server.js';
@@ -58,6 +58,7 @@ export function serverCommand(): Command {
     .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes that makes a zone unhealthy', Number, 0.55)
     .option('--node-eviction-rate <perSecond>', 'nodes per second whose pods may be evicted in a healthy zone', Number, 0.1)
     .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01)
+    .addOption(durationOption('--cluster-signing-duration <duration>', 'the longest validity of a certificate the built-in CertificateSigningRequest signers issue (a request may ask for less with spec.expirationSeconds)', 365 * 86_400_000))
     .option('--allocate-node-cidrs <bool>', 'give every Node a pod CIDR from --cluster-cidr (spec.podCIDR), which its agent hands to the container runtime', boolArg, false)
     .option('--cluster-cidr <cidr>', 'the pods\' address range, split into one CIDR per node', '10.42.0.0/16')
     .option('--service-cluster-ip-range <cidr>', 'the Services\' address range: ClusterIPs come from it, its first address is the kubernetes Service\'s (IPv4 at most /12, IPv6 at most /108)', DEFAULT_SERVICE_CLUSTER_IP_RANGE)
@@ -170,6 +171,7 @@ export function serverCommand(): Command {
             unhealthyZoneThreshold: o.unhealthyZoneThreshold as number,
             nodeEvictionRate: o.nodeEvictionRate as number,
             secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
+            clusterSigningDurationMs: o.clusterSigningDuration as number,
           },
           ...(o.allocateNodeCidrs ? { nodeIpam: { clusterCIDR: o.clusterCidr as string, nodeCidrMaskSize: o.nodeCidrMaskSize as number } } : {}),
           ...(o.withAgent ? { agent: nodeConfigFrom(o) } : {}),

@@ -14,7 +14,7 @@ import { adminKubeconfig } from './admin-client.js';
 import { serverArg } from './agent.js';
 import { nodeConfigFrom, nodeOptions } from './node-options.js';
 import { intArg, logFormatOption } from './options.js';
-import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS } from './stop-signals.js';
+import { CLUSTER_STOP_SIGNAL, LEAVE_SIGNALS } from '../util/stop-signals.js';
 
 /** Agent flags that name one machine: a fleet names its nodes itself and serves no kubelet port. */
 const NOT_FOR_A_FLEET = new Set(['--node-name', '--node-ip', '--runtime', '--provider-id', '--cloud-provider', '--kubelet-port']);

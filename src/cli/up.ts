@@ -28,11 +28,13 @@ import { serverCommand } from './server.js';
 import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { freePorts, listenError } from '../util/ports.js';
 import { DirectoryInUseError, PidLock } from '../util/pid-lock.js';
-import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
+import { CLUSTER_STOP_SIGNAL, RESTART_IN_PLACE_SIGNAL } from '../util/stop-signals.js';
+import { RESTART_REQUEST_SIGNAL, takeRestartRequests } from './restart.js';
 import { registerCluster } from './cluster-registry.js';
 import { clusterOnPort, describeProcesses, liveClusterProcesses, removeClusterRun, runProcess, writeClusterRun, type ClusterRun, type RunProcess } from './cluster-run.js';
 import { stopCluster } from './cluster-stop.js';
 import { RestartPolicy, type RestartSetting } from './restart-policy.js';
+import { EXIT_RESTART } from './exit-codes.js';
 import { isDetachedSupervisor, upDetached } from './detach.js';
 import { mergeClusterContext, userKubeconfigPath } from './user-kubeconfig.js';
 import { layoutConflict, readClusterLayout, upContainerdDir, upEtcdMembers, writeClusterLayout, type ClusterLayout } from './cluster-dir.js';
@@ -41,7 +43,7 @@ import { parseNodesFlag, type AutoscalerGroup } from '../cloud/autoscaler/autosc
 import type { InstanceType } from '../cloud/api.js';
 import { CloudClient } from '../cloud/client.js';
 import { SIM_LABEL } from '../sim/fleet.js';
-import { asAgentFlags, startNodeGroups, stopCloudInstances } from '../cloud/node-groups.js';
+import { asAgentFlags, startNodeGroups, stopCloudInstancesWithCluster } from '../cloud/node-groups.js';
 import { InvalidArgumentError } from 'commander';
 import { generateToken } from '../auth/bootstrap-token.js';
 import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
@@ -270,8 +272,9 @@ export function upCommand(): Command {
       // containers and keeps its Node and pods. Agents first, all at once; then the servers (each
       // its own node too, and each removes itself from default/kubernetes), then etcd under them.
       await Promise.all([...agents.values()].map((p) => p.stop(60_000, CLUSTER_STOP_SIGNAL)));
-      // The cloud's machines leave like agents do (asked through the cloud), then the cloud goes.
-      if (cloudUrl && cloudProc) await stopCloudInstances(new CloudClient(cloudUrl));
+      // The cloud's machines are switched off like the agents (stopped through the cloud, kept for
+      // the next start), then the cloud goes.
+      if (cloudUrl && cloudProc) await stopCloudInstancesWithCluster(new CloudClient(cloudUrl));
       await cloudProc?.stop(5_000);
       await Promise.all(servers.map((s) => s.proc?.stop(60_000, CLUSTER_STOP_SIGNAL)));
       await haproxy?.stop(5_000);
@@ -356,6 +359,24 @@ export function upCommand(): Command {
     const restarts = new RestartPolicy(o.restart);
     /** Members waiting out their restart delay. */
     const restarting = new Set<string>();
+    /** Members told to restart in place by `skiff restart`, until they exit. */
+    const restartAsked = new Set<string>();
+    process.on(RESTART_REQUEST_SIGNAL, () => {
+      for (const name of takeRestartRequests(dataDir)) {
+        const s = servers.find((x) => x.name === name);
+        if (!s || stopping) continue;
+        restarts.forget(name);
+        const running = s.proc !== undefined && s.proc.child.exitCode === null && s.proc.child.signalCode === null;
+        if (running) {
+          console.log(`restarting ${name} in place, as skiff restart asked`);
+          restartAsked.add(name);
+          s.proc!.signal(RESTART_IN_PLACE_SIGNAL);
+        } else if (!restarting.has(name)) {
+          console.log(`starting ${name} again on https://${s.host}:${port}, as skiff restart asked`);
+          startServer(s);
+        }
+      }
+    });
     const startServer = (s: (typeof servers)[number]) => {
       const log = join(logDir, `${s.name}.log`);
       const startedAt = Date.now();
@@ -379,6 +400,12 @@ export function upCommand(): Command {
       record();
       void proc.exited.then(({ code, signal }) => {
         if (stopping) return;
+        // A restart in place (asked for by `skiff restart`, or the member's own SIGUSR2): at once.
+        if (code === EXIT_RESTART || restartAsked.delete(s.name)) {
+          console.log(`starting ${s.name} again on https://${s.host}:${port} (restart in place)`);
+          startServer(s);
+          return;
+        }
         const exited = `${s.name} exited (code ${code}, signal ${signal})${lastError(log, 'skiff server:')}; see ${log}`;
         // One member of several going away is what HA is for, and it is started again in place.
         const next = servers.length > 1 ? restarts.next(s.name, { code, signal }, Date.now() - startedAt) : { reason: 'it is the only server' };

@@ -24,8 +24,8 @@ export interface NodeGroup {
 
 /**
  * Pending: created, its machine starting. Running: its machine runs. Stopped: shut down but still
- * listed (the `shutdown` fault). ShuttingDown: being deleted. Terminated: gone, kept for a while so
- * callers see what happened to it.
+ * listed, its disk kept (the `shutdown` fault, or stopped with its cluster), until started again.
+ * ShuttingDown: being deleted. Terminated: gone, kept for a while so callers see what happened to it.
  */
 export type InstanceState = 'Pending' | 'Running' | 'Stopped' | 'ShuttingDown' | 'Terminated';
 

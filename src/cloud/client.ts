@@ -67,6 +67,15 @@ export class CloudClient {
     return this.call('DELETE', `/v1/instances/${encodeURIComponent(id)}`);
   }
 
+  /** Stops an instance, keeping it; `signal` tells its agent whether its node leaves or its whole cluster stops. */
+  stopInstance(id: string, signal: 'SIGTERM' | 'SIGPWR' = 'SIGTERM'): Promise<Instance> {
+    return this.call('POST', `/v1/instances/${encodeURIComponent(id)}/stop`, { signal });
+  }
+
+  startInstance(id: string): Promise<Instance> {
+    return this.call('POST', `/v1/instances/${encodeURIComponent(id)}/start`);
+  }
+
   applyFault(id: string, fault: InstanceFault): Promise<Instance> {
     return this.call('POST', `/v1/instances/${encodeURIComponent(id)}/faults`, { fault });
   }

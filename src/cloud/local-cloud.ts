@@ -14,6 +14,7 @@ import type { Logger } from '../util/log.js';
 import { errorText } from '../util/error-text.js';
 import { rfc3339 } from '../util/time.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
+import { CLUSTER_STOP_SIGNAL } from '../util/stop-signals.js';
 
 export const DEFAULT_INSTANCE_TYPES: InstanceType[] = [
   { name: 'small', cpu: '2', memory: '4Gi', pods: 110 },
@@ -217,6 +218,33 @@ export class LocalCloud {
     this.opts.log.info({ instance: inst.id }, 'instance terminated');
   }
 
+  /**
+   * Stops a running instance and keeps it, disk and all, as a cloud's stop-instance call does. Its
+   * agent is told that the whole cluster stops (`signal`), so it keeps its Node and pods for the
+   * next start rather than leaving.
+   */
+  async stopInstance(id: string, signal: NodeJS.Signals): Promise<Instance> {
+    const inst = this.find(id);
+    if (inst.state === 'Stopped') return publicView(inst);
+    if (inst.state !== 'Running' && inst.state !== 'Pending') throw new CloudError(409, `instance "${id}" is ${inst.state}; only running instances stop`);
+    if (inst.machine) await stopMachine(inst.machine, this.graceMs, this.opts.clock, signal);
+    delete inst.machine;
+    inst.state = 'Stopped';
+    this.save();
+    this.opts.log.info({ instance: id }, 'instance stopped');
+    return publicView(inst);
+  }
+
+  /** Starts a stopped instance again on its kept disk: its agent comes back as the same Node. */
+  startInstance(id: string): Instance {
+    const inst = this.find(id);
+    if (inst.state === 'Running' || inst.state === 'Pending') return publicView(inst);
+    if (inst.state !== 'Stopped') throw new CloudError(409, `instance "${id}" is ${inst.state}; only stopped instances start`);
+    this.boot(inst, this.state.instanceTypes.find((t) => t.name === inst.instanceType)!);
+    this.save();
+    return publicView(inst);
+  }
+
   async applyFault(id: string, fault: InstanceFault): Promise<Instance> {
     if (!INSTANCE_FAULTS.includes(fault)) throw new CloudError(400, `unknown fault "${String(fault)}"; faults: ${INSTANCE_FAULTS.join(', ')}`);
     const inst = this.find(id);
@@ -292,6 +320,8 @@ export class LocalCloud {
       if (collection === 'instances' && !name && method === 'GET') return send(200, this.instances(url.searchParams.get('group') ?? undefined));
       if (collection === 'instances' && name && !sub && method === 'GET') return send(200, this.instance(name));
       if (collection === 'instances' && name && !sub && method === 'DELETE') return send(202, this.deleteInstance(name));
+      if (collection === 'instances' && name && sub === 'stop' && method === 'POST') return send(200, await this.stopInstance(name, stopSignal((body as { signal?: unknown } | undefined)?.signal)));
+      if (collection === 'instances' && name && sub === 'start' && method === 'POST') return send(200, this.startInstance(name));
       if (collection === 'instances' && name && sub === 'faults' && method === 'POST') return send(200, await this.applyFault(name, (body as { fault?: InstanceFault } | undefined)?.fault as InstanceFault));
       throw new CloudError(405, `${method} ${url.pathname} is not served`);
     } catch (e) {
@@ -302,6 +332,13 @@ export class LocalCloud {
       res.end(text);
     }
   }
+}
+
+/** The signal a stop sends the instance's agent: SIGTERM (it leaves) unless told the cluster stops. */
+function stopSignal(v: unknown): NodeJS.Signals {
+  if (v === undefined || v === 'SIGTERM') return 'SIGTERM';
+  if (v === CLUSTER_STOP_SIGNAL) return CLUSTER_STOP_SIGNAL;
+  throw new CloudError(400, `signal must be SIGTERM (the machine's node leaves) or ${CLUSTER_STOP_SIGNAL} (its whole cluster stops)`);
 }
 
 function publicView(i: StoredInstance): Instance {

@@ -90,11 +90,14 @@ function machineRuns(h: MachineHandle | undefined): boolean {
   return h !== undefined && processAlive(h.pid, h.start);
 }
 
-/** Stops a machine: SIGTERM (its agent leaves gracefully), SIGKILL after `graceMs`; 0 = power off at once. */
-export async function stopMachine(h: MachineHandle, graceMs: number, clock: Clock): Promise<void> {
+/**
+ * Stops a machine: `signal` (SIGTERM: its agent leaves gracefully; the cluster-stop signal: it
+ * keeps its Node and pods), SIGKILL after `graceMs`; 0 = power off at once.
+ */
+export async function stopMachine(h: MachineHandle, graceMs: number, clock: Clock, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (!machineRuns(h)) return;
   try {
-    process.kill(h.pid, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+    process.kill(h.pid, graceMs > 0 ? signal : 'SIGKILL');
   } catch {
     return;
   }

@@ -21,6 +21,9 @@ import { TaintEvictionController } from './taint-eviction.js';
 import { PodGCController } from './pod-gc.js';
 import { GarbageCollectorController } from './garbage-collector.js';
 import { SchedulerController } from '../scheduler/scheduler.js';
+import { CsrSigningController } from './csr-signing.js';
+import { CsrApprovingController } from './csr-approving.js';
+import { CsrCleanerController } from './csr-cleaner.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import { CloudNodeController } from './cloud-node.js';
 import { NodeIpamController, type NodeIpamOptions } from './node-ipam.js';
@@ -62,6 +65,9 @@ function entries(cloud?: CloudProvider, autoscaler?: AutoscalerOptions, ipam?: N
     e('taint-eviction-controller', [], () => new TaintEvictionController()),
     e('pod-garbage-collector-controller', ['podgc'], () => new PodGCController()),
     e('garbage-collector-controller', ['garbagecollector'], () => new GarbageCollectorController()),
+    e('certificatesigningrequest-signing-controller', ['csrsigning'], () => new CsrSigningController()),
+    e('certificatesigningrequest-approving-controller', ['csrapproving'], () => new CsrApprovingController()),
+    e('certificatesigningrequest-cleaner-controller', ['csrcleaner'], () => new CsrCleanerController()),
     e('scheduler', [], () => new SchedulerController()),
     e('node-ipam-controller', ['nodeipam'], () => new NodeIpamController(ipam!), ipam !== undefined),
     e('cloud-node-controller', ['cloud-node'], () => new CloudNodeController(cloud!), cloud !== undefined),

@@ -5,20 +5,12 @@ import type { Lease } from '../api/kinds/lease.js';
 import type { KubeObject } from '../api/types.js';
 import { serversFromEndpoints } from '../client/endpoint-discovery.js';
 import { ApiClient } from '../client/rest.js';
-import { APISERVER_LEASE_LABEL, CONTROLLER_IDENTITY_ANNOTATION, leaseMember } from '../server/endpoint-reconciler.js';
+import { isMemberLease, leaseMember, memberAddress, membersByControllerIdentity } from '../server/endpoint-reconciler.js';
 import type { Clock } from '../util/clock.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../util/log.js';
 import { timestampMs } from '../api/kinds/printing.js';
 import type { ControlPlaneView, LeaderLock, Member } from './view.js';
-
-export function isMemberLease(l: Lease): boolean {
-  return l.metadata.labels?.[APISERVER_LEASE_LABEL] !== undefined;
-}
-
-function hostPort(host: string, port: number): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
 
 export interface Readiness {
   ready: string;
@@ -35,7 +27,7 @@ function membersOf(endpoints: KubeObject[], systemLeases: Lease[]): Map<string, 
   for (const l of systemLeases) {
     const m = isMemberLease(l) ? leaseMember(l) : undefined;
     if (!m) continue;
-    const address = hostPort(m.host, m.port);
+    const address = memberAddress(m);
     const renewedAt = timestampMs(l.spec?.renewTime);
     members.set(address, { ...(members.get(address) ?? { address, listed: false, ready: 'unknown' }), ...(renewedAt !== undefined ? { leaseRenewedAt: renewedAt } : {}) });
   }
@@ -45,21 +37,6 @@ function membersOf(endpoints: KubeObject[], systemLeases: Lease[]): Map<string, 
 /** The addresses the member probes ask. */
 export function memberAddresses(endpoints: KubeObject[], systemLeases: Lease[]): string[] {
   return [...membersOf(endpoints, systemLeases).keys()];
-}
-
-/**
- * Member addresses by the identity their controller managers elect with, as each member's endpoint
- * Lease says. A holder identity alone names no member: it is hostname_uuid, and the members of one
- * machine share the hostname.
- */
-function membersByControllerIdentity(systemLeases: Lease[]): Map<string, string> {
-  const byIdentity = new Map<string, string>();
-  for (const l of systemLeases) {
-    const identity = l.metadata.annotations?.[CONTROLLER_IDENTITY_ANNOTATION];
-    const m = isMemberLease(l) ? leaseMember(l) : undefined;
-    if (identity && m) byIdentity.set(identity, hostPort(m.host, m.port));
-  }
-  return byIdentity;
 }
 
 export function controlPlaneView(endpoints: KubeObject[], systemLeases: Lease[], health: ReadonlyMap<string, Readiness>, autoscalerStatus: KubeObject | undefined): ControlPlaneView {

@@ -11,6 +11,7 @@ import { Informer } from '../client/informer.js';
 import type { ApiClient } from '../client/rest.js';
 import type { Instance } from '../cloud/api.js';
 import { silentLogger } from '../util/log.js';
+import { isMemberLease, membersByControllerIdentity } from '../server/endpoint-reconciler.js';
 import type { NodeState, TimelineEntry } from './timeline.js';
 
 const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
@@ -109,10 +110,13 @@ export class Recorder {
     const holders = new Map<string, string>();
     const leaders = new Informer<KubeObject & { spec?: { holderIdentity?: string } }>(this.api, { path: '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', log });
     const leader = (l: KubeObject & { spec?: { holderIdentity?: string } }) => {
+      // Members' endpoint Leases are no leader election; they say which member an identity is.
+      if (isMemberLease(l)) return;
       const holder = l.spec?.holderIdentity ?? '';
       if (holders.get(l.metadata.name!) === holder) return;
       holders.set(l.metadata.name!, holder);
-      this.add({ t: this.now(), kind: 'leader', lease: l.metadata.name!, holder });
+      const member = holder ? membersByControllerIdentity(leaders.list()).get(holder) : undefined;
+      this.add({ t: this.now(), kind: 'leader', lease: l.metadata.name!, holder, ...(member ? { member } : {}) });
     };
     leaders.addHandlers({ add: leader, update: (_, l) => leader(l) });
     const events = new Informer<KubeObject & { type?: string; reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } }>(this.api, { path: '/api/v1/events', log });

@@ -391,7 +391,7 @@ function unscheduledRow(run: ScenarioRun, scale: Scale, y: number): string {
 /** Who holds each leader-election Lease: a mark at every change of holder. */
 function leadersRow(run: ScenarioRun, scale: Scale, y: number): string {
   return markRow('leaders', entriesOf(run, 'leader'), scale, y, (e, x, mid) =>
-    `<g class="leader-marker" data-lease="${esc(e.lease)}" data-holder="${esc(e.holder)}" data-t="${e.t}"><title>${esc(`${e.lease}: ${e.holder || 'released'} at ${at(e.t)}`)}</title>` +
+    `<g class="leader-marker" data-lease="${esc(e.lease)}" data-holder="${esc(e.holder)}" data-t="${e.t}"><title>${esc(`${e.lease}: ${e.member ? `member ${e.member}` : e.holder || 'released'} at ${at(e.t)}`)}</title>` +
       `<rect x="${px(x - 3)}" y="${px(mid - 3)}" width="6" height="6" fill="${COLOUR.leader}" transform="rotate(45 ${px(x)} ${px(mid)})"/></g>`,
   );
 }

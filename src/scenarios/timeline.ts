@@ -30,7 +30,7 @@ export type TimelineEntry =
   | { t: number; kind: 'lease'; node: string }
   | { t: number; kind: 'event'; type: string; reason: string; object: string; message: string }
   /** Who holds a leader-election Lease in kube-system. */
-  | { t: number; kind: 'leader'; lease: string; holder: string }
+  | { t: number; kind: 'leader'; lease: string; holder: string; member?: string }
   /** A line a process logged (server or agent), with its level and message. */
   | { t: number; kind: 'log'; process: string; level: string; msg: string }
   /** A cloud instance's state as the cloud lists it (polled; `gone` once it is no longer listed), by the node it runs. */

@@ -50,6 +50,31 @@ export function leaseMember(lease: KubeObject): Member | undefined {
   return m ? { host: m[1]!, port: Number(m[2]) } : undefined;
 }
 
+/** Whether a kube-system Lease is a member's endpoint Lease (not a leader-election one). */
+export function isMemberLease(l: KubeObject): boolean {
+  return l.metadata.labels?.[APISERVER_LEASE_LABEL] !== undefined;
+}
+
+/** `host:port`, the IPv6 host in brackets. */
+export function memberAddress(m: Member): string {
+  return `${m.host.includes(':') ? `[${m.host}]` : m.host}:${m.port}`;
+}
+
+/**
+ * Member addresses by the identity their controller managers elect with, as each member's endpoint
+ * Lease says. A holder identity alone names no member: it is hostname_uuid, and the members of one
+ * machine share the hostname.
+ */
+export function membersByControllerIdentity(systemLeases: readonly KubeObject[]): Map<string, string> {
+  const byIdentity = new Map<string, string>();
+  for (const l of systemLeases) {
+    const identity = l.metadata.annotations?.[CONTROLLER_IDENTITY_ANNOTATION];
+    const m = isMemberLease(l) ? leaseMember(l) : undefined;
+    if (identity && m) byIdentity.set(identity, memberAddress(m));
+  }
+  return byIdentity;
+}
+
 export class EndpointReconciler {
   private readonly leaseName: string;
   private readonly interval: number;

@@ -22,6 +22,7 @@ import { allControllers } from '../controllers/index.js';
 import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
+import { ensureKubeDnsService } from './kube-dns-service.js';
 import { ensureLocalPathStorageClass } from './local-storage.js';
 import { PidLock } from '../util/pid-lock.js';
 import type { AgentNodeConfig } from '../agent/agent.js';
@@ -171,11 +172,14 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
   });
   await ensureLocalPathStorageClass(controllerClient, log);
   const cloud = cfg.cloud ? new LocalCloudProvider(cfg.cloud.endpoint) : undefined;
-  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
+  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem, clusterSigningCa: pki.ca }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port, controllerIdentity: manager.identity });
   const endpointsDone = endpoints.run(stopControllers.signal);
+  // kube-dns before this machine's own node starts, so its first pods already get the cluster's resolver.
+  const kubeDnsDone = ensureKubeDnsService({ client: controllerClient, range: cfg.serviceRange ?? ServiceRange.parse(DEFAULT_SERVICE_CLUSTER_IP_RANGE), clock: systemClock, log, signal: stopControllers.signal });
+  await Promise.race([kubeDnsDone, systemClock.sleep(5000)]);
   const ownUrl = `https://${loopbackHost.includes(':') ? `[${loopbackHost}]` : loopbackHost}:${port}`;
   const node = cfg.agent
     ? await startControlPlaneNode({
@@ -198,7 +202,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
       // The node first: it drains and removes itself through this member while it still serves.
       await (opts.inPlace ? node?.restartInPlace() : opts.clusterStopping ? node?.powerOff() : node?.stop('server stopping'));
       stopControllers.abort();
-      await Promise.all([managerDone.catch(() => {}), endpointsDone.catch(() => {})]);
+      await Promise.all([managerDone.catch(() => {}), endpointsDone.catch(() => {}), kubeDnsDone.catch(() => {})]);
       await endpoints.removeSelf();
       controllerClient.close();
       await api.stop();

@@ -73,3 +73,41 @@ test('references are upstream names and the defaults of list-map keys are publis
   const v2 = builtinKindDefinitions('v1', 'Pod', '#/definitions/')!;
   assert.deepEqual((v2.schemas.get('io.k8s.api.core.v1.Pod')!['properties'] as Record<string, OpenApiSchema>)['metadata'], { $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' });
 });
+
+test('the Swagger 2.0 document describes each object PATCH with its kind and the dryRun, fieldManager and fieldValidation parameters', async () => {
+  const { openApiV2Document } = await import('../../src/apiserver/openapi/v2.js');
+  const { patchablePaths } = await import('../../src/apiserver/openapi/v3.js');
+  const protobuf = (await import('protobufjs')).default;
+  const types = [
+    { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, definitions: () => undefined },
+    { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, definitions: () => undefined },
+    { group: 'example.com', version: 'v1', resource: 'readonlies', kind: 'ReadOnly', namespaced: false, verbs: ['get', 'list'], definitions: () => undefined },
+  ];
+  const paths = () => patchablePaths(types);
+  const json = JSON.parse(String(openApiV2Document('v1.33.0', 'application/json', () => ({}), paths).body)) as { paths: Record<string, { patch: { parameters: { name: string; in: string }[]; 'x-kubernetes-group-version-kind': unknown } }> };
+  assert.deepEqual(Object.keys(json.paths), ['/api/v1/namespaces/{namespace}/pods/{name}', '/api/v1/namespaces/{name}']);
+  const patch = json.paths['/api/v1/namespaces/{name}']!.patch;
+  assert.deepEqual(patch['x-kubernetes-group-version-kind'], { group: '', version: 'v1', kind: 'Namespace' });
+  assert.deepEqual(patch.parameters.map((p) => `${p.in}:${p.name}`).sort(), ['query:dryRun', 'query:fieldManager', 'query:fieldValidation']);
+
+  // The protobuf form, read with gnostic's field numbers (the contract kubectl's decoder holds us to).
+  const root = protobuf.parse(`syntax = "proto3"; package t;
+    message Any { string yaml = 2; }
+    message NamedAny { string name = 1; Any value = 2; }
+    message Q { string in = 2; string name = 4; }
+    message NB { Q query = 3; }
+    message P { NB non_body = 2; }
+    message PI { P parameter = 1; }
+    message Op { repeated PI parameters = 8; repeated NamedAny vendor_extension = 13; }
+    message Item { Op patch = 8; }
+    message NamedItem { string name = 1; Item value = 2; }
+    message Paths { repeated NamedItem path = 2; }
+    message Doc { string swagger = 1; Paths paths = 8; }`, { keepCase: true }).root;
+  const doc = root.lookupType('t.Doc').toObject(root.lookupType('t.Doc').decode(openApiV2Document('v1.33.0', 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf', () => ({}), paths).body as Uint8Array)) as {
+    paths: { path: { name: string; value: { patch: { parameters: { parameter: { non_body: { query: { name: string; in: string } } } }[]; vendor_extension: { name: string; value: { yaml: string } }[] } } }[] };
+  };
+  const pod = doc.paths.path.find((p) => p.name === '/api/v1/namespaces/{namespace}/pods/{name}')!.value.patch;
+  assert.ok(pod.parameters.some((p) => p.parameter.non_body.query.name === 'dryRun' && p.parameter.non_body.query.in === 'query'));
+  const gvk = pod.vendor_extension.find((e) => e.name === 'x-kubernetes-group-version-kind')!.value.yaml;
+  assert.match(gvk, /^group: ""\nversion: v1\nkind: Pod\n$/);
+});

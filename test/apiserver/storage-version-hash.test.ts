@@ -21,6 +21,7 @@ const UPSTREAM: ReadonlyMap<string, string> = new Map([
   ['apps/v1/statefulsets', 'H+vl74LkKdo='],
   ['batch/v1/cronjobs', 'sd5LIXh4Fjs='],
   ['batch/v1/jobs', 'mudhfqk/qZY='],
+  ['certificates.k8s.io/v1/certificatesigningrequests', '95fRKMXA+00='],
   ['coordination.k8s.io/v1/leases', 'gqkMMb/YqFM='],
   ['discovery.k8s.io/v1/endpointslices', 'qgS0xkrxYAI='],
   ['flowcontrol.apiserver.k8s.io/v1/flowschemas', 'GJVAJZSZBIw='],

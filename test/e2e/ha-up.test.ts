@@ -124,6 +124,21 @@ describe('skiff up --servers 3 --storage etcd', () => {
         const ep = await client.get<KubeObject>('/api/v1/namespaces/default/endpoints/kubernetes');
         return ((ep.subsets ?? []) as { addresses?: { ip: string }[] }[]).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).includes(members[0]!);
       }, 60_000, 'server-1 back in default/kubernetes');
+
+      // `skiff restart NAME` restarts one member in place, by name, through its up: a new process
+      // that serves, with every node still Ready; a name that is no member is refused in one line.
+      const [before] = processesMentioning(`${join(dataDir, 'server-2')}\0`);
+      const restarted = await runSkiff(['restart', 'server-2', '--data-dir', dataDir]);
+      assert.equal(restarted.code, 0, restarted.stderr);
+      assert.match(restarted.stdout, new RegExp(`^restarting server-2 \\(pid ${before}\\) in place$`, 'm'));
+      assert.match(restarted.stdout, /^server-2 serves again \(pid \d+, https:\/\/127\.0\.0\.2:\d+\) after [\d.]+ s$/m);
+      const [after] = processesMentioning(`${join(dataDir, 'server-2')}\0`);
+      assert.ok(after !== undefined && after !== before, `a new server-2 process (${before} -> ${after})`);
+      assert.match(readFileSync(out, 'utf8'), /^restarting server-2 in place, as skiff restart asked$/m);
+      assert.match(await kubectl(kubeconfig, ['get', 'nodes']), /^node-2\s+Ready/m);
+      const unknown = await runSkiff(['restart', 'server-9', '--data-dir', dataDir]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /^skiff restart: the cluster in \S+ has no API server member server-9; its members: server-1, server-2, server-3$/m);
     } finally {
       client.close();
     }

@@ -247,8 +247,16 @@ describe('HA control plane on etcd (3 members, real HAProxy)', () => {
     // A write in flight during the election may fail; after it, every write works.
     await eventually(async () => client.create(CM_PATH, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'etcd-down-0' }, data: { a: '1' } }), 10_000, 'a write after the etcd leader died');
     for (let i = 1; i <= 5; i++) await client.create(CM_PATH, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `etcd-down-${i}` }, data: { a: String(i) } });
+    // The etcd election stalls writes (Lease renewals too) for a second or two; with this file's 6 s
+    // grace period a heavily loaded machine can stretch that past it, so a node seen Unknown here is
+    // reported, and it must be Ready again as soon as its next renewal lands (40 s in production).
     const r = await nodeReadiness(client);
-    for (const n of [d1.nodeName, d2.nodeName, 'via-lb']) assert.equal(r.get(n), 'True');
+    const flipped = [d1.nodeName, d2.nodeName, 'via-lb'].filter((n) => r.get(n) !== 'True');
+    if (flipped.length) console.log(`after the etcd leader's SIGKILL, not Ready for a moment: ${flipped.map((n) => `${n}=${r.get(n)}`).join(', ')}`);
+    await eventually(async () => {
+      const now = await nodeReadiness(client);
+      return [d1.nodeName, d2.nodeName, 'via-lb'].every((n) => now.get(n) === 'True');
+    }, 10_000, 'every node Ready with one etcd member down');
     ha.etcd.member(leader).start();
     await ha.etcd.waitHealthy();
   });

@@ -1,6 +1,6 @@
 // `skiff up --cloud local --node-group MIN:MAX:GROUP`: the cloud and the autoscaler start with the
-// cluster, the first MIN instances of each group are its nodes, and Ctrl-C takes every machine down.
-// The cloud commands run in the cluster's directory find its cloud without being told where.
+// cluster, the first MIN instances of each group are its nodes, and Ctrl-C switches every machine
+// off with the cluster; the next `up` switches them on again as the same Nodes. The cloud commands run in the cluster's directory find its cloud without being told where.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,14 +30,26 @@ describe('skiff up with a local cloud', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('starts the cloud with MIN instances per group as the nodes, and stops every machine on SIGINT', async () => {
-    const out = join(root, 'up.out');
-    up = startProcess({
+  const startUp = (out: string): ManagedProcess =>
+    startProcess({
       name: 'up',
       command: process.execPath,
       args: [SKIFF_BIN, 'up', '--data-dir', dataDir, '--port', '0', '--runtime', 'simulated', '--cloud', 'local', '--node-group', '2:4:pool', '--instance-type', 'cpu=2,memory=4Gi,pods=50', '--node-status-update-frequency=1s'],
       output: out,
     });
+  const poolNodes = async (): Promise<Map<string, string>> => {
+    const client = ApiClient.fromKubeconfig(join(dataDir, 'kubeconfig'), { timeoutMs: 5000 });
+    try {
+      const nodes = (await client.get<KubeList<Node>>('/api/v1/nodes')).items.filter((n) => n.spec?.providerID?.startsWith('skiff://pool/'));
+      return new Map(nodes.map((n) => [n.spec!.providerID!, n.metadata.uid!]));
+    } finally {
+      client.close();
+    }
+  };
+
+  it('starts the cloud with MIN instances per group as the nodes, and switches every machine off on SIGINT', async () => {
+    const out = join(root, 'up.out');
+    up = startUp(out);
     await eventually(() => readFileSync(out, 'utf8').includes('cluster ready'), 60_000, '"cluster ready"');
     assert.match(readFileSync(out, 'utf8'), /cluster ready: 1 control-plane node and 2 nodes \(local cloud http:\/\/127\.0\.0\.1:\d+, autoscaled: pool 2\.\.4;/);
     const client = ApiClient.fromKubeconfig(join(dataDir, 'kubeconfig'), { timeoutMs: 5000 });
@@ -79,12 +91,25 @@ describe('skiff up with a local cloud', () => {
     const gone = await runSkiff(['cloud', 'instances', '--cloud-endpoint', `http://127.0.0.1:${unused}`], { cwd: plain });
     assert.match(gone.stderr, new RegExp(`^skiff cloud: no local cloud answers at http://127\\.0\\.0\\.1:${unused} \\(--cloud-endpoint; ECONNREFUSED\\): start a cluster with one`, 'm'));
 
+    const before = await poolNodes();
     up.signal('SIGINT');
     await up.exited;
     assert.match(readFileSync(out, 'utf8'), /cluster stopped/);
     const state = JSON.parse(readFileSync(join(dataDir, 'cloud', 'cloud.json'), 'utf8')) as { instances: { state: string }[] };
-    assert.ok(state.instances.length >= 2 && state.instances.every((i) => i.state === 'Terminated'), JSON.stringify(state.instances));
+    assert.ok(state.instances.length === 2 && state.instances.every((i) => i.state === 'Stopped'), `switched off, not deleted: ${JSON.stringify(state.instances)}`);
     assert.ok(!existsSync(join(dataDir, 'cloud', 'endpoint')), 'a stopped cloud is not found any more');
     assert.deepEqual(processesMentioning(dataDir), [], 'no machine left running');
+
+    // Started again: the same machines boot (the one shut down by the fault too), as the same Nodes.
+    const out2 = join(root, 'up2.out');
+    up = startUp(out2);
+    await eventually(() => readFileSync(out2, 'utf8').includes('cluster ready'), 60_000, '"cluster ready" again');
+    assert.match(readFileSync(out2, 'utf8'), /cluster ready: 1 control-plane node and 2 nodes/);
+    assert.deepEqual(await poolNodes(), before, 'the same instances as the same Nodes (provider IDs and uids)');
+    const again = await runSkiff(['cloud', 'instances'], { cwd: root });
+    assert.equal(again.stdout.trim().split('\n').slice(1).filter((r) => /\sRunning\s/.test(r)).length, 2, again.stdout);
+    up.signal('SIGINT');
+    await up.exited;
+    assert.deepEqual(processesMentioning(dataDir), [], 'no machine left running after the second stop');
   });
 });

@@ -195,6 +195,7 @@ test('Lease renewals tick along a node row, leader changes mark their own row, a
     { t: 3000, kind: 'lease', node: 'node-2' },
     { t: 500, kind: 'leader', lease: 'kube-controller-manager', holder: 'server-1' },
     { t: 8000, kind: 'leader', lease: 'kube-controller-manager', holder: 'server-2' },
+    { t: 8500, kind: 'leader', lease: 'kube-scheduler', holder: 'host_0f3a', member: '127.0.0.3:6443' },
     { t: 6000, kind: 'node-state', node: 'node-2', state: 'zombie', taints: [], unschedulable: false },
     { t: 7000, kind: 'unscheduled', count: 2 },
     { t: 9000, kind: 'unscheduled', count: 0 },
@@ -203,9 +204,11 @@ test('Lease renewals tick along a node row, leader changes mark their own row, a
   const row = svg.slice(svg.indexOf('data-node="node-2"'), svg.indexOf('</g>', svg.indexOf('data-node="node-2"')));
   assert.match(row, /class="lease-ticks" data-count="3"/);
   assert.match(row, /data-state="zombie"/);
-  assert.equal(count(svg, 'class="leader-marker"'), 2);
+  assert.equal(count(svg, 'class="leader-marker"'), 3);
   assert.match(svg, /class="unscheduled" data-count="2"[^>]*><title>2 pods with no node from 7\.00 s to 9\.00 s/);
   assert.match(svg, /kube-controller-manager: server-2 at /);
+  // A holder identity (hostname_uuid) names no member; the member it was recorded as does.
+  assert.match(svg, /kube-scheduler: member 127\.0\.0\.3:6443 at /);
   const html = renderReport({ ...report, runs: [run] });
   assert.match(html, /zombie \(no Node object, its machine runs\)/, 'the legend explains it');
   assert.ok(html.includes('data-legend="leader"') && html.includes('data-legend="lease"') && html.includes('data-legend="unscheduled"'));

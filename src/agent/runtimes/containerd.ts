@@ -18,6 +18,7 @@ import { CONTAINER_NAME_LABEL, NODE_LABEL, POD_UID_LABEL, containerConfig, pullP
 import { CreateContainerError, type ContainerLaunch, type ExitInfo, type InstanceRecord, type KnownInstances, type Runtime, type RunningContainer, type StreamRequest } from './runtime.js';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import type { ImageStore } from '../image-gc.js';
+import type { PodDnsConfig } from '../../dns/resolv-conf.js';
 
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
 
@@ -32,6 +33,8 @@ export interface ContainerdRuntimeOptions {
   podLogDir(podUid: string): string;
   /** Registry credentials for the pod's imagePullSecrets, by registry host. */
   pullAuth?(pod: Pod, image: string): Promise<AuthConfig | undefined>;
+  /** The pod's resolv.conf (the kubelet's GetPodDNS), handed to the sandbox. */
+  dns?(pod: Pod): PodDnsConfig;
   relistMs?: number;
   client?: CriClient;
 }
@@ -146,6 +149,8 @@ export class ContainerdRuntime implements Runtime {
     const ready = all.filter((s) => s.state === 'SANDBOX_READY').sort((a, b) => (BigInt(b.createdAt) > BigInt(a.createdAt) ? 1 : -1));
     const attempt = ready[0] ? (ready[0].metadata?.attempt ?? 0) : all.reduce((m, s) => Math.max(m, (s.metadata?.attempt ?? 0) + 1), 0);
     const config = sandboxConfig({ pod, nodeName: this.o.nodeName, logDirectory: this.o.podLogDir(uid), cgroupRoot: this.o.cgroupRoot, attempt });
+    const dns = this.o.dns?.(pod);
+    if (dns) config.dnsConfig = dns;
     let id = ready[0]?.id;
     if (!id) {
       mkdirSync(config.logDirectory!, { recursive: true });

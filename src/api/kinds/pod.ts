@@ -132,6 +132,13 @@ export interface Toleration {
   tolerationSeconds?: number;
 }
 
+/** Extra resolv.conf settings, merged into what the pod's dnsPolicy gives it. */
+export interface PodDNSConfig {
+  nameservers?: string[];
+  searches?: string[];
+  options?: { name?: string; value?: string }[];
+}
+
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
@@ -140,6 +147,7 @@ export interface PodSpec {
   terminationGracePeriodSeconds?: number;
   activeDeadlineSeconds?: number;
   dnsPolicy?: DNSPolicy;
+  dnsConfig?: PodDNSConfig;
   nodeSelector?: Record<string, string>;
   serviceAccountName?: string;
   nodeName?: string;

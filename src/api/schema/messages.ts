@@ -2082,6 +2082,40 @@ message PriorityClass {
 }
 `;
 
+// certificates.k8s.io/v1. ExtraValue's JSON is a plain list of strings (see ./root.ts).
+export const CERTIFICATES_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.certificates.v1;
+message CertificateSigningRequest {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional CertificateSigningRequestSpec spec = 2;
+  optional CertificateSigningRequestStatus status = 3;
+}
+message CertificateSigningRequestSpec {
+  optional bytes request = 1;
+  optional string signerName = 7;
+  optional int32 expirationSeconds = 8 [(ptr) = true];
+  repeated string usages = 5 [(listType) = "atomic"];
+  optional string username = 2;
+  optional string uid = 3;
+  repeated string groups = 4 [(listType) = "atomic"];
+  map<string, ExtraValue> extra = 6;
+}
+message ExtraValue { repeated string items = 1; }
+message CertificateSigningRequestStatus {
+  repeated CertificateSigningRequestCondition conditions = 1 [(listType) = "map", (listMapKeys) = "type"];
+  optional bytes certificate = 2;
+}
+message CertificateSigningRequestCondition {
+  optional string type = 1;
+  optional string status = 6;
+  optional string reason = 2;
+  optional string message = 3;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastUpdateTime = 4;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 5;
+}
+`;
+
 // apiregistration.k8s.io/v1 (kube-aggregator).
 export const APIREGISTRATION_V1_PROTO = `
 syntax = "proto2";
@@ -2202,6 +2236,7 @@ export const PROTO_SOURCES: readonly string[] = [
   STORAGE_V1_PROTO,
   APIEXTENSIONS_V1_PROTO,
   SCHEDULING_V1_PROTO,
+  CERTIFICATES_V1_PROTO,
   APIREGISTRATION_V1_PROTO,
   ADMISSIONREGISTRATION_V1_PROTO,
 ];
@@ -2233,6 +2268,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'storage.k8s.io/v1': { pkg: 'k8s.io.api.storage.v1', kinds: ['StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment'] },
   'apiextensions.k8s.io/v1': { pkg: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1', kinds: ['CustomResourceDefinition'] },
   'scheduling.k8s.io/v1': { pkg: 'k8s.io.api.scheduling.v1', kinds: ['PriorityClass'] },
+  'certificates.k8s.io/v1': { pkg: 'k8s.io.api.certificates.v1', kinds: ['CertificateSigningRequest'] },
   'apiregistration.k8s.io/v1': { pkg: 'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1', kinds: ['APIService'] },
   'admissionregistration.k8s.io/v1': { pkg: 'k8s.io.api.admissionregistration.v1', kinds: ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'] },
 };

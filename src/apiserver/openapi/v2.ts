@@ -10,6 +10,7 @@
 import protobuf from 'protobufjs';
 import type { Type } from 'protobufjs';
 import { stringify as toYaml } from 'yaml';
+import { VERIFIABLE_QUERY_PARAMS, type PatchablePath } from './v3.js';
 
 /**
  * The protobuf media types of gnostic's openapi_v2.Document that clients ask for (kubectl 1.27-1.33
@@ -20,12 +21,25 @@ const OPENAPI_V2_PROTOBUF = ['application/com.github.proto-openapi.spec.v2@v1.0+
 const OPENAPI_V2_PROTOBUF_ANSWER = OPENAPI_V2_PROTOBUF[1]!;
 
 // The fields of gnostic's OpenAPIv2.proto (package openapi.v2) this document uses; field numbers
-// are the contract. Paths are sent empty: only the definitions are read from this document.
+// are the contract. Of the paths, each object's PATCH is described with its kind and query
+// parameters: kubectl before 1.27 reads them there to learn that the server does dry runs and
+// field validation (a kubectl that finds no such parameter refuses --dry-run=server).
 const OPENAPI_V2_PROTO = `
 syntax = "proto3";
 package openapi.v2;
 message Info { string title = 1; string version = 2; }
-message Paths {}
+message Paths { repeated NamedPathItem path = 2; }
+message NamedPathItem { string name = 1; PathItem value = 2; }
+message PathItem { Operation put = 3; Operation patch = 8; }
+message Operation { repeated ParametersItem parameters = 8; Responses responses = 9; repeated NamedAny vendor_extension = 13; }
+message ParametersItem { oneof oneof { Parameter parameter = 1; } }
+message Parameter { oneof oneof { NonBodyParameter non_body_parameter = 2; } }
+message NonBodyParameter { oneof oneof { QueryParameterSubSchema query_parameter_sub_schema = 3; } }
+message QueryParameterSubSchema { bool required = 1; string in = 2; string description = 3; string name = 4; string type = 6; bool unique_items = 20; }
+message Responses { repeated NamedResponseValue response_code = 1; }
+message NamedResponseValue { string name = 1; ResponseValue value = 2; }
+message ResponseValue { oneof oneof { Response response = 1; } }
+message Response { string description = 1; }
 message Any { string yaml = 2; }
 message NamedAny { string name = 1; Any value = 2; }
 message TypeItem { repeated string value = 1; }
@@ -148,12 +162,40 @@ export function wantsProtobufV2(accept: string): boolean {
   return OPENAPI_V2_PROTOBUF.some((t) => accept.includes(t));
 }
 
+/** The PUT and PATCH of one object path, in Swagger 2.0's JSON. */
+function jsonPathItem(p: PatchablePath): Record<string, unknown> {
+  const operation = (action: string) => ({
+    'x-kubernetes-action': action,
+    'x-kubernetes-group-version-kind': p.gvk,
+    parameters: VERIFIABLE_QUERY_PARAMS.map((name) => ({ name, in: 'query', type: 'string', uniqueItems: true })),
+    responses: { '200': { description: 'OK' } },
+  });
+  return { patch: operation('patch'), put: operation('put') };
+}
+
+/** The same as gnostic's PathItem message. */
+function gnosticPathItem(p: PatchablePath): Record<string, unknown> {
+  const operation = (action: string) => ({
+    parameters: VERIFIABLE_QUERY_PARAMS.map((name) => ({ parameter: { non_body_parameter: { query_parameter_sub_schema: { name, in: 'query', type: 'string', unique_items: true } } } })),
+    responses: { response_code: [{ name: '200', value: { response: { description: 'OK' } } }] },
+    vendor_extension: [
+      { name: 'x-kubernetes-action', value: yamlAny(action) },
+      { name: 'x-kubernetes-group-version-kind', value: yamlAny(p.gvk) },
+    ],
+  });
+  return { patch: operation('patch'), put: operation('put') };
+}
+
 /** The document in the form `accept` asks for: protobuf when it names one of gnostic's types, else JSON. */
-export function openApiV2Document(version: string, accept: string, definitions: () => Record<string, unknown>): OpenApiV2 {
-  const doc = { swagger: '2.0', info: { title: 'Kubernetes', version }, paths: {}, definitions: {} };
-  if (!wantsProtobufV2(accept)) return { contentType: 'application/json', body: `${JSON.stringify({ ...doc, definitions: definitions() })}\n` };
+export function openApiV2Document(version: string, accept: string, definitions: () => Record<string, unknown>, paths: () => PatchablePath[]): OpenApiV2 {
+  const doc = { swagger: '2.0', info: { title: 'Kubernetes', version } };
+  if (!wantsProtobufV2(accept)) {
+    const jsonPaths = Object.fromEntries(paths().map((p) => [p.path, jsonPathItem(p)]));
+    return { contentType: 'application/json', body: `${JSON.stringify({ ...doc, paths: jsonPaths, definitions: definitions() })}\n` };
+  }
   documentType ??= protobuf.parse(OPENAPI_V2_PROTO, { keepCase: true }).root.lookupType('openapi.v2.Document');
   const named = Object.entries(definitions()).map(([name, schema]) => ({ name, value: gnosticSchema(schema as Record<string, unknown>) }));
-  const message = documentType.fromObject({ ...doc, definitions: { additional_properties: named } });
+  const pathItems = paths().map((p) => ({ name: p.path, value: gnosticPathItem(p) }));
+  const message = documentType.fromObject({ ...doc, paths: { path: pathItems }, definitions: { additional_properties: named } });
   return { contentType: OPENAPI_V2_PROTOBUF_ANSWER, body: documentType.encode(message).finish() };
 }

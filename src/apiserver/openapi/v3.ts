@@ -20,19 +20,36 @@ const PARAMS = [
   { name: 'dryRun', in: 'query', schema: { type: 'string', uniqueItems: true } },
 ];
 
+/** A patchable resource's object path, and the kind its operations name. */
+export interface PatchablePath {
+  path: string;
+  gvk: { group: string; version: string; kind: string };
+}
+
+/** The object path of every type that takes PATCH, for the operations both documents describe. */
+export function patchablePaths(types: readonly OpenApiResource[]): PatchablePath[] {
+  const out: PatchablePath[] = [];
+  for (const rt of types) {
+    if (rt.verbs && !rt.verbs.includes('patch')) continue;
+    const gv = rt.group ? `${rt.group}/${rt.version}` : rt.version;
+    const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
+    out.push({ path: rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`, gvk: { group: rt.group, version: rt.version, kind: rt.kind } });
+  }
+  return out;
+}
+
+/** The query parameters kubectl looks for on an object's PATCH to learn what the server does itself. */
+export const VERIFIABLE_QUERY_PARAMS = PARAMS.map((p) => p.name);
+
 /** The document of one group-version: PATCH and PUT operations naming their kind, and every definition they need. */
 export function openApiV3Document(gv: string, types: readonly OpenApiResource[], serverVersion: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   const schemas: Record<string, OpenApiSchema> = {};
-  for (const rt of types) {
-    // The first definition of a name stays: built-in kinds come first and a custom one never replaces them.
-    for (const [name, schema] of rt.definitions('#/components/schemas/')?.schemas ?? []) schemas[name] ??= schema;
-    if (rt.verbs && !rt.verbs.includes('patch')) continue;
-    const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
-    const item = rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`;
-    const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
+  // The first definition of a name stays: built-in kinds come first and a custom one never replaces them.
+  for (const rt of types) for (const [name, schema] of rt.definitions('#/components/schemas/')?.schemas ?? []) schemas[name] ??= schema;
+  for (const { path, gvk } of patchablePaths(types)) {
     const operation = (action: string): unknown => ({ 'x-kubernetes-action': action, 'x-kubernetes-group-version-kind': gvk, parameters: PARAMS, responses: { '200': { description: 'OK' } } });
-    paths[item] = { patch: operation('patch'), put: operation('put') };
+    paths[path] = { patch: operation('patch'), put: operation('put') };
   }
   return {
     openapi: '3.0.0',
