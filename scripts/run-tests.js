@@ -32,6 +32,7 @@ function find(dir) {
 
 /** End-to-end files that start only their own processes, on ports chosen free: they may run beside any other. */
 const SELF_CONTAINED = new Set([
+  'horizontal-pod-autoscaler', 'horizontal-pod-autoscaler-load',
   'admission-webhooks', 'agent-outage', 'aggregation', 'bad-input', 'client-node', 'control-plane-node', 'controllers', 'conversion-webhook', 'crd', 'durability', 'flood', 'fuzz',
   'audit', 'hostile-connections', 'kubectl', 'manifests-corpus', 'pod-security', 'preemption', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security', 'server-flags',
   'local-path', 'restore-layout', 'storage-faults', 'storage-networking-kinds', 'user-errors-and-logs', 'certificates',

@@ -17,6 +17,8 @@ import { namespaceResource } from './kinds/namespace.js';
 import { nodeResource } from './kinds/node.js';
 import { podResource } from './kinds/pod.js';
 import { podDisruptionBudgetResource } from './kinds/poddisruptionbudget.js';
+import { horizontalPodAutoscalerV2Resource } from './kinds/horizontalpodautoscaler.js';
+import { horizontalPodAutoscalerV1Resource } from './kinds/horizontalpodautoscaler-v1.js';
 import { replicaSetResource } from './kinds/replicaset.js';
 import { replicationControllerResource } from './kinds/replicationcontroller.js';
 import { secretResource } from './kinds/secret.js';
@@ -66,6 +68,8 @@ export const allResourceTypes: ResourceType[] = [
   jobResource,
   cronJobResource,
   certificateSigningRequestResource,
+  horizontalPodAutoscalerV2Resource,
+  horizontalPodAutoscalerV1Resource,
   leaseResource,
   podDisruptionBudgetResource,
   endpointSliceResource,

@@ -29,6 +29,14 @@ export interface TableConvertor {
   cells(obj: KubeObject, now: number): (string | number | boolean | null)[];
 }
 
+/** Converts one object between a served version and the storage version; neither changes what it is given. */
+export interface VersionConversion {
+  /** An object of this version, in the storage version. */
+  toStorage(obj: KubeObject): KubeObject;
+  /** An object of the storage version, in this version. */
+  fromStorage(obj: KubeObject): KubeObject;
+}
+
 export interface ResourceType {
   group: string;
   version: string;
@@ -115,8 +123,14 @@ export interface ResourceType {
   warningsFor?(obj: KubeObject): string[];
   /** What reading an object from storage does to it (custom resources: a default added to the schema later shows on old objects, as upstream defaults on read). */
   onRead?(obj: KubeObject): void;
-  /** The version its objects are stored in, when it serves several (custom resources). */
+  /** The version its objects are stored in, when it serves several (custom resources; built-in kinds with `conversion`). */
   storageVersion?: string;
+  /**
+   * A built-in kind served at a version other than its storage version: upstream's conversion
+   * functions between the two. Objects are stored in storageVersion; each write converts to it and
+   * each read from it, so every served version sees the same objects.
+   */
+  conversion?: VersionConversion;
   /**
    * Its versions convert through a webhook (a CRD with conversion strategy Webhook): objects are
    * stored in storageVersion and converted to and from the version a client uses.

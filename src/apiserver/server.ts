@@ -33,6 +33,7 @@ import type { AdmissionWebhookDeps } from './admission/validating-webhook.js';
 import { WebhookConfigurations } from './admission/webhook-rules.js';
 import { WebhookClient } from './webhook/client.js';
 import { ConversionWebhook } from './conversion-webhook.js';
+import { FunctionConversion } from './version-conversion.js';
 import type { ServiceEndpointObjects } from './webhook/service-endpoints.js';
 import type { Service } from '../api/kinds/service.js';
 import type { Endpoints } from '../api/kinds/endpoints.js';
@@ -297,11 +298,16 @@ export class ApiServer {
     const hooks: StorageHooks = { written: () => this.storageOutage.writeSucceeded() };
     // A deleted Node's labels are kept for its agent's re-registration (NodeRestriction reads them).
     if (rt.group === '' && rt.resource === 'nodes') hooks.beforeDelete = (node) => this.deletedNodeLabels.recordDeletion(node);
-    const conversion = rt.conversionWebhook ? new ConversionWebhook(this.webhooks, { ...rt, conversionWebhook: rt.conversionWebhook }) : undefined;
+    const conversion = rt.conversionWebhook
+      ? new ConversionWebhook(this.webhooks, { ...rt, conversionWebhook: rt.conversionWebhook })
+      : rt.conversion && rt.storageVersion
+        ? new FunctionConversion({ ...rt, storageVersion: rt.storageVersion }, rt.conversion)
+        : undefined;
     const store = new ObjectStore(rt, this.store, this.clock, cache, this.admission, hooks, ttl, conversion);
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
-    if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
+    // A built-in kind served at several versions is looked up in its storage version.
+    if (builtin && !rt.conversion) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
     return store;
   }
 
@@ -415,8 +421,9 @@ export class ApiServer {
         const ns = await this.storeByResource('', 'namespaces').cachedOrStored(undefined, name);
         return ns ? (ns.metadata.labels ?? {}) : undefined;
       },
-      // Versions that differ in more than apiVersion (conversion webhooks) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
-      equivalents: (rt) => (rt.conversionWebhook ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource)),
+      // Versions that differ in more than apiVersion (conversion webhooks, built-in conversions) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
+      equivalents: (rt) =>
+        rt.conversionWebhook || rt.conversion ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource && !other.conversion),
     };
   }
 

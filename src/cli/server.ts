@@ -53,6 +53,11 @@ export function serverCommand(): Command {
     .addOption(durationOption('--pod-gc-period <duration>', "how often pod GC looks for pods of missing nodes (upstream's gcCheckPeriod, fixed there at 20s)", 20_000))
     .addOption(durationOption('--pod-gc-orphan-quarantine <duration>', 'how long a pod of a missing node waits before deletion', 40_000))
     .addOption(durationOption('--node-gc-timeout <duration>', 'lost contact after which a Node object is deleted', 3_600_000))
+    .addOption(durationOption('--horizontal-pod-autoscaler-sync-period <duration>', 'how often each HorizontalPodAutoscaler looks at its metrics and target', 15_000))
+    .addOption(durationOption('--horizontal-pod-autoscaler-downscale-stabilization <duration>', 'how far back an HPA looks for a higher recommendation before scaling down (when its behavior sets no window)', 300_000))
+    .option('--horizontal-pod-autoscaler-tolerance <fraction>', 'how far the usage ratio may stray from 1.0 before an HPA scales', Number, 0.1)
+    .addOption(durationOption('--horizontal-pod-autoscaler-cpu-initialization-period <duration>', 'after a pod starts, how long its CPU samples are trusted only once it has been ready a whole metrics window', 300_000))
+    .addOption(durationOption('--horizontal-pod-autoscaler-initial-readiness-delay <duration>', 'after a pod starts, how long readiness changes count as its first readiness', 30_000))
     .option('--terminated-pod-gc-threshold <n>', 'terminated pods kept before the oldest are deleted (0: off)', intArg, 12_500)
     .option('--large-cluster-size-threshold <n>', 'zone size above which eviction slows in partial disruption', intArg, 50)
     .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes that makes a zone unhealthy', Number, 0.55)
@@ -171,6 +176,11 @@ export function serverCommand(): Command {
             unhealthyZoneThreshold: o.unhealthyZoneThreshold as number,
             nodeEvictionRate: o.nodeEvictionRate as number,
             secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
+            hpaSyncPeriodMs: o.horizontalPodAutoscalerSyncPeriod as number,
+            hpaDownscaleStabilizationMs: o.horizontalPodAutoscalerDownscaleStabilization as number,
+            hpaTolerance: o.horizontalPodAutoscalerTolerance as number,
+            hpaCpuInitializationPeriodMs: o.horizontalPodAutoscalerCpuInitializationPeriod as number,
+            hpaInitialReadinessDelayMs: o.horizontalPodAutoscalerInitialReadinessDelay as number,
             clusterSigningDurationMs: o.clusterSigningDuration as number,
           },
           ...(o.allocateNodeCidrs ? { nodeIpam: { clusterCIDR: o.clusterCidr as string, nodeCidrMaskSize: o.nodeCidrMaskSize as number } } : {}),

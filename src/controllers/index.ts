@@ -1,4 +1,5 @@
 // Every controller `skiff server` runs (while it leads), in start order.
+import { HorizontalPodAutoscalerController } from './horizontal-pod-autoscaler.js';
 import type { Controller } from '../controller-kit/manager.js';
 import { NamespaceController } from './namespace.js';
 import { REPLICATION_CONTROLLERS, ReplicaSetController } from './replicaset.js';
@@ -61,6 +62,7 @@ function entries(cloud?: CloudProvider, autoscaler?: AutoscalerOptions, ipam?: N
     e('root-ca-certificate-publisher-controller', ['root-ca-cert-publisher'], () => new RootCaPublisherController()),
     e('serviceaccount-token-controller', ['serviceaccount-token'], () => new ServiceAccountTokenSecretsController()),
     e('disruption-controller', ['disruption'], () => new DisruptionController()),
+    e('horizontal-pod-autoscaler-controller', ['horizontalpodautoscaling'], () => new HorizontalPodAutoscalerController()),
     e('node-lifecycle-controller', ['nodelifecycle'], () => new NodeLifecycleController()),
     e('taint-eviction-controller', [], () => new TaintEvictionController()),
     e('pod-garbage-collector-controller', ['podgc'], () => new PodGCController()),
