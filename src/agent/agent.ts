@@ -47,6 +47,7 @@ import type { Runtime, RuntimeName, StreamRequest } from './runtimes/runtime.js'
 import { RuntimeHealth } from './runtime-health.js';
 import { PodCidrHandoff } from './pod-cidr.js';
 import { ImageGc } from './image-gc.js';
+import { LocalPathProvisioner } from './volumes/local-path-provisioner.js';
 import { ContainerdRuntime, DEFAULT_CRI_ENDPOINT } from './runtimes/containerd.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
 import type { Stages } from './runtimes/sim-stages.js';
@@ -472,6 +473,8 @@ export class Agent {
     });
     this.loops.push(pods.run(signal), this.podSync.run(signal));
     void pods.waitForSync().then(() => this.podSync?.markSynced());
+    // Claims selected to this node get their volumes here: only this agent can touch its disk.
+    this.loops.push(new LocalPathProvisioner({ api: client, clock: this.clock, log: this.log, nodeName: this.nodeName, dataDir: this.state.root, events }).run(signal));
     // Pods with addresses of their own reach Services through the node's rules (kube-proxy's job).
     if (runtime.images && cfg.serviceProxy !== false) {
       if (!serviceProxySupported()) {

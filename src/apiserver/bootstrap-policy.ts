@@ -15,6 +15,9 @@ const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 const AUTOUPDATE = 'rbac.authorization.kubernetes.io/autoupdate';
 const BOOTSTRAPPING = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
 
+/** What a node's agent needs to provision local-path volumes (bound to system:nodes). */
+export const LOCAL_PATH_PROVISIONER_ROLE = 'system:skiff:local-path-provisioner';
+
 const AGGREGATE_TO = (role: 'admin' | 'edit' | 'view'): string => `rbac.authorization.k8s.io/aggregate-to-${role}`;
 
 function rule(verbs: string[], apiGroups: string[], resources: string[]): PolicyRule {
@@ -121,12 +124,20 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly RoleLike[] = [
   }),
   // Everything the kubelet's API serves, by the node subresources it authorizes its paths as (no default binding).
   clusterRole('system:kubelet-api-admin', [rule(['get', 'list', 'watch'], [''], ['nodes']), rule(['proxy'], [''], ['nodes']), rule(['*'], [''], ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'])]),
+  // Each agent provisions local-path volumes for the claims selected to its node, as k3s's
+  // local-path-provisioner does with a role of its own; NodeRestriction holds a node to volumes on itself.
+  clusterRole(LOCAL_PATH_PROVISIONER_ROLE, [
+    rule([...READ, 'create', 'delete'], [''], ['persistentvolumes']),
+    rule(READ, [''], ['persistentvolumeclaims']),
+    rule(READ, ['storage.k8s.io'], ['storageclasses']),
+  ]),
 ];
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly Binding[] = [
   clusterRoleBinding('cluster-admin', 'cluster-admin', ['system:masters']),
   clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),
   clusterRoleBinding('system:basic-user', 'system:basic-user', ['system:authenticated']),
+  clusterRoleBinding(LOCAL_PATH_PROVISIONER_ROLE, LOCAL_PATH_PROVISIONER_ROLE, ['system:nodes']),
   clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
   // What kubeadm binds for its join tokens: a bootstrap token may ask for a node client certificate,
   // which the csrapproving controller then approves; a node may renew its own.

@@ -24,6 +24,7 @@ import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-r
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
 import { ensureKubeDnsService } from './kube-dns-service.js';
+import { ensureLocalPathStorageClass } from './local-storage.js';
 import { PidLock } from '../util/pid-lock.js';
 import type { AgentNodeConfig } from '../agent/agent.js';
 import { CONTROL_PLANE_ROLE, startControlPlaneNode } from './control-plane-node.js';
@@ -184,6 +185,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     userAgent: userAgent('skiff-controller-manager'),
     metrics: api.metrics.client,
   });
+  await ensureLocalPathStorageClass(controllerClient, log);
   const cloud = cfg.cloud ? new LocalCloudProvider(cfg.cloud.endpoint) : undefined;
   const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem, clusterSigningCa: pki.ca }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();

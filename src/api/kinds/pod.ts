@@ -120,6 +120,7 @@ export interface Volume {
   hostPath?: { path: string; type?: string };
   configMap?: { name?: string; defaultMode?: number; items?: unknown[]; optional?: boolean };
   secret?: { secretName?: string; defaultMode?: number; items?: unknown[]; optional?: boolean };
+  persistentVolumeClaim?: { claimName?: string; readOnly?: boolean };
   [source: string]: unknown;
 }
 

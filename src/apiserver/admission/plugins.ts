@@ -12,6 +12,7 @@ import { orderedChain } from './chain.js';
 import { certificateApproval } from './certificate-approval.js';
 import { certificateSigning } from './certificate-signing.js';
 import { certificateSubjectRestriction } from './certificate-subject-restriction.js';
+import { defaultStorageClassAdmission } from './default-storage-class.js';
 import { defaultTolerationSeconds, type DefaultTolerationOptions } from './default-toleration-seconds.js';
 import { limitRanger } from './limit-ranger.js';
 import { mutatingAdmissionWebhook } from './mutating-webhook.js';
@@ -55,6 +56,7 @@ export function admissionPlugins(w: AdmissionWiring): AdmissionChain {
       defaultNotReadyTolerationSeconds: w.settings.defaultNotReadyTolerationSeconds ?? 300,
       defaultUnreachableTolerationSeconds: w.settings.defaultUnreachableTolerationSeconds ?? 300,
     }),
+    defaultStorageClassAdmission(() => w.storeByResource('storage.k8s.io', 'storageclasses').cache.objectsUnder('/registry/storageclasses/')),
     storageObjectInUseProtection(),
     certificateApproval(w.rbac),
     certificateSigning(w.rbac),
