@@ -30,6 +30,7 @@ import { freePorts, listenError } from '../util/ports.js';
 import { DirectoryInUseError, PidLock } from '../util/pid-lock.js';
 import { CLUSTER_STOP_SIGNAL, RESTART_IN_PLACE_SIGNAL } from '../util/stop-signals.js';
 import { takeRestartRequests } from './restart.js';
+import { runtimeChoiceLine } from './runtime-choice.js';
 import { registerCluster } from './cluster-registry.js';
 import { clusterOnPort, describeProcesses, liveClusterProcesses, removeClusterRun, runProcess, writeClusterRun, type ClusterRun, type RunProcess } from './cluster-run.js';
 import { stopCluster } from './cluster-stop.js';
@@ -626,6 +627,7 @@ export function upCommand(): Command {
       });
     }
     record({ apiServers: serverUrls, endpoint: endpointUrl ?? serverUrls[0]! });
+    console.log(runtimeChoiceLine({ runtime: o.runtime, explicit: cmd.getOptionValueSource('runtime') !== 'default', missingForContainerd: o.runtime === 'process' ? containerdPrerequisites() : [] }));
     if (names.length > 0) console.log(`starting ${names.length} node agent${names.length > 1 ? 's' : ''} (${o.runtime} runtime; logs: ${join(logDir, 'node-*.log')})`);
 
     const client = ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000 });
