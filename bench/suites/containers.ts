@@ -5,24 +5,18 @@
 // floor: `ctr run -d` of the same image against the same containerd, one container at a time
 // (no sandbox, no network, nothing written to an API). The agent's RSS is read with 50 and with
 // 100 containers running. Upstream's SLO for stateless pods: p99 ≤ 5 s from create to Running.
-import { execFile } from 'node:child_process';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { eventually } from '../../test/support/eventually.js';
-import { ContainerdDaemon, containerdPrerequisites } from '../../src/cri/containerd-daemon.js';
 import { CriClient } from '../../src/cri/client.js';
-import { writeBusyboxImage } from '../../src/cri/oci-archive.js';
-import { importImage } from '../../src/cri/image-import.js';
 import { Informer } from '../../src/client/informer.js';
 import { systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/log.js';
-import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
-import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
-import { startSkiffServer, type SkiffServer } from '../lib/servers.js';
+import { ContainerdBenchNode, containerdSkipped, latencyStats, run } from '../lib/containerd-node.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
-import { fmtMiB, makeTempDir, percentile, progress, removeTempDir, round, rssOf, skiffEntry, sleep, startChild, type ManagedChild, type Table } from '../lib/util.js';
+import { fmtMiB, makeTempDir, progress, removeTempDir, round, rssOf, sleep, type Table } from '../lib/util.js';
 
 const TOKEN = 'bench0.containers000000';
 const NODE = 'bench-ctd';
@@ -31,10 +25,6 @@ const BRIDGE = 'skiff-bench';
 const BATCH = 10;
 /** The paced half: one pod every this long (2 a second, upstream's density test's per-node rate is far lower). */
 const PACE_MS = 500;
-
-function run(cmd: string, args: string[]): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => execFile(cmd, args, (err, _o, stderr) => resolve({ code: err ? 1 : 0, stderr })));
-}
 
 /** `ctr run -d` of the image, one at a time: what containerd alone takes to create and start a container. */
 async function ctrFloor(socket: string, count: number): Promise<number[]> {
@@ -55,47 +45,25 @@ async function ctrFloor(socket: string, count: number): Promise<number[]> {
   return out;
 }
 
-function stats(ms: number[]): { p50: number; p99: number; max: number } {
-  const s = [...ms].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? 0 };
-}
-
 export const containersSuite: Suite = {
   name: 'containers',
   description: 'pods create → Running on one containerd node, beside ctr run; agent RSS with 50 and 100 containers',
   async run(ctx: SuiteContext): Promise<SuiteResult> {
-    const missing = containerdPrerequisites();
-    if (missing.length > 0) {
-      progress(`containers: skipped, needs ${missing.join(', ')}`);
-      return { tables: [{ title: 'containers: skipped', headers: ['needs'], rows: missing.map((m) => [m]) }], data: { skipped: missing } };
-    }
+    const skipped = containerdSkipped('containers');
+    if (skipped) return skipped;
     const pods = ctx.quick ? 40 : 100;
     const work = makeTempDir('skiff-bench-ctd-');
-    const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), bridge: BRIDGE, network: BRIDGE });
-    let server: SkiffServer | undefined;
-    let agent: ManagedChild | undefined;
-    const agentDir = join(work, 'agent');
-    await run('ip', ['link', 'del', BRIDGE]);
+    const node = new ContainerdBenchNode({ work, bridge: BRIDGE, image: IMAGE, token: TOKEN, nodeName: NODE, serverArgs: ['--allocate-node-cidrs', 'true', '--cluster-cidr', '10.250.0.0/16'] });
+    const containerd = node.containerd;
     try {
-      await containerd.start();
-      const archive = join(work, 'busybox.tar');
-      writeBusyboxImage(IMAGE, archive, { Cmd: ['sh'] });
-      importImage(archive, containerd.endpoint);
+      const archive = await node.startContainerd();
       await run('ctr', ['--address', containerd.socket, '--namespace', 'bench', 'images', 'import', archive]);
 
       progress(`containers: ctr run -d, ${pods} containers one at a time (the floor)`);
       const floor = await ctrFloor(containerd.socket, pods);
 
-      server = await startSkiffServer({ serverArgs: ['--token', TOKEN, '--allocate-node-cidrs', 'true', '--cluster-cidr', '10.250.0.0/16'] });
-      const client = server.client(30_000);
-      const serverUrl = parseKubeconfig(readFileSync(server.kubeconfig, 'utf8'), () => '').server;
-      agent = startChild(
-        'skiff agent',
-        process.execPath,
-        [skiffEntry(), 'agent', '--server', serverUrl, '--token', TOKEN, '--ca-file', join(server.dataDir, 'tls', 'ca.crt'), '--data-dir', agentDir, '--node-name', NODE, '--kubelet-port', '0', '--runtime', 'containerd', '--container-runtime-endpoint', containerd.endpoint],
-        join(work, 'agent.log'),
-      );
-      await eventually(async () => (await client.get<Node>(`/api/v1/nodes/${NODE}`)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), 60_000, 'agent Ready', 100);
+      const client = await node.startNode();
+      const agent = node.agent!;
       const rssIdle = rssOf(agent.pid);
 
       const created = new Map<string, number>();
@@ -131,7 +99,7 @@ export const containersSuite: Suite = {
         await sleep(Math.max(0, PACE_MS - (performance.now() - t)));
       }
       await allRunning(half);
-      const paced = stats(latencies(0, half));
+      const paced = latencyStats(latencies(0, half));
       const rssHalf = rssOf(agent.pid);
       // A burst: the rest at once, BATCH creates in flight; how long until the last one runs.
       progress(`containers: ${pods - half} more at once`);
@@ -139,10 +107,10 @@ export const containersSuite: Suite = {
       for (let i = half; i < pods; i += BATCH) await Promise.all(Array.from({ length: Math.min(BATCH, pods - i) }, (_, k) => createPod(i + k)));
       await allRunning(pods);
       const burstSeconds = (Math.max(...latencies(half, pods).map((ms, k) => created.get(`bench-${half + k}`)! + ms)) - burstStart) / 1000;
-      const burst = stats(latencies(half, pods));
+      const burst = latencyStats(latencies(half, pods));
       const rssAll = rssOf(agent.pid);
       stop.abort();
-      const peer = stats(floor);
+      const peer = latencyStats(floor);
 
       progress('containers: deleting the pods');
       await client.delete('/api/v1/namespaces/default/pods', undefined, { query: { fieldSelector: `spec.nodeName=${NODE}` } }).catch(() => undefined);
@@ -164,12 +132,7 @@ export const containersSuite: Suite = {
       };
       return { tables: [table], data: { pods, pacedMs: paced, burstMs: burst, burstSeconds, ctrMs: peer, agentRssBytes: { idle: rssIdle, half: rssHalf, all: rssAll } } };
     } finally {
-      await agent?.stop(60_000);
-      await server?.stop();
-      await containerd.removeSandboxes().catch(() => undefined);
-      await containerd.stop();
-      await run('sh', ['-c', `grep ' ${work}' /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l`]);
-      await run('ip', ['link', 'del', BRIDGE]);
+      await node.stop();
       // SKIFF_BENCH_KEEP=1 keeps the agent's log for a look afterwards.
       if (process.env.SKIFF_BENCH_KEEP === '1') {
         copyFileSync(join(work, 'agent.log'), 'bench-containers-agent.log');

@@ -5,68 +5,33 @@
 // pre-bind (the node selected on the claim), the controller handing it to the provisioner, the
 // agent's directory and PersistentVolume, the binding, and the bind mount. The peer is the same
 // pod without a claim, measured in the same run.
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { eventually } from '../../test/support/eventually.js';
-import { ContainerdDaemon, containerdPrerequisites } from '../../src/cri/containerd-daemon.js';
-import { writeBusyboxImage } from '../../src/cri/oci-archive.js';
-import { importImage } from '../../src/cri/image-import.js';
 import { Informer } from '../../src/client/informer.js';
 import { systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/log.js';
-import { parseKubeconfig } from '../../src/pki/kubeconfig.js';
-import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
-import { startSkiffServer, type SkiffServer } from '../lib/servers.js';
+import { ContainerdBenchNode, containerdSkipped, latencyStats } from '../lib/containerd-node.js';
 import type { Suite, SuiteContext, SuiteResult } from '../lib/suite.js';
-import { makeTempDir, percentile, progress, removeTempDir, round, skiffEntry, startChild, type ManagedChild, type Table } from '../lib/util.js';
+import { makeTempDir, progress, removeTempDir, round, type Table } from '../lib/util.js';
 
 const TOKEN = 'bench0.volumes000000000';
 const NODE = 'bench-vol';
 const IMAGE = 'skiff.local/busybox:1.36';
 const BRIDGE = 'skvol1';
 
-function run(cmd: string, args: string[]): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => execFile(cmd, args, (err, _o, stderr) => resolve({ code: err ? 1 : 0, stderr })));
-}
-
-function stats(ms: number[]): { p50: number; p99: number; max: number } {
-  const s = [...ms].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? 0 };
-}
-
 export const volumesSuite: Suite = {
   name: 'volumes',
   description: 'pod create → Running through the scheduler on one containerd node, with a local-path claim beside without',
   async run(ctx: SuiteContext): Promise<SuiteResult> {
-    const missing = containerdPrerequisites();
-    if (missing.length > 0) {
-      progress(`volumes: skipped, needs ${missing.join(', ')}`);
-      return { tables: [{ title: 'volumes: skipped', headers: ['needs'], rows: missing.map((m) => [m]) }], data: { skipped: missing } };
-    }
+    const skipped = containerdSkipped('volumes');
+    if (skipped) return skipped;
     const each = ctx.quick ? 10 : 30;
     const work = makeTempDir('skiff-bench-vol-');
-    const containerd = new ContainerdDaemon({ dir: join(work, 'containerd'), bridge: BRIDGE, network: BRIDGE });
-    let server: SkiffServer | undefined;
-    let agent: ManagedChild | undefined;
-    await run('ip', ['link', 'del', BRIDGE]);
+    const node = new ContainerdBenchNode({ work, bridge: BRIDGE, image: IMAGE, token: TOKEN, nodeName: NODE, serverArgs: ['--allocate-node-cidrs', 'true', '--cluster-cidr', '10.62.0.0/16', '--service-cluster-ip-range', '10.162.0.0/16'] });
     try {
-      await containerd.start();
-      const archive = join(work, 'busybox.tar');
-      writeBusyboxImage(IMAGE, archive, { Cmd: ['sh'] });
-      importImage(archive, containerd.endpoint);
-      server = await startSkiffServer({ serverArgs: ['--token', TOKEN, '--allocate-node-cidrs', 'true', '--cluster-cidr', '10.62.0.0/16', '--service-cluster-ip-range', '10.162.0.0/16'] });
-      const client = server.client(30_000);
-      const serverUrl = parseKubeconfig(readFileSync(server.kubeconfig, 'utf8'), () => '').server;
-      agent = startChild(
-        'skiff agent',
-        process.execPath,
-        [skiffEntry(), 'agent', '--server', serverUrl, '--token', TOKEN, '--ca-file', join(server.dataDir, 'tls', 'ca.crt'), '--data-dir', join(work, 'agent'), '--node-name', NODE, '--kubelet-port', '0', '--runtime', 'containerd', '--container-runtime-endpoint', containerd.endpoint],
-        join(work, 'agent.log'),
-      );
-      await eventually(async () => (await client.get<Node>(`/api/v1/nodes/${NODE}`)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), 60_000, 'agent Ready', 100);
+      await node.startContainerd();
+      const client = await node.startNode();
 
       const running = new Map<string, number>();
       const informer = new Informer<Pod>(client, { path: '/api/v1/namespaces/default/pods', clock: systemClock, log: silentLogger() });
@@ -115,8 +80,8 @@ export const volumesSuite: Suite = {
       await client.delete('/api/v1/namespaces/default/persistentvolumeclaims').catch(() => undefined);
       await eventually(async () => (await client.get<{ items: unknown[] }>('/api/v1/persistentvolumes')).items.length === 0, 120_000, 'volumes reclaimed', 200).catch(() => undefined);
       client.close();
-      const a = stats(withClaim);
-      const b = stats(without);
+      const a = latencyStats(withClaim);
+      const b = latencyStats(without);
       const table: Table = {
         title: `volumes: pod create → Running through the scheduler, one containerd node, ${each} pods each, alternately`,
         headers: ['', 'p50', 'p99', 'max'],
@@ -128,12 +93,7 @@ export const volumesSuite: Suite = {
       };
       return { tables: [table], data: { each, withClaimMs: a, withoutMs: b } };
     } finally {
-      await agent?.stop(60_000);
-      await server?.stop();
-      await containerd.removeSandboxes().catch(() => undefined);
-      await containerd.stop();
-      await run('sh', ['-c', `grep ' ${work}' /proc/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount -l`]);
-      await run('ip', ['link', 'del', BRIDGE]);
+      await node.stop();
       removeTempDir(work);
     }
   },
