@@ -1,0 +1,228 @@
+// Networking as k3s ships it, end to end on machines simulated as network namespaces on this host:
+// each "machine" (sknet-a, sknet-b) has its own network stack, joined to the others by a veth pair
+// into one bridge (sknet0) in this namespace, and runs its own containerd and `skiff agent`; the
+// server runs here, reached over the bridge. Every address is on that bridge or inside those
+// namespaces (the node link 10.64.255.0/24, pods 10.64.0.0/17, Services 10.164.0.0/16), or on
+// loopback (the local cloud's load balancer addresses). Real containerd, real kubectl, images made
+// from Debian's busybox-static. Skipped, saying why, where containerd, runc, the CNI plugins or
+// root are missing.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestAgent, TestServer, TEST_JOIN_TOKEN, eventually, SKIFF_BIN } from '../support/cluster.js';
+import type { ApiClient } from '../../src/client/rest.js';
+import type { Node } from '../../src/api/kinds/node.js';
+import type { Service } from '../../src/api/kinds/service.js';
+import { ContainerdDaemon, containerdPrerequisites } from '../../src/cri/containerd-daemon.js';
+import { writeBusyboxImage } from '../../src/cri/oci-archive.js';
+import { freePorts } from '../../src/util/ports.js';
+
+const missing = containerdPrerequisites();
+const IMAGE = 'skiff.local/busybox:1.36';
+const LINK = 'sknet0';
+const POD_BRIDGE = 'sknet1';
+const SERVER_IP = '10.64.255.1';
+const MACHINES = [
+  { name: 'net-a', netns: 'sknet-a', ip: '10.64.255.11' },
+  { name: 'net-b', netns: 'sknet-b', ip: '10.64.255.12' },
+] as const;
+
+function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { encoding: 'utf8' }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+  });
+}
+
+async function sh(...cmds: string[][]): Promise<void> {
+  for (const c of cmds) {
+    const r = await run(c[0]!, c.slice(1));
+    if (r.code !== 0) throw new Error(`${c.join(' ')}: ${r.stderr}`);
+  }
+}
+
+/** What a TCP client sees: the body of an HTTP GET, 'refused', or 'timeout'. */
+function httpGet(host: string, port: number, timeoutMs = 2000): Promise<string> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host, port });
+    let body = '';
+    const done = (v: string) => {
+      sock.destroy();
+      resolve(v);
+    };
+    const timer = setTimeout(() => done('timeout'), timeoutMs);
+    sock.on('connect', () => sock.write(`GET / HTTP/1.0\r\nHost: ${host}\r\n\r\n`));
+    sock.on('data', (d) => (body += d.toString('utf8')));
+    sock.on('end', () => {
+      clearTimeout(timer);
+      done(body.split('\r\n\r\n')[1]?.trim() ?? body);
+    });
+    sock.on('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      done(e.code === 'ECONNREFUSED' ? 'refused' : `error ${e.code}`);
+    });
+  });
+}
+
+/** Removes what an aborted run may have left: the namespaces (and with them their links) and the bridge. */
+async function removeMachines(): Promise<void> {
+  for (const m of MACHINES) {
+    await run('ip', ['netns', 'del', m.netns]);
+    await run('ip', ['link', 'del', m.netns]);
+  }
+  await run('ip', ['link', 'del', LINK]);
+}
+
+describe('networking: NodePort, LoadBalancer and one pod network across machines', { skip: missing.length > 0 ? `needs ${missing.join(', ')}` : false }, () => {
+  const s = new TestServer('net-e2e');
+  const work = mkdtempSync(join(tmpdir(), 'skiff-net-'));
+  const daemons = MACHINES.map((m) => new ContainerdDaemon({ dir: join(work, m.netns), bridge: POD_BRIDGE, network: `${POD_BRIDGE}-${m.netns}`, netns: m.netns }));
+  const agents: TestAgent[] = [];
+  let client: ApiClient;
+
+  /** A pod on `node` serving its own name over HTTP on 8080. */
+  const serve = (name: string, node: string, labels: Record<string, string>) =>
+    s.k(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, labels },
+        spec: {
+          nodeName: node,
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', command: ['sh', '-c', `mkdir -p /www && echo ${name} > /www/index.html && exec httpd -f -p 8080 -h /www`] }],
+        },
+      }),
+    });
+  const service = (name: string, spec: Record<string, unknown>) =>
+    s.k(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }], ...spec } }) });
+  const getService = (name: string) => client.get<Service>(`/api/v1/namespaces/default/services/${name}`);
+  const podIP = async (name: string) => {
+    let last: unknown;
+    try {
+      return await eventually(async () => {
+        const p = await client.get<{ status?: { podIP?: string; phase?: string } }>(`/api/v1/namespaces/default/pods/${name}`);
+        last = p.status;
+        return p.status?.phase === 'Running' && p.status.podIP ? p.status.podIP : undefined;
+      }, 60_000, `pod ${name} running with an address`);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\npod status: ${JSON.stringify(last)}\nagent logs:\n${agents.map((a) => a.logs().slice(-3000)).join('\n')}`);
+    }
+  };
+  /** A GET from inside a pod (busybox's nc: its static wget can crash resolving even an address): the body's last line, or what nc said. */
+  const fromPod = async (pod: string, ip: string, port: number) => {
+    const r = await s.kubectl(['exec', pod, '--', 'sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${ip} ${port} 2>&1 | tail -n 1`]);
+    return r.stdout.trim();
+  };
+  /** Polls until a GET through host:port answers `want` (the serving pod's name). */
+  const answers = (host: string, port: number, want: string | RegExp, what: string) =>
+    eventually(async () => {
+      const got = await httpGet(host, port);
+      return (typeof want === 'string' ? got === want : want.test(got)) ? got : undefined;
+    }, 30_000, what);
+
+  before(async () => {
+    await removeMachines();
+    await sh(['ip', 'link', 'add', LINK, 'type', 'bridge'], ['ip', 'addr', 'add', `${SERVER_IP}/24`, 'dev', LINK], ['ip', 'link', 'set', LINK, 'up']);
+    for (const m of MACHINES) {
+      await sh(
+        ['ip', 'netns', 'add', m.netns],
+        ['ip', 'link', 'add', m.netns, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', m.netns],
+        ['ip', 'link', 'set', m.netns, 'master', LINK, 'up'],
+        ['ip', '-n', m.netns, 'addr', 'add', `${m.ip}/24`, 'dev', 'eth0'],
+        ['ip', '-n', m.netns, 'link', 'set', 'eth0', 'up'],
+        ['ip', '-n', m.netns, 'link', 'set', 'lo', 'up'],
+        ['ip', '-n', m.netns, 'route', 'add', 'default', 'via', SERVER_IP],
+      );
+    }
+    for (const d of daemons) await d.start();
+    const archive = join(work, 'busybox.tar');
+    writeBusyboxImage(IMAGE, archive, { Cmd: ['sh'] });
+    for (const d of daemons) {
+      const imported = await run(process.execPath, [SKIFF_BIN, 'image', 'import', '--container-runtime-endpoint', d.endpoint, archive]);
+      assert.equal(imported.code, 0, imported.stderr);
+    }
+    const [port] = await freePorts(1);
+    await s.start([
+      '--listen', `${SERVER_IP}:${port}`, '--advertise-address', SERVER_IP,
+      '--token', TEST_JOIN_TOKEN,
+      '--allocate-node-cidrs', 'true', '--cluster-cidr', '10.64.0.0/17', '--service-cluster-ip-range', '10.164.0.0/16',
+    ]);
+    client = s.client();
+    for (const [i, m] of MACHINES.entries()) {
+      const a = new TestAgent(s, m.name);
+      a.netns = m.netns;
+      agents.push(a);
+      await a.start(['--runtime', 'containerd', '--container-runtime-endpoint', daemons[i]!.endpoint, '--node-ip', m.ip]);
+    }
+  });
+
+  after(async () => {
+    await Promise.all(agents.map((a) => a.stop()));
+    client?.close();
+    await s.stop();
+    for (const d of daemons) {
+      await d.removeSandboxes().catch(() => undefined);
+      await d.stop();
+    }
+    await removeMachines();
+    rmSync(work, { recursive: true, force: true });
+    s.cleanup();
+  });
+
+  it('gives each machine a pod CIDR and routes the other machine\'s pods to its address', async () => {
+    for (const m of MACHINES) {
+      const other = MACHINES.find((x) => x !== m)!;
+      const cidr = await eventually(async () => (await client.get<Node>(`/api/v1/nodes/${other.name}`)).spec?.podCIDR, 20_000, `${other.name} has a pod CIDR`);
+      await eventually(async () => (await run('ip', ['-n', m.netns, 'route', 'show', cidr])).stdout.includes(`via ${other.ip}`), 20_000, `${m.name} routes ${cidr} via ${other.ip}`);
+    }
+  });
+
+  it('answers a NodePort on every node\'s address, also for a pod on the other node', async () => {
+    await serve('web-a', 'net-a', { app: 'web' });
+    await podIP('web-a');
+    await service('web', { type: 'NodePort', selector: { app: 'web' } });
+    const nodePort = (await getService('web')).spec!.ports![0]!.nodePort!;
+    assert.ok(nodePort >= 30000 && nodePort <= 32767);
+    for (const m of MACHINES) await answers(m.ip, nodePort, 'web-a', `NodePort ${nodePort} on ${m.name} (${m.ip}) answers from web-a`);
+  });
+
+  it('with externalTrafficPolicy Local answers only on the node where an endpoint runs', async () => {
+    await service('web-local', { type: 'NodePort', externalTrafficPolicy: 'Local', selector: { app: 'web' } });
+    const nodePort = (await getService('web-local')).spec!.ports![0]!.nodePort!;
+    await answers(MACHINES[0].ip, nodePort, 'web-a', 'the Local NodePort answers where its endpoint runs');
+    await eventually(async () => (await httpGet(MACHINES[1].ip, nodePort, 1500)) === 'timeout', 20_000, 'the Local NodePort drops on the node without an endpoint');
+  });
+
+  it('refuses connections at once to a Service without a ready endpoint', async () => {
+    await service('nobody', { type: 'NodePort', selector: { app: 'nobody' } });
+    const nodePort = (await getService('nobody')).spec!.ports![0]!.nodePort!;
+    for (const m of MACHINES) {
+      await eventually(async () => (await httpGet(m.ip, nodePort)) === 'refused', 20_000, `NodePort ${nodePort} refused on ${m.name}`);
+      const t0 = Date.now();
+      assert.equal(await httpGet(m.ip, nodePort), 'refused');
+      assert.ok(Date.now() - t0 < 1000, `refused within a second (took ${Date.now() - t0} ms)`);
+    }
+    // And inside the cluster: a pod asking its cluster IP is refused, not left waiting.
+    const clusterIP = (await getService('nobody')).spec!.clusterIP!;
+    assert.match(await fromPod('web-a', clusterIP, 80), /refused/i);
+  });
+
+  it('lets a pod on one machine reach a pod on the other by pod IP and through a Service; the route goes when that Node is deleted for good', async () => {
+    await serve('web-b', 'net-b', { app: 'only-b' });
+    const ipB = await podIP('web-b');
+    assert.equal(await fromPod('web-a', ipB, 8080), 'web-b');
+    await service('only-b', { selector: { app: 'only-b' } });
+    const clusterIP = (await getService('only-b')).spec!.clusterIP!;
+    await eventually(async () => (await fromPod('web-a', clusterIP, 80)) === 'web-b', 30_000, 'web-a reaches web-b through the Service');
+    const cidrB = (await client.get<Node>('/api/v1/nodes/net-b')).spec!.podCIDR!;
+    // The machine is gone for good: its agent killed outright, its Node deleted.
+    agents[1]!.proc?.child.kill('SIGKILL');
+    await agents[1]!.proc?.exited;
+    await s.k(['delete', 'node', 'net-b']);
+    await eventually(async () => (await run('ip', ['-n', MACHINES[0].netns, 'route', 'show', cidrB])).stdout.trim() === '', 20_000, `net-a no longer routes ${cidrB}`);
+  });
+});
