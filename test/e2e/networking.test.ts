@@ -20,6 +20,8 @@ import type { Service } from '../../src/api/kinds/service.js';
 import { ContainerdDaemon, containerdPrerequisites } from '../../src/cri/containerd-daemon.js';
 import { writeBusyboxImage } from '../../src/cri/oci-archive.js';
 import { freePorts } from '../../src/util/ports.js';
+import type { ManagedProcess } from '../../src/util/processes.js';
+import { startTestCloud } from '../support/cloud.js';
 
 const missing = containerdPrerequisites();
 const IMAGE = 'skiff.local/busybox:1.36';
@@ -82,6 +84,7 @@ describe('networking: NodePort, LoadBalancer and one pod network across machines
   const daemons = MACHINES.map((m) => new ContainerdDaemon({ dir: join(work, m.netns), bridge: POD_BRIDGE, network: `${POD_BRIDGE}-${m.netns}`, netns: m.netns }));
   const agents: TestAgent[] = [];
   let client: ApiClient;
+  let cloud: ManagedProcess | undefined;
 
   /** A pod on `node` serving its own name over HTTP on 8080. */
   const serve = (name: string, node: string, labels: Record<string, string>) =>
@@ -145,8 +148,13 @@ describe('networking: NodePort, LoadBalancer and one pod network across machines
       const imported = await run(process.execPath, [SKIFF_BIN, 'image', 'import', '--container-runtime-endpoint', d.endpoint, archive]);
       assert.equal(imported.code, 0, imported.stderr);
     }
-    const [port] = await freePorts(1);
+    const [port, cloudPort] = await freePorts(2);
+    // The local cloud, whose load balancers take addresses from 127.0.100.0/24 (its default).
+    s.port = port;
+    cloud = startTestCloud(work, cloudPort!, s, TEST_JOIN_TOKEN);
+    await eventually(async () => (await fetch(`http://127.0.0.1:${cloudPort}/healthz`).catch(() => undefined))?.ok, 20_000, 'the cloud API answering');
     await s.start([
+      '--cloud-provider', 'local', '--cloud-endpoint', `http://127.0.0.1:${cloudPort}`,
       '--listen', `${SERVER_IP}:${port}`, '--advertise-address', SERVER_IP,
       '--token', TEST_JOIN_TOKEN,
       '--allocate-node-cidrs', 'true', '--cluster-cidr', '10.64.0.0/17', '--service-cluster-ip-range', '10.164.0.0/16',
@@ -164,6 +172,7 @@ describe('networking: NodePort, LoadBalancer and one pod network across machines
     await Promise.all(agents.map((a) => a.stop()));
     client?.close();
     await s.stop();
+    await cloud?.stop(5_000);
     for (const d of daemons) {
       await d.removeSandboxes().catch(() => undefined);
       await d.stop();
@@ -209,6 +218,23 @@ describe('networking: NodePort, LoadBalancer and one pod network across machines
     // And inside the cluster: a pod asking its cluster IP is refused, not left waiting.
     const clusterIP = (await getService('nobody')).spec!.clusterIP!;
     assert.match(await fromPod('web-a', clusterIP, 80), /refused/i);
+  });
+
+  it('gives a LoadBalancer Service an address from the local cloud that answers, and takes it back when the Service is deleted', async () => {
+    await service('web-lb', { type: 'LoadBalancer', selector: { app: 'web' } });
+    const ip = await eventually(async () => (await getService('web-lb')).status?.loadBalancer?.ingress?.[0]?.ip, 30_000, 'an ingress address');
+    assert.match(ip, /^127\.0\.100\.\d+$/);
+    const svc = await getService('web-lb');
+    assert.ok(svc.metadata.finalizers?.includes('service.kubernetes.io/load-balancer-cleanup'));
+    const table = await s.k(['get', 'service', 'web-lb']);
+    assert.match(table, new RegExp(`web-lb\\s+LoadBalancer\\s+10\\.164\\.\\d+\\.\\d+\\s+${ip.replace(/\./g, '\\.')}\\s+80:${svc.spec!.ports![0]!.nodePort}/TCP`));
+    // Several connections: the cloud sends them to both nodes in turn, each node on to web-a.
+    for (let i = 0; i < 4; i++) await answers(ip, 80, 'web-a', `the load balancer ${ip}:80 answering`);
+    const events = await s.k(['get', 'events', '--field-selector', 'involvedObject.name=web-lb', '-o', 'jsonpath={.items[*].reason}']);
+    assert.match(events, /EnsuringLoadBalancer/);
+    assert.match(events, /EnsuredLoadBalancer/);
+    await s.k(['delete', 'service', 'web-lb', '--wait=true']);
+    await eventually(async () => (await httpGet(ip, 80, 1000)) === 'refused', 20_000, `${ip}:80 no longer answering`);
   });
 
   it('lets a pod on one machine reach a pod on the other by pod IP and through a Service; the route goes when that Node is deleted for good', async () => {
