@@ -31,6 +31,7 @@ import { fuzzSuite } from './suites/fuzz.js';
 import { crashSuite } from './suites/crash.js';
 import { soakSuite } from './suites/soak.js';
 import { containersSuite } from './suites/containers.js';
+import { networkSuite } from './suites/network.js';
 import { dashboardSuite } from './suites/dashboard.js';
 import { auditSuite } from './suites/audit.js';
 
@@ -53,7 +54,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, dashboardSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
+  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, networkSuite, dashboardSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
   return { suites, unavailable };
 }
 

@@ -8,9 +8,7 @@
 // root are missing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestAgent, TestServer, TEST_JOIN_TOKEN, eventually, SKIFF_BIN } from '../support/cluster.js';
@@ -22,6 +20,7 @@ import { writeBusyboxImage } from '../../src/cri/oci-archive.js';
 import { freePorts } from '../../src/util/ports.js';
 import type { ManagedProcess } from '../../src/util/processes.js';
 import { startTestCloud } from '../support/cloud.js';
+import { httpGet, makeMachines, removeMachines, run } from '../support/netns-machines.js';
 
 const missing = containerdPrerequisites();
 const IMAGE = 'skiff.local/busybox:1.36';
@@ -32,51 +31,6 @@ const MACHINES = [
   { name: 'net-a', netns: 'sknet-a', ip: '10.64.255.11' },
   { name: 'net-b', netns: 'sknet-b', ip: '10.64.255.12' },
 ] as const;
-
-function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { encoding: 'utf8' }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
-  });
-}
-
-async function sh(...cmds: string[][]): Promise<void> {
-  for (const c of cmds) {
-    const r = await run(c[0]!, c.slice(1));
-    if (r.code !== 0) throw new Error(`${c.join(' ')}: ${r.stderr}`);
-  }
-}
-
-/** What a TCP client sees: the body of an HTTP GET, 'refused', or 'timeout'. */
-function httpGet(host: string, port: number, timeoutMs = 2000): Promise<string> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host, port });
-    let body = '';
-    const done = (v: string) => {
-      sock.destroy();
-      resolve(v);
-    };
-    const timer = setTimeout(() => done('timeout'), timeoutMs);
-    sock.on('connect', () => sock.write(`GET / HTTP/1.0\r\nHost: ${host}\r\n\r\n`));
-    sock.on('data', (d) => (body += d.toString('utf8')));
-    sock.on('end', () => {
-      clearTimeout(timer);
-      done(body.split('\r\n\r\n')[1]?.trim() ?? body);
-    });
-    sock.on('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      done(e.code === 'ECONNREFUSED' ? 'refused' : `error ${e.code}`);
-    });
-  });
-}
-
-/** Removes what an aborted run may have left: the namespaces (and with them their links) and the bridge. */
-async function removeMachines(): Promise<void> {
-  for (const m of MACHINES) {
-    await run('ip', ['netns', 'del', m.netns]);
-    await run('ip', ['link', 'del', m.netns]);
-  }
-  await run('ip', ['link', 'del', LINK]);
-}
 
 describe('networking: NodePort, LoadBalancer and one pod network across machines', { skip: missing.length > 0 ? `needs ${missing.join(', ')}` : false }, () => {
   const s = new TestServer('net-e2e');
@@ -128,19 +82,7 @@ describe('networking: NodePort, LoadBalancer and one pod network across machines
     }, 30_000, what);
 
   before(async () => {
-    await removeMachines();
-    await sh(['ip', 'link', 'add', LINK, 'type', 'bridge'], ['ip', 'addr', 'add', `${SERVER_IP}/24`, 'dev', LINK], ['ip', 'link', 'set', LINK, 'up']);
-    for (const m of MACHINES) {
-      await sh(
-        ['ip', 'netns', 'add', m.netns],
-        ['ip', 'link', 'add', m.netns, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', m.netns],
-        ['ip', 'link', 'set', m.netns, 'master', LINK, 'up'],
-        ['ip', '-n', m.netns, 'addr', 'add', `${m.ip}/24`, 'dev', 'eth0'],
-        ['ip', '-n', m.netns, 'link', 'set', 'eth0', 'up'],
-        ['ip', '-n', m.netns, 'link', 'set', 'lo', 'up'],
-        ['ip', '-n', m.netns, 'route', 'add', 'default', 'via', SERVER_IP],
-      );
-    }
+    await makeMachines(LINK, SERVER_IP, 24, MACHINES);
     for (const d of daemons) await d.start();
     const archive = join(work, 'busybox.tar');
     writeBusyboxImage(IMAGE, archive, { Cmd: ['sh'] });
@@ -177,7 +119,7 @@ describe('networking: NodePort, LoadBalancer and one pod network across machines
       await d.removeSandboxes().catch(() => undefined);
       await d.stop();
     }
-    await removeMachines();
+    await removeMachines(LINK, MACHINES);
     rmSync(work, { recursive: true, force: true });
     s.cleanup();
   });
