@@ -179,6 +179,23 @@ describe('networking: NodePort, LoadBalancer and one pod network across machines
     await eventually(async () => (await httpGet(ip, 80, 1000)) === 'refused', 20_000, `${ip}:80 no longer answering`);
   });
 
+  it('keeps a client on one endpoint with sessionAffinity ClientIP, where without it both answer', async () => {
+    await serve('web-b1', 'net-b', { app: 'web' });
+    await podIP('web-b1');
+    await service('sticky', { type: 'NodePort', sessionAffinity: 'ClientIP', selector: { app: 'web' } });
+    const sticky = (await getService('sticky')).spec!.ports![0]!.nodePort!;
+    assert.equal((await getService('sticky')).spec!.sessionAffinityConfig?.clientIP?.timeoutSeconds, 10800);
+    const plain = (await getService('web')).spec!.ports![0]!.nodePort!;
+    // Without affinity both pods answer, in time.
+    const seen = new Set<string>();
+    await eventually(async () => {
+      seen.add(await httpGet(MACHINES[0].ip, plain));
+      return seen.has('web-a') && seen.has('web-b1');
+    }, 30_000, 'both pods answering the plain NodePort');
+    const first = await answers(MACHINES[0].ip, sticky, /^web-(a|b1)$/, 'the sticky NodePort answering');
+    for (let i = 0; i < 10; i++) assert.equal(await httpGet(MACHINES[0].ip, sticky), first, 'the same pod every time');
+  });
+
   it('lets a pod on one machine reach a pod on the other by pod IP and through a Service; the route goes when that Node is deleted for good', async () => {
     await serve('web-b', 'net-b', { app: 'only-b' });
     const ipB = await podIP('web-b');
