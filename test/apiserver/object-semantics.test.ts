@@ -184,6 +184,10 @@ describe('object semantics', () => {
     assert.ok(hc >= 30000 && hc <= 32767 && hc !== (lb.spec as Spec).ports[0]!.nodePort, `healthCheckNodePort ${hc}`);
     const cluster = await c.patch<KubeObject>(`${S}/lb-local`, { spec: { externalTrafficPolicy: 'Cluster' } }, 'merge');
     assert.equal((cluster.spec as Spec).healthCheckNodePort, undefined);
+    await assert.rejects(
+      c.create(S, { metadata: { name: 'hc-np' }, spec: { type: 'NodePort', healthCheckNodePort: 31999, ports: [{ port: 80 }] } }),
+      (e) => isStatusError(e) && e.code === 422 && /spec\.healthCheckNodePort: Forbidden: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'/.test(e.message),
+    );
   });
 
   it('serves deployments/scale and bumps generation through it', async () => {

@@ -194,6 +194,11 @@ function validateService(o: KubeObject, old: KubeObject | undefined): StatusCaus
   });
 
   if (isObject(spec.selector)) out.push(...validateLabels(spec.selector, 'spec.selector'));
+  const healthCheckNodePort = num(spec.healthCheckNodePort);
+  if (healthCheckNodePort !== 0) {
+    if (type !== 'LoadBalancer' || spec.externalTrafficPolicy !== 'Local') out.push(field.forbidden('spec.healthCheckNodePort', "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"));
+    else out.push(...isValidPortNum(healthCheckNodePort).map((m) => field.invalid('spec.healthCheckNodePort', healthCheckNodePort, m)));
+  }
   const affinity = str(spec.sessionAffinity);
   if (!affinity) out.push(field.required('spec.sessionAffinity'));
   else if (affinity !== 'ClientIP' && affinity !== 'None') out.push(field.notSupported('spec.sessionAffinity', affinity, ['ClientIP', 'None']));
