@@ -4,8 +4,8 @@
 //
 //   node dist/bench/run.js [--quick] [--duration <ms>] [--cpu-prof [dir]] [--wait-idle <s>] [--out <file>] [suite...]
 //
-// Suites: store, api, audit, crd, webhooks, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, failover,
-// node-death, scenarios, scale, pod-writes, containers, flood, fuzz, crash and soak; default: all, in that order. Progress
+// Suites: store, api, audit, crd, webhooks, watch, then agent (bench/agent.ts) when it loads, then scheduler, autoscaler, hpa, failover,
+// node-death, scenarios, scale, pod-writes, containers, volumes, dns, dashboard, resource-metrics, flood, fuzz, crash and soak; default: all, in that order. Progress
 // goes to stderr, tables to stdout. The whole normal run takes well over an hour (scale ~20 minutes, crash ~10,
 // soak 30); name the suites you want.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -32,8 +32,12 @@ import { crashSuite } from './suites/crash.js';
 import { soakSuite } from './suites/soak.js';
 import { containersSuite } from './suites/containers.js';
 import { networkSuite } from './suites/network.js';
+import { volumesSuite } from './suites/volumes.js';
 import { dashboardSuite } from './suites/dashboard.js';
 import { auditSuite } from './suites/audit.js';
+import { hpaSuite } from './suites/hpa.js';
+import { dnsSuite } from './suites/dns.js';
+import { resourceMetricsSuite } from './suites/resource-metrics.js';
 
 /**
  * Suites other people own, loaded by name so that one that does not load (yet) costs only itself.
@@ -54,7 +58,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, networkSuite, dashboardSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
+  suites.push(schedulerSuite, autoscalerSuite, hpaSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, networkSuite, volumesSuite, dnsSuite, dashboardSuite, resourceMetricsSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
   return { suites, unavailable };
 }
 

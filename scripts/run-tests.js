@@ -32,17 +32,18 @@ function find(dir) {
 
 /** End-to-end files that start only their own processes, on ports chosen free: they may run beside any other. */
 const SELF_CONTAINED = new Set([
+  'horizontal-pod-autoscaler', 'horizontal-pod-autoscaler-load',
   'admission-webhooks', 'agent-outage', 'aggregation', 'bad-input', 'client-node', 'control-plane-node', 'controllers', 'conversion-webhook', 'crd', 'durability', 'flood', 'fuzz',
   'audit', 'hostile-connections', 'kubectl', 'manifests-corpus', 'pod-security', 'preemption', 'priority-limits', 'python-client', 'rbac', 'resource-quota', 'security', 'server-flags',
-  'restore-layout', 'storage-faults', 'storage-networking-kinds', 'user-errors-and-logs',
+  'local-path', 'restore-layout', 'storage-faults', 'storage-networking-kinds', 'user-errors-and-logs', 'certificates', 'resource-metrics',
 ]);
 /** The scenario files: one at a time, beside the machine-wide group and the self-contained files. */
 const STORY = new Set(['scenario', 'scenario-autoscaler', 'scenario-control-plane', 'scenario-leaving', 'scenario-machines']);
 /** Rough seconds per file (from test-artifacts/durations.txt), to start the longest first; others count 10. */
 const EXPECTED_SECONDS = {
   'scenario-autoscaler': 188, 'scenario-machines': 163, scenario: 154, crash: 143, 'scenario-leaving': 137, 'scenario-control-plane': 110,
-  containerd: 107, sim: 97, 'cluster-lifecycle': 80, ha: 91, autoscaler: 89, agent: 76, 'manifests-corpus': 75, fuzz: 64, upgrade: 61, 'up-containerd': 48, 'ha-up': 47,
-  crd: 43, dashboard: 41, controllers: 41, install: 39, backup: 36, kubectl: 35, flood: 31, cloud: 27,
+  containerd: 107, 'containerd-volumes': 56, sim: 97, 'cluster-lifecycle': 80, ha: 91, autoscaler: 89, agent: 76, 'manifests-corpus': 75, fuzz: 64, upgrade: 61, 'up-containerd': 48, 'ha-up': 47, 'ha-convert': 180, 'ha-endpoint': 120,
+  'resource-metrics-containerd': 61, crd: 43, dashboard: 41, controllers: 41, install: 39, backup: 36, kubectl: 35, flood: 31, cloud: 27,
 };
 
 const filter = process.argv.slice(2);

@@ -6,6 +6,10 @@ import { readConfigData } from './config-data.js';
 import type { AuthConfig } from '../cri/messages.js';
 import { ServiceProxy, serviceProxySupported } from './service-proxy/service-proxy.js';
 import { PodRoutes } from './pod-routes.js';
+import { ClusterDns, DEFAULT_CLUSTER_DOMAIN, KUBE_DNS_NAME, KUBE_DNS_NAMESPACE, readHostResolvConf } from './cluster-dns.js';
+import { podDnsConfig, type NodeDnsSettings } from '../dns/resolv-conf.js';
+import type { Namespace } from '../api/kinds/namespace.js';
+import { parseCidr, parseIp } from '../api/cidr.js';
 import type { Service } from '../api/kinds/service.js';
 import type { EndpointSlice } from '../api/kinds/endpointslice.js';
 import { userAgent } from '../version.js';
@@ -32,6 +36,9 @@ import { Backoff } from './wake.js';
 import type { LeaseRenewer } from './lease-renewer.js';
 import { ContainerLogRotation } from './container-log-rotation.js';
 import { LogServer } from './log-server.js';
+import { StatsProvider } from './stats-provider.js';
+import { PortAuthorizer, type SubjectAccessReviewStatus } from './port-authorizer.js';
+import { hostUsage } from './node-usage.js';
 import type { NodeKeeper } from './node-keeper.js';
 import { NodeLoops } from './node-loops.js';
 import { hostCapacity, READY, simulatedCapacity, type NodeConfig, type Readiness } from './node-object.js';
@@ -41,6 +48,7 @@ import type { Runtime, RuntimeName, StreamRequest } from './runtimes/runtime.js'
 import { RuntimeHealth } from './runtime-health.js';
 import { PodCidrHandoff } from './pod-cidr.js';
 import { ImageGc } from './image-gc.js';
+import { LocalPathProvisioner } from './volumes/local-path-provisioner.js';
 import { ContainerdRuntime, DEFAULT_CRI_ENDPOINT } from './runtimes/containerd.js';
 import { SimulatedRuntime } from './runtimes/simulated.js';
 import type { Stages } from './runtimes/sim-stages.js';
@@ -50,9 +58,11 @@ import { AgentMetrics } from './metrics.js';
 import { ensureServingCert } from './tls.js';
 import type { Taint } from '../api/kinds/node.js';
 
+const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
+
 export type Credentials =
   | { kind: 'kubeconfig'; path: string }
-  | { kind: 'token'; token?: string; caFile?: string; caCertHash?: string; insecureSkipCaVerification?: boolean };
+  | { kind: 'token'; token?: string; caFile?: string; caCertHash?: string; insecureSkipCaVerification?: boolean; tlsBootstrap?: boolean };
 
 export interface AgentConfig {
   dataDir: string;
@@ -69,6 +79,14 @@ export interface AgentConfig {
   serviceProxy?: boolean;
   /** Route the other nodes' pod CIDRs to their addresses (on runtimes whose pods have addresses); default true. */
   podRoutes?: boolean;
+  /** --cluster-dns: the DNS addresses pods are given; default the kube-dns Service's cluster IP. */
+  clusterDns?: string[];
+  /** --cluster-domain (cluster.local). */
+  clusterDomain?: string;
+  /** --resolv-conf: the host resolver settings pods with dnsPolicy Default get, and where cluster DNS forwards other names. */
+  resolvConf?: string;
+  /** --cluster-dns-port: the port of this node's DNS server (0: any free one). */
+  clusterDnsPort?: number;
   labels: Record<string, string>;
   taints: Taint[];
   /** The machine's ID at its cloud (spec.providerID), when a cloud runs it. */
@@ -139,6 +157,11 @@ export class Agent {
   private nodeLoops?: NodeLoops;
   private podInformer?: Informer<Pod>;
   private serviceProxy?: ServiceProxy;
+  private clusterDns?: ClusterDns;
+  /** kube-dns's cluster IP as read at start, before the Service watch has it. */
+  private kubeDnsAtStart: string[] = [];
+  private hostResolv?: ReturnType<typeof readHostResolvConf>;
+  private podCidrs: string[] = [];
   private readiness: Readiness = READY;
   private leaving?: Promise<void>;
   private loops: Promise<unknown>[] = [];
@@ -224,6 +247,7 @@ export class Agent {
         ...(c.caFile ? { caFile: c.caFile } : {}),
         ...(c.caCertHash ? { caCertHash: c.caCertHash } : {}),
         ...(c.insecureSkipCaVerification ? { insecureSkipCaVerification: true } : {}),
+        ...(c.tlsBootstrap ? { tlsBootstrap: true } : {}),
       },
       this.log,
     ));
@@ -307,6 +331,7 @@ export class Agent {
         cgroupRoot: cfg.cgroupRoot ?? `/skiff/${this.nodeName}`,
         podLogDir: (uid) => join(this.state.podDir(uid), 'logs'),
         pullAuth: (pod, image) => this.pullCredential(client, pod, image),
+        dns: (pod) => podDnsConfig(pod, this.dnsSettings()),
       });
       this.runtime = containerd;
       try {
@@ -345,8 +370,28 @@ export class Agent {
     });
     // Before anything talks to the API: containers an earlier agent started are adopted, orphans killed.
     await this.podSync.recover();
+    if (runtime.images && !cfg.clusterDns?.length) {
+      // Pods that start before the Service watch has kube-dns still get the cluster's resolver.
+      const kubeDns = await client.get<Service>(`/api/v1/namespaces/${KUBE_DNS_NAMESPACE}/services/${KUBE_DNS_NAME}`).catch(() => undefined);
+      const ip = kubeDns?.spec?.clusterIP;
+      if (ip && ip !== 'None') this.kubeDnsAtStart = [ip];
+    }
     void events.node('Starting', 'Starting skiff agent.');
 
+    const stats = new StatsProvider({
+      clock: this.clock,
+      log: this.log,
+      nodeName: this.nodeName,
+      runtime,
+      workers: () => this.podSync?.allWorkers() ?? [],
+      ...(cfg.runtime === 'simulated' ? {} : { host: hostUsage }),
+    });
+    const portAuthorizer = new PortAuthorizer({
+      clock: this.clock,
+      nodeName: this.nodeName,
+      review: async (spec) =>
+        (await client.create<{ status?: SubjectAccessReviewStatus }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec })).status,
+    });
     const serving = await ensureServingCert(this.state.path('tls'), this.nodeName, dedupe([cfg.nodeIP, this.nodeName, 'localhost']));
     this.logServer = new LogServer({
       host: cfg.nodeIP,
@@ -357,6 +402,8 @@ export class Agent {
       log: this.log,
       lookup: (ns, name) => this.podSync?.workerFor(ns, name),
       metrics: () => this.metrics.text(),
+      stats: () => stats.read(),
+      authorize: (caller, verb, subresource) => portAuthorizer.allowed(caller, verb, subresource),
       runtime: runtime.name,
       ...(runtime.streamUrl ? { streamUrl: (r: StreamRequest) => runtime.streamUrl!(r) } : {}),
     });
@@ -429,16 +476,36 @@ export class Agent {
     });
     this.loops.push(pods.run(signal), this.podSync.run(signal));
     void pods.waitForSync().then(() => this.podSync?.markSynced());
+    // Claims selected to this node get their volumes here: only this agent can touch its disk.
+    this.loops.push(new LocalPathProvisioner({ api: client, clock: this.clock, log: this.log, nodeName: this.nodeName, dataDir: this.state.root, events }).run(signal));
     // Pods with addresses of their own reach Services through the node's rules (kube-proxy's job).
     if (runtime.images && cfg.serviceProxy !== false) {
       if (!serviceProxySupported()) {
         this.log.warn({}, 'iptables is missing or not usable here: Service cluster IPs are not routed on this node');
       } else {
-        const services = new Informer<Service>(client, { path: '/api/v1/services', clock: this.clock, log: this.log });
-        const slices = new Informer<EndpointSlice>(client, { path: '/apis/discovery.k8s.io/v1/endpointslices', clock: this.clock, log: this.log });
-        const proxy = new ServiceProxy({ nodeName: this.nodeName, clock: this.clock, log: this.log, services, slices });
+        const services = new Informer<Service>(client, { path: '/api/v1/services', clock: this.clock, log: this.log, transform: stripManagedFields });
+        const slices = new Informer<EndpointSlice>(client, { path: '/apis/discovery.k8s.io/v1/endpointslices', clock: this.clock, log: this.log, transform: stripManagedFields });
+        const namespaces = new Informer<Namespace>(client, { path: '/api/v1/namespaces', clock: this.clock, log: this.log, transform: stripManagedFields });
+        // The node's DNS server answers from the same watch the rules come from.
+        const dns = new ClusterDns({
+          clock: this.clock,
+          log: this.log,
+          services,
+          slices,
+          namespaces,
+          clusterDns: cfg.clusterDns ?? [],
+          clusterDomain: this.clusterDomain(),
+          resolvConf: cfg.resolvConf ?? DEFAULT_RESOLV_CONF,
+          fallbackClusterDns: () => this.kubeDnsAtStart,
+          isPodAddress: (ip) => this.isPodAddress(ip),
+          podCidrs: () => this.podCidrs,
+          ...(cfg.clusterDnsPort !== undefined ? { port: cfg.clusterDnsPort } : {}),
+        });
+        this.clusterDns = dns;
+        await dns.start();
+        const proxy = new ServiceProxy({ nodeName: this.nodeName, clock: this.clock, log: this.log, services, slices, dnsRedirect: () => dns.redirect() });
         this.serviceProxy = proxy;
-        this.loops.push(services.run(signal), slices.run(signal));
+        this.loops.push(services.run(signal), slices.run(signal), namespaces.run(signal));
         void Promise.all([services.waitForSync(), slices.waitForSync()]).then(() => proxy.start()).catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'the service proxy did not start'));
       }
     }
@@ -457,6 +524,11 @@ export class Agent {
     const nodes = new Informer<Node>(client, { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.nodeName}`, clock: this.clock, log: this.log, transform: stripManagedFields });
     const podCidr = runtime.setPodCidr ? new PodCidrHandoff({ clock: this.clock, log: this.log, set: (c) => runtime.setPodCidr!(c), signal }) : undefined;
     const seen = (n: Node) => {
+      const cidrs = n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []);
+      if (cidrs.join() !== this.podCidrs.join()) {
+        this.podCidrs = cidrs;
+        this.serviceProxy?.kick();
+      }
       loops.observedNode(n);
       podCidr?.observe(n);
     };
@@ -480,9 +552,34 @@ export class Agent {
     this.abort.abort();
     await Promise.race([Promise.allSettled(this.loops), this.clock.sleep(2000)]);
     await this.logServer?.stop().catch(() => {});
+    await this.clusterDns?.stop().catch(() => {});
     this.logRotation?.stop();
     this.runtime?.close();
     this.client?.close();
+  }
+
+  private clusterDomain(): string {
+    return this.cfg.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN;
+  }
+
+  /** The node's side of every pod's resolv.conf. */
+  private dnsSettings(): NodeDnsSettings {
+    if (this.clusterDns) return this.clusterDns.podSettings();
+    this.hostResolv ??= readHostResolvConf(this.cfg.resolvConf ?? DEFAULT_RESOLV_CONF, this.log);
+    const clusterDns = this.cfg.clusterDns?.length ? this.cfg.clusterDns : this.kubeDnsAtStart;
+    return { clusterDns, clusterDomain: this.clusterDomain(), host: this.hostResolv };
+  }
+
+  /** Whether an address is one of this node's pods (who may ask its DNS server): in its pod CIDR, or a sandbox's. */
+  private isPodAddress(ip: string): boolean {
+    const addr = parseIp(ip);
+    if (!addr) return false;
+    for (const c of this.podCidrs) {
+      const block = parseCidr(c);
+      if (block && block.family === addr.family && addr.bits >> BigInt((block.family === 4 ? 32 : 128) - block.prefix) === block.network >> BigInt((block.family === 4 ? 32 : 128) - block.prefix)) return true;
+    }
+    const runtime = this.runtime;
+    return (this.podInformer?.list() ?? []).some((p) => p.status?.podIP === ip || (p.metadata.uid !== undefined && runtime?.podIP?.(p.metadata.uid) === ip));
   }
 
   /** The registry credential for an image among the pod's imagePullSecrets (one that cannot be read is passed over, as the kubelet does). */

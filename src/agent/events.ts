@@ -35,6 +35,12 @@ export class EventRecorder {
     return this.recorder.record(ref, type, reason, message, fieldPath).catch((e: unknown) => this.log(reason, e));
   }
 
+  /** An event about any other object (a claim the node's provisioner works for). */
+  object(o: KubeObject, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): Promise<void> {
+    const ref: KubeObject = { apiVersion: o.apiVersion ?? 'v1', kind: o.kind ?? '', metadata: { name: o.metadata.name, namespace: o.metadata.namespace, uid: o.metadata.uid } };
+    return this.recorder.record(ref, type, reason, message).catch((e: unknown) => this.log(reason, e));
+  }
+
   private log(reason: string, e: unknown): void {
     this.logger.debug({ reason, err: errorText(e) }, 'could not record event');
   }

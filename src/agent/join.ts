@@ -19,6 +19,13 @@ export interface JoinOptions {
   insecureSkipCaVerification?: boolean;
   nodeName: string;
   timeoutMs?: number;
+  /**
+   * Join as a kubelet's TLS bootstrap does: post a CertificateSigningRequest with the token and
+   * wait for it to be approved and issued, instead of asking /skiff/v1/join to sign at once.
+   */
+  tlsBootstrap?: boolean;
+  /** How long a TLS bootstrap waits for its request to be approved and issued. */
+  approvalTimeoutMs?: number;
 }
 
 export class JoinError extends Error {
@@ -132,6 +139,48 @@ function otherClusterCredential(cred: NodeCredential, o: JoinOptions): string | 
   return undefined;
 }
 
+const CSR_COLLECTION = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+/** The kubelet's client certificate signer, which kube-controller-manager's csrapproving approves for bootstrap tokens. */
+const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+
+interface CsrAnswer {
+  metadata?: { name?: string };
+  status?: { certificate?: string; conditions?: { type?: string; reason?: string; message?: string }[] };
+}
+
+/**
+ * A kubelet's TLS bootstrap: with the bootstrap token, post a CertificateSigningRequest for
+ * system:node:<name> to the kube-apiserver-client-kubelet signer, then wait until it carries a
+ * certificate (a Denied or Failed condition ends the join).
+ */
+async function certificateThroughCsr(server: string, caPem: string, o: JoinOptions, csrPem: string, log: Logger): Promise<string> {
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  const send = (method: string, path: string, body?: unknown) =>
+    request(new URL(path, server).href, method, { ca: caPem, verify: true, token: o.token!, timeoutMs, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const created = await send('POST', CSR_COLLECTION, {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: { generateName: 'csr-' },
+    // An ECDSA key: no key encipherment, as the kubelet asks for its own.
+    spec: { request: Buffer.from(csrPem, 'latin1').toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages: ['digital signature', 'client auth'] },
+  });
+  if (created.code === 401 || created.code === 403) throw new JoinError(`the join token was refused by ${server}: ${message(created.body)}`);
+  if (created.code !== 201) throw new JoinError(`POST ${CSR_COLLECTION} answered ${created.code}: ${message(created.body)}`);
+  const name = (JSON.parse(created.body) as CsrAnswer).metadata?.name ?? '';
+  log.info({ server, csr: name, node: o.nodeName }, 'certificate signing request posted; waiting for approval');
+  const deadline = Date.now() + (o.approvalTimeoutMs ?? 15 * 60_000);
+  for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+    const r = await send('GET', `${CSR_COLLECTION}/${encodeURIComponent(name)}`);
+    if (r.code !== 200) throw new JoinError(`GET ${CSR_COLLECTION}/${name} answered ${r.code}: ${message(r.body)}`);
+    const csr = JSON.parse(r.body) as CsrAnswer;
+    const ended = csr.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');
+    if (ended) throw new JoinError(`the certificate signing request ${name} was ${ended.type === 'Denied' ? 'denied' : 'not issued'}: ${ended.reason ?? ''} ${ended.message ?? ''}`.trim());
+    if (csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString('latin1');
+    if (Date.now() > deadline) throw new JoinError(`the certificate signing request ${name} was not approved and issued in time; approve it with \`kubectl certificate approve ${name}\``);
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
 /** The node credential: from the data dir, or by joining with the bootstrap token. */
 export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions, log: Logger): Promise<NodeCredential> {
   const existing = state.readCredential();
@@ -160,6 +209,14 @@ export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions,
         verifyCa(caPem, o);
       }
       const { keyPem, csrPem } = await nodeKeyAndCsr(o.nodeName);
+      if (o.tlsBootstrap) {
+        const certPem = await certificateThroughCsr(server, caPem, o, csrPem, log);
+        const cred: NodeCredential = { keyPem, certPem, caPem };
+        if (replacing) state.forgetCluster();
+        state.writeCredential(cred);
+        log.info({ server, node: o.nodeName }, 'joined the cluster through a certificate signing request; node credential stored');
+        return cred;
+      }
       const r = await request(new URL(JOIN_PATH, server).href, 'POST', {
         ca: caPem,
         verify: true,
@@ -178,7 +235,7 @@ export async function ensureNodeCredential(state: AgentStateDir, o: JoinOptions,
       log.info({ server, node: o.nodeName }, 'joined the cluster; node credential stored');
       return cred;
     } catch (e) {
-      if (e instanceof JoinError && /refus|does not match|hash is|cannot verify/.test(e.message)) throw e;
+      if (e instanceof JoinError && /refus|does not match|hash is|cannot verify|certificate signing request/.test(e.message)) throw e;
       if (e instanceof JoinError && /answered 4\d\d/.test(e.message)) throw e;
       lastError = `${server}: ${(e as Error).message}`;
     }

@@ -2,7 +2,8 @@
 // (GET /containerLogs/<namespace>/<pod>/<container>?follow=&tailLines=&previous=&limitBytes=
 // &sinceSeconds=), the streams kubectl opens into pods (upgrades to /exec/<ns>/<pod>/<container>,
 // /attach/..., /portForward/<ns>/<pod>, relayed to the runtime's streaming server), /metrics and
-// /healthz. Clients must present a certificate signed by the cluster CA (the API server's kubelet
+// /healthz, and the resource usage the runtime reads: the summary API (/stats/summary) and the
+// resource metrics metrics-server scrapes (/metrics/resource). Clients must present a certificate signed by the cluster CA (the API server's kubelet
 // client, or an admin's).
 import { errorText } from '../util/error-text.js';
 import https from 'node:https';
@@ -15,6 +16,10 @@ import type { PodWorker } from './pod-worker.js';
 import { CriLogDecoder } from './cri-log.js';
 import { TimedLogDecoder } from './log-times.js';
 import type { RuntimeName, StreamRequest } from './runtimes/runtime.js';
+import type { StatsReading } from './stats-provider.js';
+import { nodeSubresource, requestVerb, type NodeSubresource, type PortCaller } from './port-authorizer.js';
+import { summaryOf } from '../resource-metrics/summary.js';
+import { RESOURCE_METRICS_CONTENT_TYPE, resourceMetricsText } from '../resource-metrics/resource-text.js';
 import { asRequest, relayUpgrade, upgradeHeaders, upgradeOf, UpgradeRefused } from '../util/upgrade.js';
 
 export interface LogServerOptions {
@@ -30,6 +35,10 @@ export interface LogServerOptions {
   pollMs?: number;
   /** The Prometheus text served at /metrics. */
   metrics?(): Promise<{ contentType: string; body: string }>;
+  /** The node's and its containers' resource usage (/stats/summary, /metrics/resource). */
+  stats?(): Promise<StatsReading>;
+  /** Whether another caller with a cluster CA certificate may (a SubjectAccessReview); without it, only the API server and system:masters. */
+  authorize?(caller: PortCaller, verb: string, subresource: NodeSubresource): Promise<boolean>;
   /** The runtime, for saying why it cannot exec when it cannot. */
   runtime?: RuntimeName;
   /** Where the runtime serves an exec, attach or port-forward; absent when it has no streaming server. */
@@ -99,12 +108,18 @@ export class LogServer {
     const server = https.createServer(
       { cert: this.o.certPem, key: this.o.keyPem, ca: this.o.caPem, requestCert: true, rejectUnauthorized: false },
       (req, res) => {
-        try {
-          this.handle(req, res);
-        } catch (e) {
-          if (!res.headersSent) send(res, 500, `internal error: ${(e as Error).message}`);
+        const failed = (e: unknown): void => {
+          if (!res.headersSent) send(res, 500, `internal error: ${errorText(e)}`);
           else res.destroy();
-        }
+        };
+        this.admitted(req, res).then((ok) => {
+          if (!ok) return;
+          try {
+            this.handle(req, res);
+          } catch (e) {
+            failed(e);
+          }
+        }, failed);
       },
     );
     server.on('upgrade', (req: IncomingMessage, socket: import('node:net').Socket, head: Buffer) => {
@@ -136,7 +151,7 @@ export class LogServer {
   }
 
   /** Whether the caller may use this endpoint; when not, it has been answered. */
-  private admitted(req: IncomingMessage, res: ServerResponse): boolean {
+  private async admitted(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const socket = req.socket as TLSSocket;
     if (!socket.authorized) {
       send(res, 401, 'Unauthorized');
@@ -145,16 +160,17 @@ export class LogServer {
     const subject = socket.getPeerCertificate()?.subject as Record<string, string | string[]> | undefined;
     const cn = typeof subject?.CN === 'string' ? subject.CN : '';
     const orgs = subject?.O === undefined ? [] : Array.isArray(subject.O) ? subject.O : [subject.O];
-    if (cn !== ALLOWED_CN && !orgs.includes('system:masters')) {
-      send(res, 403, `Forbidden (user=${cn}, verb=get, resource=nodes, subresource=proxy)`);
-      return false;
-    }
-    return true;
+    if (cn === ALLOWED_CN || orgs.includes('system:masters')) return true;
+    const verb = requestVerb(req.method);
+    const subresource = nodeSubresource(new URL(req.url ?? '/', 'https://agent').pathname);
+    if (this.o.authorize && (await this.o.authorize({ user: cn, groups: [...orgs, 'system:authenticated'] }, verb, subresource))) return true;
+    send(res, 403, `Forbidden (user=${cn}, verb=${verb}, resource=nodes, subresource=${subresource})`);
+    return false;
   }
 
   /** exec, attach, port-forward: the runtime makes a one-time URL; the client's upgrade is relayed to it. */
   private async handleUpgrade(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!this.admitted(req, res)) return;
+    if (!(await this.admitted(req, res))) return;
     const url = new URL(req.url ?? '/', 'https://agent');
     const m = /^\/(exec|attach|portForward)\/([^/]+)\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
     if (!m) return send(res, 404, '404 page not found');
@@ -193,7 +209,6 @@ export class LogServer {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    if (!this.admitted(req, res)) return;
     const url = new URL(req.url ?? '/', 'https://agent');
     if (url.pathname === '/healthz') return send(res, 200, 'ok');
     if (url.pathname === '/metrics' && this.o.metrics) {
@@ -203,6 +218,21 @@ export class LogServer {
           res.end(m.body);
         },
         (e: unknown) => send(res, 500, `metrics: ${errorText(e)}`),
+      );
+      return;
+    }
+    if ((url.pathname === '/stats/summary' || url.pathname === '/metrics/resource') && this.o.stats) {
+      if (req.method !== 'GET') return send(res, 405, 'method not allowed');
+      const summary = url.pathname === '/stats/summary';
+      void this.o.stats().then(
+        (r) => {
+          // The kubelet answers a summary it cannot make whole with a 500; the resource metrics say so in resource_scrape_error.
+          if (summary && r.error !== undefined) return send(res, 500, `Internal Error: failed to get container stats: ${r.error}`);
+          const body = summary ? JSON.stringify(summaryOf(r.report)) : resourceMetricsText(r.report, r.error !== undefined);
+          res.writeHead(200, { 'Content-Type': summary ? 'application/json' : RESOURCE_METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) });
+          res.end(body);
+        },
+        (e: unknown) => send(res, 500, `stats: ${errorText(e)}`),
       );
       return;
     }

@@ -98,7 +98,8 @@ export class PodSync {
   constructor(private readonly o: PodSyncOptions) {
     this.queue = new WorkQueue<string>(o.clock, 200, 10_000);
     this.backoff = new RestartBackoff(o.clock, o.backoffBaseMs ?? 10_000, o.backoffMaxMs ?? 300_000);
-    if (o.runtime.images) {
+    // Host processes get their claims only (see VolumeManager); simulated containers nothing.
+    if (o.runtime.images || o.runtime.name === 'process') {
       this.volumes = new VolumeManager({
         api: o.api,
         clock: o.clock,
@@ -106,6 +107,7 @@ export class PodSync {
         podDir: (uid) => o.state.podDir(uid),
         fieldRefs: (pod) => this.fieldRefs(pod),
         allocatable: () => o.allocatable?.() ?? {},
+        claimsOnly: !o.runtime.images,
       });
     }
   }
@@ -231,7 +233,7 @@ export class PodSync {
               await this.volumes!.setUp(pod);
               await this.o.runtime.prepare?.(pod);
             },
-            mounts: (pod: Pod, c: Container) => this.volumes!.mounts(pod, c),
+            ...(this.o.runtime.images ? { mounts: (pod: Pod, c: Container) => this.volumes!.mounts(pod, c) } : {}),
           }
         : {}),
       notify: (uid: string) => {
@@ -270,7 +272,11 @@ export class PodSync {
   private warnVolumes(pod: Pod): void {
     if (this.o.runtime.name !== 'process') return;
     // The token volume ServiceAccount admission adds to every pod is not the pod's own wish: no warning for it alone.
-    const names = (pod.spec?.volumes ?? []).map((v) => v?.name).filter((n): n is string => typeof n === 'string' && !n.startsWith(API_ACCESS_VOLUME_PREFIX));
+    // Nor for claims: their directories are given to the processes (see VolumeManager).
+    const names = (pod.spec?.volumes ?? [])
+      .filter((v) => !v?.persistentVolumeClaim)
+      .map((v) => v?.name)
+      .filter((n): n is string => typeof n === 'string' && !n.startsWith(API_ACCESS_VOLUME_PREFIX));
     if (names.length === 0) return;
     void this.o.events?.pod(pod, 'VolumesNotMounted', `the process runtime runs containers as host processes and mounts no volumes: ${names.join(', ')}`, 'Warning');
   }
@@ -516,6 +522,7 @@ export class PodSync {
         env[e.name] = e.value === undefined || e.value === null ? '' : String(e.value);
       }
     }
+    if (!this.o.runtime.images && this.volumes) Object.assign(env, this.volumes.claimEnv(pod, c));
     return env;
   }
 }

@@ -160,6 +160,17 @@ export class PodWorker {
     return this.records.get(container)?.current?.record.id;
   }
 
+  /** Running instances with their container's name and spec (for resource usage). */
+  runningInstances(): { container: string; spec?: Container; record: InstanceRecord }[] {
+    const out: { container: string; spec?: Container; record: InstanceRecord }[] = [];
+    for (const r of this.records.values()) {
+      if (!r.current) continue;
+      const spec = (r.init ? this.pod.spec?.initContainers : this.pod.spec?.containers)?.find((c) => c.name === r.name);
+      out.push({ container: r.name, ...(spec ? { spec } : {}), record: r.current.record });
+    }
+    return out;
+  }
+
   /** Instance ids this worker knows of, running or ended (for orphan reaping). */
   instanceIds(): string[] {
     const out: string[] = [];

@@ -3,7 +3,8 @@
 import type { ResourceType } from './resource.js';
 import { allResourceTypes } from './registry.js';
 
-const byGroupResource = new Map(allResourceTypes.map((rt) => [`${rt.group}/${rt.resource}`, rt]));
+// A kind served at several versions is named by its storage version.
+const byGroupResource = new Map(allResourceTypes.filter((rt) => !rt.conversion).map((rt) => [`${rt.group}/${rt.resource}`, rt]));
 
 /** The built-in type of `resource` in `group` ('' for core), undefined for any other (a custom resource's). */
 export function builtInType(group: string, resource: string): ResourceType | undefined {

@@ -11,11 +11,14 @@ import { endpointSliceResource } from './kinds/endpointslice.js';
 import { eventResource } from './kinds/event.js';
 import { jobResource } from './kinds/job.js';
 import { cronJobResource } from './kinds/cronjob.js';
+import { certificateSigningRequestResource } from './kinds/certificatesigningrequest.js';
 import { leaseResource } from './kinds/lease.js';
 import { namespaceResource } from './kinds/namespace.js';
 import { nodeResource } from './kinds/node.js';
 import { podResource } from './kinds/pod.js';
 import { podDisruptionBudgetResource } from './kinds/poddisruptionbudget.js';
+import { horizontalPodAutoscalerV2Resource } from './kinds/horizontalpodautoscaler.js';
+import { horizontalPodAutoscalerV1Resource } from './kinds/horizontalpodautoscaler-v1.js';
 import { replicaSetResource } from './kinds/replicaset.js';
 import { replicationControllerResource } from './kinds/replicationcontroller.js';
 import { secretResource } from './kinds/secret.js';
@@ -64,6 +67,9 @@ export const allResourceTypes: ResourceType[] = [
   controllerRevisionResource,
   jobResource,
   cronJobResource,
+  certificateSigningRequestResource,
+  horizontalPodAutoscalerV2Resource,
+  horizontalPodAutoscalerV1Resource,
   leaseResource,
   podDisruptionBudgetResource,
   endpointSliceResource,

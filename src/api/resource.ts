@@ -4,7 +4,15 @@ import type { KubeObject, StatusCause } from './types.js';
 import type { StructSchema } from './schema/merge-schema.js';
 import type { WebhookClientConfig } from './webhook-client-config.js';
 
-export type Subresource = 'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward' | 'token' | 'finalize';
+export type Subresource = 'status' | 'approval' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward' | 'token' | 'finalize';
+
+/** Who makes a write, as authentication established it (what a kind may record of its requester). */
+export interface Requester {
+  name: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
 
 export interface TableColumn {
   name: string;
@@ -19,6 +27,14 @@ export interface TableConvertor {
   columns: TableColumn[];
   /** One row's cells, same length as columns. `now` is ms since epoch (for Age columns). */
   cells(obj: KubeObject, now: number): (string | number | boolean | null)[];
+}
+
+/** Converts one object between a served version and the storage version; neither changes what it is given. */
+export interface VersionConversion {
+  /** An object of this version, in the storage version. */
+  toStorage(obj: KubeObject): KubeObject;
+  /** An object of the storage version, in this version. */
+  fromStorage(obj: KubeObject): KubeObject;
 }
 
 export interface ResourceType {
@@ -52,7 +68,14 @@ export interface ResourceType {
    * Resets status to what a new object has (e.g. Pod: phase Pending + qosClass; Deployment: {}),
    * adds computed fields (Namespace: spec.finalizers ["kubernetes"]).
    */
-  prepareForCreate?(obj: KubeObject): void;
+  prepareForCreate?(obj: KubeObject, requester?: Requester): void;
+  /**
+   * Upstream's status (and other subresource) strategies' PrepareForUpdate: what a write through
+   * `subresource` may not change is taken back from `old`; `now` stamps conditions.
+   */
+  prepareForSubresourceUpdate?(subresource: string, obj: KubeObject, old: KubeObject, now: string): void;
+  /** Validation of a write through a subresource (CertificateSigningRequest's status and approval); before validateStatusUpdate. */
+  validateSubresourceUpdate?(subresource: string, obj: KubeObject, old: KubeObject): StatusCause[];
   /**
    * Upstream strategy PrepareForUpdate for main-resource writes: runs after defaults() and before
    * validate(). Carries server-assigned fields the client may omit (Service clusterIP/clusterIPs,
@@ -100,8 +123,14 @@ export interface ResourceType {
   warningsFor?(obj: KubeObject): string[];
   /** What reading an object from storage does to it (custom resources: a default added to the schema later shows on old objects, as upstream defaults on read). */
   onRead?(obj: KubeObject): void;
-  /** The version its objects are stored in, when it serves several (custom resources). */
+  /** The version its objects are stored in, when it serves several (custom resources; built-in kinds with `conversion`). */
   storageVersion?: string;
+  /**
+   * A built-in kind served at a version other than its storage version: upstream's conversion
+   * functions between the two. Objects are stored in storageVersion; each write converts to it and
+   * each read from it, so every served version sees the same objects.
+   */
+  conversion?: VersionConversion;
   /**
    * Its versions convert through a webhook (a CRD with conversion strategy Webhook): objects are
    * stored in storageVersion and converted to and from the version a client uses.

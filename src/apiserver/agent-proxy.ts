@@ -19,19 +19,25 @@ interface NodeEndpoint {
   port: number;
 }
 
-/** Where a node's agent serves, from its status (InternalIP, kubelet endpoint port). */
-function nodeEndpoint(node: KubeObject): NodeEndpoint {
+/** Where a node's agent serves, from its status (InternalIP, kubelet endpoint port); undefined when it says nowhere (a `skiff sim` node). */
+export function agentEndpoint(node: KubeObject): NodeEndpoint | undefined {
   const status = (node.status ?? {}) as { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
   const address = status.addresses?.find((a) => a.type === 'InternalIP')?.address ?? status.addresses?.[0]?.address;
   const port = status.daemonEndpoints?.kubeletEndpoint?.Port;
-  if (!address || !port) {
+  return address && port ? { address, port } : undefined;
+}
+
+/** Where a node's agent serves; a Status saying why when it serves nowhere. */
+function nodeEndpoint(node: KubeObject): NodeEndpoint {
+  const at = agentEndpoint(node);
+  if (!at) {
     // A node of a `skiff sim` fleet serves nothing: its pods run no process, so there is nothing to read or enter.
     if (node.metadata.labels?.[RUNTIME_LABEL] === 'simulated') {
       throw badRequest(`node ${node.metadata.name} is simulated (skiff sim): its pods run no process, so they have no logs, exec or port-forward; run the pod on a node whose agent has --runtime process or containerd`);
     }
     throw serviceUnavailable(`node ${node.metadata.name} does not report an address and port for its agent`);
   }
-  return { address, port };
+  return at;
 }
 
 type PodSpecShape = { nodeName?: string; containers?: { name: string }[]; initContainers?: { name: string }[]; ephemeralContainers?: { name: string }[] };
@@ -129,6 +135,26 @@ export class AgentProxy implements PodLogStreamer, NodeProxy, PodStreamer {
   async proxy(node: KubeObject, path: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const q = query.toString();
     await this.forward(nodeEndpoint(node), `${path}${q ? `?${q}` : ''}`, req, res, `node ${node.metadata.name}`, (code, text) => new StatusError(code === 404 ? 404 : 503, code === 404 ? 'NotFound' : 'ServiceUnavailable', text));
+  }
+
+  /** The body of a GET of `path` on the node's agent (a scrape); rejects on anything but a 200. */
+  fetchText(node: KubeObject, path: string, timeoutMs: number): Promise<string> {
+    const at = nodeEndpoint(node);
+    const host = at.address.includes(':') ? `[${at.address}]` : at.address;
+    return new Promise<string>((resolve, reject) => {
+      const req = https.get(`https://${host}:${at.port}${path}`, { agent: this.agent, timeout: timeoutMs }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('error', reject);
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode === 200) resolve(body);
+          else reject(new Error(`${path} answered ${res.statusCode}: ${body.trim().slice(0, 200)}`));
+        });
+      });
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+      req.on('error', reject);
+    });
   }
 
   /** GETs `path` on the agent and passes its answer back as it comes; a refusal becomes `refused`'s Status. */

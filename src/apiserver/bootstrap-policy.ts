@@ -15,6 +15,9 @@ const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 const AUTOUPDATE = 'rbac.authorization.kubernetes.io/autoupdate';
 const BOOTSTRAPPING = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
 
+/** What a node's agent needs to provision local-path volumes (bound to system:nodes). */
+export const LOCAL_PATH_PROVISIONER_ROLE = 'system:skiff:local-path-provisioner';
+
 const AGGREGATE_TO = (role: 'admin' | 'edit' | 'view'): string => `rbac.authorization.k8s.io/aggregate-to-${role}`;
 
 function rule(verbs: string[], apiGroups: string[], resources: string[]): PolicyRule {
@@ -45,7 +48,24 @@ function clusterRoleBinding(name: string, role: string, groups: string[]): Bindi
 const DISCOVERY_URLS = ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'];
 const PUBLIC_INFO_URLS = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
 
+const CSR = 'certificatesigningrequests';
+const CERTIFICATES = 'certificates.k8s.io';
+const approver = (signer: string): RoleLike =>
+  clusterRole(`system:certificates.k8s.io:${signer.replace('kubernetes.io/', '')}-approver`, [{ verbs: ['approve'], apiGroups: [CERTIFICATES], resources: ['signers'], resourceNames: [signer] }]);
+
+/** Upstream's roles for TLS bootstrap: nodes ask for client certificates, the approver lets them through. */
+const CERTIFICATE_ROLES: readonly RoleLike[] = [
+  clusterRole('system:node-bootstrapper', [rule(['create', 'get', 'list', 'watch'], [CERTIFICATES], [CSR])]),
+  clusterRole(`system:certificates.k8s.io:${CSR}:nodeclient`, [rule(['create'], [CERTIFICATES], [`${CSR}/nodeclient`])]),
+  clusterRole(`system:certificates.k8s.io:${CSR}:selfnodeclient`, [rule(['create'], [CERTIFICATES], [`${CSR}/selfnodeclient`])]),
+  approver('kubernetes.io/kube-apiserver-client'),
+  approver('kubernetes.io/kube-apiserver-client-kubelet'),
+  approver('kubernetes.io/kubelet-serving'),
+  approver('kubernetes.io/legacy-unknown'),
+];
+
 export const BOOTSTRAP_CLUSTER_ROLES: readonly RoleLike[] = [
+  ...CERTIFICATE_ROLES,
   clusterRole('cluster-admin', [rule(['*'], ['*'], ['*']), { verbs: ['*'], nonResourceURLs: ['*'] }]),
   clusterRole('system:discovery', [{ verbs: ['get'], nonResourceURLs: DISCOVERY_URLS }]),
   clusterRole('system:public-info-viewer', [{ verbs: ['get'], nonResourceURLs: PUBLIC_INFO_URLS }]),
@@ -98,13 +118,32 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly RoleLike[] = [
     ],
     { labels: { [AGGREGATE_TO('admin')]: 'true', [AGGREGATE_TO('edit')]: 'true', [AGGREGATE_TO('view')]: 'true' } },
   ),
+  // metrics-server's role for reading metrics.k8s.io (skiff serves the group itself), folded into view, edit and admin.
+  clusterRole('system:aggregated-metrics-reader', [rule(READ, ['metrics.k8s.io'], ['pods', 'nodes'])], {
+    labels: { [AGGREGATE_TO('admin')]: 'true', [AGGREGATE_TO('edit')]: 'true', [AGGREGATE_TO('view')]: 'true' },
+  }),
+  // Everything the kubelet's API serves, by the node subresources it authorizes its paths as (no default binding).
+  clusterRole('system:kubelet-api-admin', [rule(['get', 'list', 'watch'], [''], ['nodes']), rule(['proxy'], [''], ['nodes']), rule(['*'], [''], ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats'])]),
+  // Each agent provisions local-path volumes for the claims selected to its node, as k3s's
+  // local-path-provisioner does with a role of its own; NodeRestriction holds a node to volumes on itself.
+  clusterRole(LOCAL_PATH_PROVISIONER_ROLE, [
+    rule([...READ, 'create', 'delete'], [''], ['persistentvolumes']),
+    rule(READ, [''], ['persistentvolumeclaims']),
+    rule(READ, ['storage.k8s.io'], ['storageclasses']),
+  ]),
 ];
 
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly Binding[] = [
   clusterRoleBinding('cluster-admin', 'cluster-admin', ['system:masters']),
   clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),
   clusterRoleBinding('system:basic-user', 'system:basic-user', ['system:authenticated']),
+  clusterRoleBinding(LOCAL_PATH_PROVISIONER_ROLE, LOCAL_PATH_PROVISIONER_ROLE, ['system:nodes']),
   clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+  // What kubeadm binds for its join tokens: a bootstrap token may ask for a node client certificate,
+  // which the csrapproving controller then approves; a node may renew its own.
+  clusterRoleBinding('skiff:node-bootstrapper', 'system:node-bootstrapper', ['system:bootstrappers']),
+  clusterRoleBinding('skiff:node-autoapprove-bootstrap', `system:certificates.k8s.io:${CSR}:nodeclient`, ['system:bootstrappers']),
+  clusterRoleBinding('skiff:node-autoapprove-certificate-rotation', `system:certificates.k8s.io:${CSR}:selfnodeclient`, ['system:nodes']),
 ];
 
 function autoupdate(live: KubeObject): boolean {

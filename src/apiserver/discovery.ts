@@ -28,6 +28,7 @@ export type DiscoveredResource = Pick<ResourceType, 'group' | 'version' | 'resou
 function subresourceInfo(rt: DiscoveredResource, sub: Subresource): SubresourceInfo {
   switch (sub) {
     case 'status':
+    case 'approval':
       return { group: rt.group, version: rt.version, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
     case 'scale':
       return { group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] };

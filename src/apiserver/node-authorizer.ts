@@ -87,6 +87,8 @@ export class NodeAuthorizer implements Authorizer {
       return `node "${node}" may only change its own Lease`;
     }
     if (group === '' && resource === 'events' && ['create', 'update', 'patch'].includes(verb)) return undefined;
+    // As the kubelet does with its webhook authorization: asking who a caller of its port is and what it may do.
+    if (verb === 'create' && !subresource && ((group === 'authentication.k8s.io' && resource === 'tokenreviews') || (group === 'authorization.k8s.io' && (resource === 'subjectaccessreviews' || resource === 'localsubjectaccessreviews')))) return undefined;
     if (group === '' && resource === 'pods' && name && namespace) {
       const allowed = (subresource === 'status' && ['get', 'update', 'patch'].includes(verb)) || (subresource === 'eviction' && verb === 'create') || (!subresource && verb === 'delete');
       if (!allowed) return `nodes may not ${verb} pods${subresource ? `/${subresource}` : ''}`;

@@ -394,7 +394,7 @@ export class ObjectStore {
     else delete meta.generation;
     if (hasStatusSubresource(this.rt) && !this.rt.keepsStatusOnCreate) delete obj.status;
     this.rt.defaults(obj);
-    this.rt.prepareForCreate?.(obj);
+    this.rt.prepareForCreate?.(obj, ctx.user);
     // The client's managedFields are the field manager's to read, not validation's (upstream's order).
     const requestedManagedFields = meta.managedFields;
     if (!ctx.managedFieldsSet) delete meta.managedFields;
@@ -410,7 +410,7 @@ export class ObjectStore {
       meta.name = name;
       // Kinds may derive fields from the name (a Namespace's kubernetes.io/metadata.name label).
       this.rt.defaults(obj);
-      this.rt.prepareForCreate?.(obj);
+      this.rt.prepareForCreate?.(obj, ctx.user);
     };
     const draw = () => `${meta.generateName}${generatedNameSuffix()}`;
     const write = async (name: string): Promise<KubeObject> => {
@@ -541,7 +541,7 @@ export class ObjectStore {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
     let next: KubeObject;
-    if (subresource === 'status') {
+    if (subresource === 'status' || subresource === 'approval') {
       // Status writers (kubelets, controllers) change status only; labels and the rest stay.
       next = { ...deepClone({ ...old, status: undefined }), status: input.status };
       if (input.status === undefined) delete next.status;
@@ -585,6 +585,7 @@ export class ObjectStore {
       delete meta.generation;
     }
     if (subresource === undefined || subresource === 'scale') this.rt.prepareForUpdate?.(next, old);
+    else this.rt.prepareForSubresourceUpdate?.(subresource, next, old, nowRfc3339(this.clock));
     // What the client sent as managedFields goes to the field manager below; validation sees the stored ones.
     const requestedManagedFields = meta.managedFields;
     if (!ctx.managedFieldsSet) meta.managedFields = old.metadata.managedFields;
@@ -596,7 +597,12 @@ export class ObjectStore {
     if (mutated) await mutated;
     // A binding is the one write allowed to set a pod's nodeName; upstream skips update validation for it.
     if (subresource !== 'binding') {
-      const causes = subresource === 'status' && this.rt.validateStatusUpdate ? this.rt.validateStatusUpdate(next, old) : this.rt.validate(next, old);
+      const causes =
+        subresource && this.rt.validateSubresourceUpdate
+          ? this.rt.validateSubresourceUpdate(subresource, next, old)
+          : subresource === 'status' && this.rt.validateStatusUpdate
+            ? this.rt.validateStatusUpdate(next, old)
+            : this.rt.validate(next, old);
       if (causes.length > 0) throw invalid(this.rt.kind, this.rt.group, name, causes);
       if (subresource === undefined) addWarnings(ctx, this.rt.warningsFor?.(next));
     }

@@ -11,7 +11,7 @@ import type { ResourceRequest } from './http/request-info.js';
 import { checkTypeMeta, unrecognizedBody } from './type-meta.js';
 import { UndecodableBody, asObject, decodeObjectBody, decodePatchBody, patchTypeOf, readBody, sendJson, sendJsonStream, warningHeader, type PatchType } from './http/codec.js';
 import { typedListParts } from './stored-json.js';
-import { negotiate, shapeList, shapeObject, type IncludeObject } from './http/negotiate.js';
+import { includeObjectParam, negotiate, shapeList, shapeObject } from './http/negotiate.js';
 import { serveWatch } from './http/watch-stream.js';
 import type { WatchTerms } from './watch-session.js';
 import { buildFilter } from './filters.js';
@@ -70,11 +70,6 @@ const NOT_SERVED_YET: Record<string, string> = {
   '/pods/proxy': "pods share their node's network, so a pod's ports are reached on the node's address directly",
   '/services/proxy': 'nothing routes Service addresses (there is no kube-proxy); reach the pods behind a Service on their nodes directly',
 };
-
-function includeObjectParam(q: URLSearchParams): IncludeObject | undefined {
-  const v = q.get('includeObject');
-  return v === 'None' || v === 'Metadata' || v === 'Object' ? v : undefined;
-}
 
 
 export class ResourceHandler {
@@ -357,6 +352,7 @@ export class ResourceHandler {
     const now = this.deps.clock.now();
     switch (sub) {
       case 'status':
+      case 'approval':
       case 'finalize': {
         if (info.verb === 'get') return sendJson(res, 200, await store.get(info.namespace, info.name));
         if (info.verb === 'update') {
@@ -368,9 +364,9 @@ export class ResourceHandler {
             });
             return sendJson(res, 200, updated);
           }
-          return sendJson(res, 200, await store.update(info.namespace, info.name, () => deepClone(obj), ctx, { subresource: 'status' }), { warnings: ctx.warnings });
+          return sendJson(res, 200, await store.update(info.namespace, info.name, () => deepClone(obj), ctx, { subresource: sub }), { warnings: ctx.warnings });
         }
-        if (info.verb === 'patch' && sub === 'status') return this.patch(req, res, rt, store, info, query, ctx);
+        if (info.verb === 'patch' && sub !== 'finalize') return this.patch(req, res, rt, store, info, query, ctx);
         throw methodNotAllowed();
       }
       case 'scale': {

@@ -33,6 +33,7 @@ import type { AdmissionWebhookDeps } from './admission/validating-webhook.js';
 import { WebhookConfigurations } from './admission/webhook-rules.js';
 import { WebhookClient } from './webhook/client.js';
 import { ConversionWebhook } from './conversion-webhook.js';
+import { FunctionConversion } from './version-conversion.js';
 import type { ServiceEndpointObjects } from './webhook/service-endpoints.js';
 import type { Service } from '../api/kinds/service.js';
 import type { Endpoints } from '../api/kinds/endpoints.js';
@@ -47,7 +48,12 @@ import { createSigningKey } from '../pki/certificates.js';
 import { RbacAuthorizer, type RbacObjects } from './rbac-authorizer.js';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, reconcileBootstrapObject } from './bootstrap-policy.js';
 import { RBAC_GROUP, type Binding, type RoleLike } from '../api/kinds/rbac.js';
-import { AgentProxy } from './agent-proxy.js';
+import { AgentProxy, agentEndpoint } from './agent-proxy.js';
+import type { Pod } from '../api/kinds/pod.js';
+import { RUNTIME_LABEL } from '../api/kinds/node.js';
+import { MetricsApi, METRICS_GROUP, METRICS_TYPES, METRICS_VERSION, metricsTypeFor } from './metrics-api/metrics-api.js';
+import { MetricsStorage } from './metrics-api/metrics-storage.js';
+import { DEFAULT_METRIC_RESOLUTION_MS, NodeScraper } from './metrics-api/node-scraper.js';
 import { BootstrapAuthorizer, CA_PATH, JOIN_PATH, serveJoin } from './join.js';
 import { parseToken, tokenMatches, tokenSecret, tokenSecretName, TOKEN_NAMESPACE } from '../auth/bootstrap-token.js';
 import { isNamespaceActive } from '../api/kinds/namespace.js';
@@ -112,6 +118,8 @@ export interface ApiServerOptions {
   eventTtlSeconds?: number;
   /** Audit logging (--audit-policy-file, --audit-log-path): the policy and where events go. */
   audit?: { policy: PolicyChecker; sink: AuditSink };
+  /** How often every node's resource metrics are scraped for metrics.k8s.io (metrics-server's --metric-resolution, 15 s). */
+  metricResolutionMs?: number;
 }
 
 /** How the server limits concurrent requests (upstream's flags of the same names). */
@@ -172,6 +180,11 @@ export class ApiServer {
   /** Calls out to admission and conversion webhooks. */
   readonly webhooks: WebhookClient;
   private readonly auditor?: Auditor;
+  /** metrics.k8s.io, served here as metrics-server serves it (metrics-api/), and the scraper that feeds it. */
+  private readonly metricsApi: MetricsApi;
+  private readonly metricsStorage = new MetricsStorage();
+  private nodeScraper?: NodeScraper;
+  private agentProxy?: AgentProxy;
 
   constructor(private readonly opts: ApiServerOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -208,6 +221,16 @@ export class ApiServer {
       watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs ?? 60_000,
       minRequestTimeoutMs: (opts.minRequestTimeoutSeconds ?? 1800) * 1000,
       serviceAccountTokens: () => this.serviceAccountTokens,
+    });
+    this.metricsApi = new MetricsApi({
+      now: () => this.clock.now(),
+      storage: this.metricsStorage,
+      resolutionMs: opts.metricResolutionMs ?? DEFAULT_METRIC_RESOLUTION_MS,
+      nodes: () => this.storeByResource('', 'nodes').cache.objectsUnder('/registry/nodes/'),
+      node: (name) => this.storeByResource('', 'nodes').cached(undefined, name),
+      pods: (ns) => this.storeByResource('', 'pods').cache.objectsUnder(ns === undefined ? '/registry/pods/' : `/registry/pods/${ns}/`) as Pod[],
+      pod: (ns, name) => this.storeByResource('', 'pods').cached(ns, name) as Pod | undefined,
+      simulated: (node) => !agentEndpoint(node) && node.metadata.labels?.[RUNTIME_LABEL] === 'simulated',
     });
     this.flowControl = this.makeFlowControl(opts.flowControl ?? {});
     this.localReads = new LocalReads({ handler: this.handler, typeFor: this.typeFor, storeFor: (rt) => this.stores.get(rt)! });
@@ -297,11 +320,16 @@ export class ApiServer {
     const hooks: StorageHooks = { written: () => this.storageOutage.writeSucceeded() };
     // A deleted Node's labels are kept for its agent's re-registration (NodeRestriction reads them).
     if (rt.group === '' && rt.resource === 'nodes') hooks.beforeDelete = (node) => this.deletedNodeLabels.recordDeletion(node);
-    const conversion = rt.conversionWebhook ? new ConversionWebhook(this.webhooks, { ...rt, conversionWebhook: rt.conversionWebhook }) : undefined;
+    const conversion = rt.conversionWebhook
+      ? new ConversionWebhook(this.webhooks, { ...rt, conversionWebhook: rt.conversionWebhook })
+      : rt.conversion && rt.storageVersion
+        ? new FunctionConversion({ ...rt, storageVersion: rt.storageVersion }, rt.conversion)
+        : undefined;
     const store = new ObjectStore(rt, this.store, this.clock, cache, this.admission, hooks, ttl, conversion);
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
-    if (builtin) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
+    // A built-in kind served at several versions is looked up in its storage version.
+    if (builtin && !rt.conversion) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
     return store;
   }
 
@@ -358,11 +386,27 @@ export class ApiServer {
     await this.aggregator.start();
   }
 
+  /** Scrapes the nodes whose agents serve an endpoint, when this server can reach agents at all. */
+  private startNodeScraper(): void {
+    const proxy = this.agentProxy;
+    if (!proxy) return;
+    this.nodeScraper = new NodeScraper({
+      clock: this.clock,
+      log: this.log,
+      storage: this.metricsStorage,
+      nodes: () => this.storeByResource('', 'nodes').cache.objectsUnder('/registry/nodes/').filter((n) => agentEndpoint(n) !== undefined),
+      fetch: (node, path, timeoutMs) => proxy.fetchText(node, path, timeoutMs),
+      ...(this.opts.metricResolutionMs !== undefined ? { resolutionMs: this.opts.metricResolutionMs } : {}),
+    });
+    this.nodeScraper.start();
+  }
+
   /** How logs, streams and node proxying reach the agents: through their kubelet port, with the server's kubelet client certificate. */
   private agentProxies(opts: ApiServerOptions): Pick<ResourceHandlerDeps, 'podLogs' | 'nodeProxy' | 'podStreams'> {
     if (opts.podLogs) return { podLogs: opts.podLogs };
     if (!opts.kubeletClient) return {};
     const proxy = new AgentProxy((name) => this.storeByResource('', 'nodes').tryGet(undefined, name), opts.kubeletClient);
+    this.agentProxy = proxy;
     return { podLogs: proxy, nodeProxy: proxy, podStreams: proxy };
   }
 
@@ -415,8 +459,9 @@ export class ApiServer {
         const ns = await this.storeByResource('', 'namespaces').cachedOrStored(undefined, name);
         return ns ? (ns.metadata.labels ?? {}) : undefined;
       },
-      // Versions that differ in more than apiVersion (conversion webhooks) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
-      equivalents: (rt) => (rt.conversionWebhook ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource)),
+      // Versions that differ in more than apiVersion (conversion webhooks, built-in conversions) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
+      equivalents: (rt) =>
+        rt.conversionWebhook || rt.conversion ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource && !other.conversion),
     };
   }
 
@@ -495,6 +540,7 @@ export class ApiServer {
     this.serviceAccountTokens = await ServiceAccountTokens.fromPrivateKey(this.opts.serviceAccountKeyPem ?? (await createSigningKey()), this.tokenObjects(), this.clock);
     await this.ensureBootstrapTokens();
     await this.startAggregator();
+    this.startNodeScraper();
     const listener = new ApiListener(this.opts, (req, res) => void this.serve(req, res));
     this.listener = listener;
     const port = await listener.listen();
@@ -508,6 +554,7 @@ export class ApiServer {
     this.flowSchemaStatusTimer?.cancel();
     this.crds.stop();
     this.aggregator?.stop();
+    this.nodeScraper?.stop();
     this.webhooks.close();
     for (const s of this.stores.values()) s.cache.stop();
     await this.listener?.close();
@@ -607,12 +654,12 @@ export class ApiServer {
   }
 
   private isNamespaced = (group: string, version: string, resource: string): boolean =>
-    this.registry.typeFor(group, version, resource)?.namespaced ?? this.aggregator?.isNamespaced(group, version, resource) ?? reviewTypeFor(group, version, resource)?.namespaced === true;
+    this.registry.typeFor(group, version, resource)?.namespaced ?? this.aggregator?.isNamespaced(group, version, resource) ?? metricsTypeFor(group, version, resource)?.namespaced ?? reviewTypeFor(group, version, resource)?.namespaced === true;
 
   /** A resource (and subresource) this server answers for, stored or a review. */
   private isServed(group: string, version: string, resource: string, subresource: string | undefined): boolean {
     const rt = this.registry.typeFor(group, version, resource);
-    if (!rt) return subresource === undefined && reviewTypeFor(group, version, resource) !== undefined;
+    if (!rt) return subresource === undefined && (reviewTypeFor(group, version, resource) !== undefined || metricsTypeFor(group, version, resource) !== undefined);
     return subresource === undefined || (rt.subresources as string[]).includes(subresource) || CONNECT_SUBRESOURCES.has(subresource);
   }
 
@@ -666,6 +713,7 @@ export class ApiServer {
         });
         return sendJson(res, 201, answer);
       }
+      if (info.kind === 'resource' && info.group === METRICS_GROUP && info.version === METRICS_VERSION) return sendJson(res, 200, this.metricsApi.answer(info, url.searchParams, req.headers.accept));
       if (info.kind === 'resource') await this.handler.handle(req, res, info, url.searchParams, user);
       else await this.nonResource(req, res, info.path, url, user);
     } catch (e) {
@@ -832,11 +880,12 @@ function customDecoder(rt: ResourceType): (obj: KubeObject) => void {
   };
 }
 
-/** What discovery lists: the stored types, then the reviews. */
+/** What discovery lists: the stored types, then the reviews and resource metrics. */
 function discoveredTypes(types: readonly ResourceType[]): DiscoveredResource[] {
   return [
     ...types,
     ...REVIEW_TYPES.filter((t) => !t.unlisted).map((t) => ({ group: t.group, version: t.version, resource: t.resource, kind: t.kind, singular: '', namespaced: t.namespaced === true, shortNames: [], categories: [], subresources: [], verbs: ['create'] })),
+    ...METRICS_TYPES,
   ];
 }
 

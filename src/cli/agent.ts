@@ -44,6 +44,7 @@ export function agentCommand(): Command {
     .option('--ca-file <path>', 'cluster CA certificate to trust when joining')
     .option('--ca-cert-hash <sha256:hex>', 'sha256 of the cluster CA certificate (DER) to verify it when joining', hashArg)
     .option('--insecure-skip-ca-verification', 'join without verifying the cluster CA (unsafe)', false)
+    .option('--tls-bootstrap', "join as a kubelet's TLS bootstrap does: post a CertificateSigningRequest with the token and wait for it to be approved (by the csrapproving controller) and issued, instead of skiff's one-step /skiff/v1/join", false)
     .option('--kubeconfig <file>', 'use this kubeconfig\'s credentials instead of joining with a token')
     .option('--data-dir <dir>', 'agent state: node credential, server list, last observed Node, pod state and logs', '.skiff/agent')
     .option('--endpoint-discovery <bool>', 'learn every API server from default/kubernetes Endpoints, keep the list in the data dir, health-check them and fail over within 2 s (false = upstream single-address behaviour)', boolArg, true)
@@ -63,6 +64,7 @@ export function agentCommand(): Command {
             ...(o.caFile ? { caFile: o.caFile as string } : {}),
             ...(o.caCertHash ? { caCertHash: o.caCertHash as string } : {}),
             ...(o.insecureSkipCaVerification ? { insecureSkipCaVerification: true } : {}),
+            ...(o.tlsBootstrap ? { tlsBootstrap: true } : {}),
           };
       cfg = {
         ...nodeConfigFrom(o),

@@ -11,6 +11,8 @@ export interface ClusterLayout {
   storage: 'sqlite' | 'etcd';
   /** Members of the local etcd cluster (0 on SQLite): 1 for one server, 3 for several. */
   etcdMembers: number;
+  /** Moved from a single server's SQLite store (`up --convert`): its first member is that server. */
+  convertedFrom?: 'sqlite';
 }
 
 const FILE = 'cluster.json';
@@ -46,7 +48,7 @@ export function isClusterDir(dir: string): boolean {
 /** The layout recorded in `dir`, or read off what an older up left there; undefined for a new dir. */
 export function readClusterLayout(dir: string): ClusterLayout | undefined {
   const v = readFile(dir);
-  if ((v.storage === 'sqlite' || v.storage === 'etcd') && typeof v.etcdMembers === 'number') return { storage: v.storage, etcdMembers: v.etcdMembers };
+  if ((v.storage === 'sqlite' || v.storage === 'etcd') && typeof v.etcdMembers === 'number') return { storage: v.storage, etcdMembers: v.etcdMembers, ...(v.convertedFrom === 'sqlite' ? { convertedFrom: 'sqlite' as const } : {}) };
   // not recorded: look at what is there
   if (existsSync(join(dir, 'server', 'db', 'state.db'))) return { storage: 'sqlite', etcdMembers: 0 };
   if (existsSync(join(dir, 'etcd'))) return { storage: 'etcd', etcdMembers: readdirSync(join(dir, 'etcd')).filter((n) => /^m\d+$/.test(n)).length || 1 };
@@ -54,7 +56,7 @@ export function readClusterLayout(dir: string): ClusterLayout | undefined {
 }
 
 export function writeClusterLayout(dir: string, layout: ClusterLayout): void {
-  update(dir, { storage: layout.storage, etcdMembers: layout.etcdMembers });
+  update(dir, { storage: layout.storage, etcdMembers: layout.etcdMembers, convertedFrom: layout.convertedFrom });
 }
 
 /** Why `want` cannot run in `dir`, in one line, or undefined when it can. */
@@ -63,7 +65,8 @@ export function layoutConflict(dir: string, have: ClusterLayout | undefined, wan
   const elsewhere = `or use another --data-dir (or remove ${dir} to start over)`;
   if (have.storage !== want.storage) {
     const what = have.storage === 'sqlite' ? 'the embedded SQLite store' : `etcd (${have.etcdMembers} member${have.etcdMembers === 1 ? '' : 's'})`;
-    return `${dir} holds a cluster on ${what} from an earlier up: start it again with --storage ${have.storage}, ${elsewhere}`;
+    const convert = have.storage === 'sqlite' ? `, move it to etcd with --servers 3 --storage etcd --convert,` : '';
+    return `${dir} holds a cluster on ${what} from an earlier up: start it again with --storage ${have.storage}${convert} ${elsewhere}`;
   }
   if (have.storage === 'etcd' && have.etcdMembers !== want.etcdMembers) {
     const servers = have.etcdMembers === 1 ? '--servers 1' : '--servers 2 or more';

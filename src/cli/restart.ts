@@ -1,7 +1,7 @@
 // `skiff restart NAME`: one API server member of a `skiff up` cluster started again in place, by
 // name, as `systemctl restart` does for an installed one. The member's `skiff up` does the work,
 // so the member stays under its supervision: the command leaves a request in the cluster's
-// directory and signals the supervisor, which restarts the member in place (its node and pods
+// directory and signals the supervisor (as supervisor-request.ts does for bigger changes), which restarts the member in place (its node and pods
 // kept) if it runs, or starts it if it stayed down (--restart=no, or it kept failing).
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -11,9 +11,8 @@ import { errorText } from '../util/error-text.js';
 import { processAlive } from '../util/proc.js';
 import { isClusterDir } from './cluster-dir.js';
 import { liveClusterProcesses, readClusterRun } from './cluster-run.js';
+import { SUPERVISOR_REQUEST_SIGNAL } from './supervisor-request.js';
 
-/** The signal `skiff restart` sends a cluster's `skiff up` to make it read its requests. */
-export const RESTART_REQUEST_SIGNAL = 'SIGUSR2';
 
 const requestsDir = (dir: string) => join(dir, 'restart-requests');
 
@@ -54,7 +53,7 @@ export function restartCommand(): Command {
       const before = memberPid(dir, name);
       mkdirSync(requestsDir(dir), { recursive: true });
       writeFileSync(join(requestsDir(dir), name), '');
-      process.kill(run.supervisor.pid, RESTART_REQUEST_SIGNAL);
+      process.kill(run.supervisor.pid, SUPERVISOR_REQUEST_SIGNAL);
       console.log(before ? `restarting ${name} (pid ${before}) in place` : `starting ${name}, which is down`);
       const t0 = Date.now();
       const deadline = t0 + o.timeout * 1000;

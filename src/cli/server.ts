@@ -25,6 +25,7 @@ export function serverCommand(): Command {
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--etcd-endpoints <urls>', 'etcd client URLs, comma-separated', listArg, [])
     .option('--control-plane-endpoint <host:port>', 'shared endpoint (load balancer) put into certificates and kubeconfigs')
+    .option('--convert', "with --storage etcd: first move this data directory's SQLite store into etcd (which must be empty), every object kept with its uid; once done the SQLite file is kept as db/state.db.pre-etcd and the flag does nothing", false)
     .addOption(new Option('--token <token>', 'a bootstrap token (abcdef.0123456789abcdef) agents may join with').env('SKIFF_TOKEN'))
     .option('--token-auth-file <file>', 'static bearer tokens, one "token,user,uid[,\"group1,group2\"]" line each, as kube-apiserver reads them')
     .addOption(durationOption('--compact-interval <duration>', 'how often old store history is compacted', 300_000))
@@ -35,6 +36,7 @@ export function serverCommand(): Command {
     .option('--watch-cache-size <events>', 'at most this many events each resource keeps for resuming watches (and no more than 32 MiB of stored objects, none older than 5 minutes beyond the last 100)', intArg, 10_000)
     .option('--min-request-timeout <seconds>', 'watches without timeoutSeconds last between this and twice this', intArg, 1800)
     .addOption(durationOption('--event-ttl <duration>', 'how long Events are kept after their last update; the store deletes them then (0: for good)', 3_600_000))
+    .addOption(durationOption('--metric-resolution <duration>', "how often every node's resource metrics are scraped for metrics.k8s.io (kubectl top, autoscalers), as metrics-server's flag of the name", 15_000))
     .option('--enable-priority-and-fairness <bool>', 'API Priority and Fairness: requests sorted by FlowSchemas into priority levels, each with its share of the limits below and fair queues (false: the plain limits, 429 at once)', boolArg, true)
     .option('--max-requests-inflight <n>', 'requests (reads, with Priority and Fairness all requests with the next) answered at once; 0: no limit', intArg, 400)
     .option('--max-mutating-requests-inflight <n>', 'writes answered at once; 0: no limit', intArg, 200)
@@ -53,11 +55,17 @@ export function serverCommand(): Command {
     .addOption(durationOption('--pod-gc-period <duration>', "how often pod GC looks for pods of missing nodes (upstream's gcCheckPeriod, fixed there at 20s)", 20_000))
     .addOption(durationOption('--pod-gc-orphan-quarantine <duration>', 'how long a pod of a missing node waits before deletion', 40_000))
     .addOption(durationOption('--node-gc-timeout <duration>', 'lost contact after which a Node object is deleted', 3_600_000))
+    .addOption(durationOption('--horizontal-pod-autoscaler-sync-period <duration>', 'how often each HorizontalPodAutoscaler looks at its metrics and target', 15_000))
+    .addOption(durationOption('--horizontal-pod-autoscaler-downscale-stabilization <duration>', 'how far back an HPA looks for a higher recommendation before scaling down (when its behavior sets no window)', 300_000))
+    .option('--horizontal-pod-autoscaler-tolerance <fraction>', 'how far the usage ratio may stray from 1.0 before an HPA scales', Number, 0.1)
+    .addOption(durationOption('--horizontal-pod-autoscaler-cpu-initialization-period <duration>', 'after a pod starts, how long its CPU samples are trusted only once it has been ready a whole metrics window', 300_000))
+    .addOption(durationOption('--horizontal-pod-autoscaler-initial-readiness-delay <duration>', 'after a pod starts, how long readiness changes count as its first readiness', 30_000))
     .option('--terminated-pod-gc-threshold <n>', 'terminated pods kept before the oldest are deleted (0: off)', intArg, 12_500)
     .option('--large-cluster-size-threshold <n>', 'zone size above which eviction slows in partial disruption', intArg, 50)
     .option('--unhealthy-zone-threshold <fraction>', 'fraction of not-ready nodes that makes a zone unhealthy', Number, 0.55)
     .option('--node-eviction-rate <perSecond>', 'nodes per second whose pods may be evicted in a healthy zone', Number, 0.1)
     .option('--secondary-node-eviction-rate <perSecond>', 'the same in a partially disrupted large zone', Number, 0.01)
+    .addOption(durationOption('--cluster-signing-duration <duration>', 'the longest validity of a certificate the built-in CertificateSigningRequest signers issue (a request may ask for less with spec.expirationSeconds)', 365 * 86_400_000))
     .option('--allocate-node-cidrs <bool>', 'give every Node a pod CIDR from --cluster-cidr (spec.podCIDR), which its agent hands to the container runtime', boolArg, false)
     .option('--cluster-cidr <cidr>', 'the pods\' address range, split into one CIDR per node', '10.42.0.0/16')
     .option('--service-cluster-ip-range <cidr>', 'the Services\' address range: ClusterIPs come from it, its first address is the kubernetes Service\'s (IPv4 at most /12, IPv6 at most /108)', DEFAULT_SERVICE_CLUSTER_IP_RANGE)
@@ -141,6 +149,7 @@ export function serverCommand(): Command {
           ...(o.controlPlaneEndpoint ? { controlPlaneEndpoint: o.controlPlaneEndpoint as string } : {}),
           storage: o.storage === 'etcd' ? 'etcd' : 'sqlite',
           etcdEndpoints: o.etcdEndpoints as string[],
+          ...(o.convert ? { convertFromSqlite: true } : {}),
           compactIntervalMs: o.compactInterval as number,
           compactMinRetain: o.compactMinRetain as number,
           defaultNotReadyTolerationSeconds: o.defaultNotReadyTolerationSeconds as number,
@@ -148,6 +157,7 @@ export function serverCommand(): Command {
           watchCacheSize: o.watchCacheSize as number,
           minRequestTimeoutSeconds: o.minRequestTimeoutSeconds as number,
           eventTtlSeconds: Math.ceil((o.eventTtl as number) / 1000),
+          metricResolutionMs: o.metricResolution as number,
           flowControl: {
             enablePriorityAndFairness: o.enablePriorityAndFairness as boolean,
             maxRequestsInflight: o.maxRequestsInflight as number,
@@ -171,6 +181,12 @@ export function serverCommand(): Command {
             unhealthyZoneThreshold: o.unhealthyZoneThreshold as number,
             nodeEvictionRate: o.nodeEvictionRate as number,
             secondaryNodeEvictionRate: o.secondaryNodeEvictionRate as number,
+            hpaSyncPeriodMs: o.horizontalPodAutoscalerSyncPeriod as number,
+            hpaDownscaleStabilizationMs: o.horizontalPodAutoscalerDownscaleStabilization as number,
+            hpaTolerance: o.horizontalPodAutoscalerTolerance as number,
+            hpaCpuInitializationPeriodMs: o.horizontalPodAutoscalerCpuInitializationPeriod as number,
+            hpaInitialReadinessDelayMs: o.horizontalPodAutoscalerInitialReadinessDelay as number,
+            clusterSigningDurationMs: o.clusterSigningDuration as number,
           },
           ...(o.allocateNodeCidrs ? { nodeIpam: { clusterCIDR: o.clusterCidr as string, nodeCidrMaskSize: o.nodeCidrMaskSize as number } } : {}),
           ...(o.withAgent ? { agent: nodeConfigFrom(o) } : {}),

@@ -29,7 +29,8 @@ import { startEtcd, type LocalEtcdCluster } from '../etcd/local-cluster.js';
 import { freePorts, listenError } from '../util/ports.js';
 import { DirectoryInUseError, PidLock } from '../util/pid-lock.js';
 import { CLUSTER_STOP_SIGNAL, RESTART_IN_PLACE_SIGNAL } from '../util/stop-signals.js';
-import { RESTART_REQUEST_SIGNAL, takeRestartRequests } from './restart.js';
+import { takeRestartRequests } from './restart.js';
+import { runtimeChoiceLine } from './runtime-choice.js';
 import { registerCluster } from './cluster-registry.js';
 import { clusterOnPort, describeProcesses, liveClusterProcesses, removeClusterRun, runProcess, writeClusterRun, type ClusterRun, type RunProcess } from './cluster-run.js';
 import { stopCluster } from './cluster-stop.js';
@@ -47,6 +48,11 @@ import { asAgentFlags, startNodeGroups, stopCloudInstancesWithCluster } from '..
 import { InvalidArgumentError } from 'commander';
 import { generateToken } from '../auth/bootstrap-token.js';
 import { SKIFF_BIN, SERVER_NODE_FLAGS } from '../util/skiff-bin.js';
+import { lockHolder } from '../util/pid-lock.js';
+import { conversionSay, copyUpStoreIntoEtcd, discardUnfinishedConversion, keepUpSqliteFile, notFinishedHint, requestConversion, writeConversion } from './convert-to-etcd.js';
+import { SUPERVISOR_REQUEST_SIGNAL, takeSupervisorRequest, type SupervisorRequest } from './supervisor-request.js';
+import { endpointSay, requestEndpointMove, writeEndpointMove } from './endpoint-move.js';
+import { rmSync } from 'node:fs';
 
 /** Flags `skiff up` sets itself on the processes it starts; users cannot pass them through. */
 const CONTROLLED = new Set(['--data-dir', '--listen', '--storage', '--etcd-endpoints', '--token', '--server', '--ca-file', '--ca-cert-hash', '--kubeconfig', '--node-name', '--node-ip', '--runtime', '--config', '--kubelet-port', '--insecure-skip-ca-verification', '--with-agent', '--control-plane-endpoint', '--cloud-provider', '--cloud-endpoint', '--provider-id', '--container-runtime-endpoint']);
@@ -118,7 +124,7 @@ export function upCommand(): Command {
     .option('--storage <kind>', 'sqlite or etcd', 'sqlite')
     .option('--port <port>', 'API server port', intArg, 6443)
     .option('--runtime <runtime>', 'process, simulated or containerd (a containerd per node, started here; needs root, containerd, runc and the CNI plugins)', 'process')
-    .option('--control-plane-endpoint <host:port>', 'where HAProxy serves every API server as one (default with --servers > 1 and HAProxy installed: 127.0.0.1:<port+1>)', hostPortArg)
+    .option('--control-plane-endpoint <host:port>', 'where HAProxy serves every API server as one (default with --servers > 1 and HAProxy installed: 127.0.0.1:<port+1>); given to a running cluster, it is added or moved there', hostPortArg)
     .option('--ready-timeout <seconds>', 'how long to wait for every node to be Ready', intArg, 120)
     .addOption(new Option('--cloud <name>', 'run the nodes in a local cloud (skiff cloud serve) with the cluster autoscaler, in place of --nodes').choices(['local']))
     .option('--node-group <min:max:group>', 'with --cloud: a node group the autoscaler manages; its first MIN instances start with the cluster (repeatable)', (v: string, p: AutoscalerGroup[]) => [...p, nodeGroupArg(v)], [] as AutoscalerGroup[])
@@ -127,11 +133,12 @@ export function upCommand(): Command {
     .option('--dashboard-listen <host:port>', 'where the dashboard listens (another free port when this one is taken)', hostPortArg, DEFAULT_DASHBOARD_LISTEN)
     .option('--detach', 'return once the cluster is ready and leave it running in the background (its output in <data-dir>/logs/up.log; skiff down stops it)', false)
     .addOption(new Option('--restart <policy>', 'start an API server of several again when it exits unexpectedly, as systemd Restart=on-failure does (no: leave it down)').choices(['on-failure', 'no']).default('on-failure'))
+    .option('--convert', 'with --storage etcd: move the single-server SQLite cluster in --data-dir into etcd (every object kept, with its uid) and grow it to --servers members; a running cluster is converted in place, its nodes and pods running on', false)
     .option('--kubeconfig-update <bool>', "merge the cluster's admin context (skiff-<name>) into $KUBECONFIG or ~/.kube/config and make it current", boolArg, true)
     .addHelpText('after', '\nAny other flag of `skiff server` or `skiff agent` (e.g. timing flags such as --node-monitor-grace-period or\n--node-lease-duration-seconds) is passed through to the processes that know it.');
   const passthrough = addPassthroughOptions(cmd, serverCommand().options, agentCommand().options);
   addConfigFile(cmd);
-  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType; dashboard: boolean; dashboardListen: { host: string; port: number }; detach: boolean; kubeconfigUpdate: boolean; restart: RestartSetting }) => {
+  cmd.action(async (o: { dataDir: string; nodes: number; servers: number; storage: 'sqlite' | 'etcd'; port: number; runtime: string; readyTimeout: number; controlPlaneEndpoint?: { host: string; port: number }; cloud?: 'local'; nodeGroup: AutoscalerGroup[]; instanceType?: InstanceType; dashboard: boolean; dashboardListen: { host: string; port: number }; detach: boolean; kubeconfigUpdate: boolean; restart: RestartSetting; convert: boolean }) => {
     const dataDir = resolve(o.dataDir);
     const logDir = join(dataDir, 'logs');
     if (o.detach && !isDetachedSupervisor()) {
@@ -180,6 +187,20 @@ export function upCommand(): Command {
       console.error('skiff up: --node-group and --instance-type need --cloud local');
       process.exit(2);
     }
+    const have = readClusterLayout(dataDir);
+    if (o.convert) {
+      if (o.storage !== 'etcd') {
+        console.error('skiff up: --convert moves a SQLite cluster into etcd: it needs --storage etcd (and --servers N for the members it grows to)');
+        process.exit(2);
+      }
+      if (have?.storage !== 'sqlite') {
+        console.error(have ? `skiff up: ${dataDir} runs on etcd already: start it with --servers ${have.etcdMembers === 1 ? 1 : 3} --storage etcd, without --convert` : `skiff up: ${dataDir} holds no cluster to convert (a directory of a single-server skiff up on SQLite)`);
+        process.exit(2);
+      }
+      // The cluster runs: the skiff up running it converts it, its nodes running on.
+      const holder = lockHolder(join(dataDir, 'up.lock'));
+      if (holder !== undefined && holder !== process.pid) process.exit(await requestConversion(dataDir, holder, o.servers, (o.readyTimeout + 300) * 1000));
+    }
     // Several members behind one address (HAProxy), so kubectl and every other client survive the
     // loss of any member, as agents do by themselves.
     const haproxyBin = findHaproxy();
@@ -187,13 +208,19 @@ export function upCommand(): Command {
       console.error('skiff up: --control-plane-endpoint runs HAProxy there, and HAProxy is not installed (Debian: apt-get install haproxy; or set SKIFF_HAPROXY_BIN)');
       process.exit(2);
     }
+    // The cluster runs: the skiff up running it serves it at the endpoint given (added, or moved).
+    const running = o.convert ? undefined : lockHolder(join(dataDir, 'up.lock'));
+    if (o.controlPlaneEndpoint && running !== undefined && running !== process.pid) {
+      process.exit(await requestEndpointMove(dataDir, running, o.controlPlaneEndpoint, (o.readyTimeout + 300) * 1000));
+    }
     // --port 0: a free port, chosen now, so every member shares it and the addresses are known up front.
     const ports = o.port === 0 ? await freePorts(2) : [o.port, o.port + 1];
     const port = ports[0]!;
     const freeEndpointPort = ports[1]!;
     const cloudUrl = o.cloud ? `http://127.0.0.1:${(await freePorts(1))[0]!}` : undefined;
-    const endpoint = o.controlPlaneEndpoint ?? (o.servers > 1 && haproxyBin ? { host: '127.0.0.1', port: freeEndpointPort } : undefined);
-    const endpointUrl = endpoint ? `https://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}` : undefined;
+    let endpoint = o.controlPlaneEndpoint ?? (o.servers > 1 && haproxyBin ? { host: '127.0.0.1', port: freeEndpointPort } : undefined);
+    const urlOf = (e: { host: string; port: number }) => `https://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`;
+    let endpointUrl = endpoint ? urlOf(endpoint) : undefined;
     mkdirSync(logDir, { recursive: true });
     // A second `up` on the same directory would start servers and agents over the running cluster's
     // database and nodes: refuse before starting anything, naming the command that stops the first.
@@ -209,21 +236,17 @@ export function upCommand(): Command {
     if (leftovers.length > 0) {
       throw new Error(`processes of an earlier skiff up of ${dataDir} still run: ${describeProcesses(leftovers)}; skiff down --data-dir ${dataDir} stops them (their nodes and pods are kept)`);
     }
-    const layout: ClusterLayout = { storage: o.storage, etcdMembers: o.storage === 'etcd' ? (o.servers === 1 ? 1 : 3) : 0 };
-    const conflict = layoutConflict(dataDir, readClusterLayout(dataDir), layout);
+    // A cluster converted from SQLite keeps its first server where it was (server, control-plane).
+    const converted = o.convert || have?.convertedFrom === 'sqlite';
+    const layout: ClusterLayout = { storage: o.storage, etcdMembers: o.storage === 'etcd' ? (o.servers === 1 ? 1 : 3) : 0, ...(converted && o.storage === 'etcd' ? { convertedFrom: 'sqlite' as const } : {}) };
+    const conflict = o.convert ? undefined : layoutConflict(dataDir, have, layout);
     if (conflict) {
       console.error(`skiff up: ${conflict}`);
       process.exit(2);
     }
     const pass = passthrough();
     const name = registerCluster(dataDir);
-    const servers: { name: string; host: string; dir: string; nodeName: string; proc?: ManagedProcess }[] = Array.from({ length: o.servers }, (_, i) => ({
-      name: o.servers === 1 ? 'server' : `server-${i + 1}`,
-      // Several members on one machine: 127.0.0.1, 127.0.0.2, ... all on the same port.
-      host: `127.0.0.${i + 1}`,
-      dir: join(dataDir, o.servers === 1 ? 'server' : `server-${i + 1}`),
-      nodeName: o.servers === 1 ? 'control-plane' : `control-plane-${i + 1}`,
-    }));
+    const servers: UpMember[] = Array.from({ length: o.servers }, (_, i) => upMember(dataDir, i, o.servers, converted));
     const memberUrl = (s: (typeof servers)[number]) => `https://${s.host}:${port}`;
     const agents = new Map<string, ManagedProcess>();
     let etcd: LocalEtcdCluster | undefined;
@@ -291,6 +314,20 @@ export function upCommand(): Command {
     // agents behind; what is printed meanwhile has nowhere to go, and must not stop the stopping.
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stopAll(0));
+    // `skiff up --convert` or `--control-plane-endpoint` over this directory asks for a change
+    // (supervisor-request.ts); it can be made once the cluster is ready.
+    const refuseRequest = (req: SupervisorRequest | undefined, reason: string) => {
+      const startedAt = new Date().toISOString();
+      if (req?.kind === 'endpoint') writeEndpointMove(dataDir, { state: 'failed', startedAt, reason, endpoint: `${req.endpoint.host}:${req.endpoint.port}` });
+      else writeConversion(dataDir, { state: 'failed', servers: req?.servers ?? 0, startedAt, reason });
+      console.error(`${req?.kind === 'endpoint' ? 'moving the control-plane endpoint' : 'conversion to etcd'} refused: ${reason}`);
+    };
+    let onRequest = (req: SupervisorRequest | undefined) => refuseRequest(req, 'the cluster is still starting; ask again once it is ready');
+    // The same signal also asks for a member's restart (restart.ts), with a request file of its own.
+    process.on(SUPERVISOR_REQUEST_SIGNAL, () => {
+      const req = takeSupervisorRequest(dataDir);
+      if (req) onRequest(req);
+    });
 
     // Ports first, so a clash is one line naming the flag that moves it, before anything starts.
     const etcdMembers = upEtcdMembers(dataDir, layout.etcdMembers);
@@ -312,7 +349,13 @@ export function upCommand(): Command {
       process.exit(2);
     }
     record({ name });
-    writeClusterLayout(dataDir, layout);
+    // A conversion's layout is written once every member serves from etcd (convertedToEtcd).
+    if (!o.convert) writeClusterLayout(dataDir, layout);
+    if (o.storage === 'sqlite') {
+      const unfinished = discardUnfinishedConversion(dataDir);
+      if (unfinished) console.log(unfinished);
+    }
+    if (o.convert) rmSync(join(dataDir, 'etcd'), { recursive: true, force: true });
 
     // One join token per cluster directory, kept across runs: a new one each run would leave every
     // earlier one valid in the store. With etcd it also seals the shared CA, so it must not change.
@@ -339,6 +382,26 @@ export function upCommand(): Command {
       etcdArgs.push('--etcd-endpoints', etcd.endpoints.join(','));
       record();
     }
+    let storage = o.storage;
+    const conversionStartedAt = new Date().toISOString();
+    if (o.convert && etcd) {
+      // The cluster is not running: its store is copied before any server starts.
+      writeConversion(dataDir, { state: 'converting', servers: o.servers, startedAt: conversionStartedAt });
+      try {
+        await copyUpStoreIntoEtcd({ dir: dataDir, etcdEndpoints: etcd.endpoints, token, say: conversionSay(dataDir, (l) => console.log(l)) });
+      } catch (e) {
+        writeConversion(dataDir, { state: 'failed', servers: o.servers, startedAt: conversionStartedAt, reason: errorText(e) });
+        console.error(`skiff up: the conversion to etcd failed: ${errorText(e)}; ${notFinishedHint(dataDir, o.servers)}`);
+        return stopAll(1);
+      }
+    }
+    /** The cluster runs on etcd now: its layout says so, and the SQLite file is put aside. */
+    const convertedToEtcd = (members: number, startedAt: string) => {
+      writeClusterLayout(dataDir, { storage: 'etcd', etcdMembers: members === 1 ? 1 : 3, convertedFrom: 'sqlite' });
+      const kept = keepUpSqliteFile(dataDir);
+      writeConversion(dataDir, { state: 'done', servers: members, startedAt, keptSqlite: kept });
+      return kept;
+    };
 
     if (withContainerd) {
       const nodes = [...servers.map((s) => s.nodeName), ...Array.from({ length: o.nodes }, (_, i) => `node-${i + 1}`)];
@@ -361,7 +424,7 @@ export function upCommand(): Command {
     const restarting = new Set<string>();
     /** Members told to restart in place by `skiff restart`, until they exit. */
     const restartAsked = new Set<string>();
-    process.on(RESTART_REQUEST_SIGNAL, () => {
+    process.on(SUPERVISOR_REQUEST_SIGNAL, () => {
       for (const name of takeRestartRequests(dataDir)) {
         const s = servers.find((x) => x.name === name);
         if (!s || stopping) continue;
@@ -384,7 +447,7 @@ export function upCommand(): Command {
         name: s.name,
         command: process.execPath,
         args: [
-          ...SERVER_NODE_FLAGS, SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${port}`, '--storage', o.storage, ...etcdArgs,
+          ...SERVER_NODE_FLAGS, SKIFF_BIN, 'server', '--data-dir', s.dir, '--listen', `${s.host}:${port}`, '--storage', storage, ...etcdArgs,
           ...(endpoint ? ['--control-plane-endpoint', `${endpoint.host}:${endpoint.port}`] : []),
           // Every member is a control-plane node too (labelled and tainted as kubeadm's are).
           '--with-agent', '--node-name', s.nodeName, '--node-ip', s.host, '--runtime', o.runtime, '--kubelet-port', '0', ...runtimeFlags(s.nodeName),
@@ -399,7 +462,8 @@ export function upCommand(): Command {
       s.proc = proc;
       record();
       void proc.exited.then(({ code, signal }) => {
-        if (stopping) return;
+        // A member being replaced (its store moved, its endpoint changed) is started again by that work.
+        if (stopping || s.replacing) return;
         // A restart in place (asked for by `skiff restart`, or the member's own SIGUSR2): at once.
         if (code === EXIT_RESTART || restartAsked.delete(s.name)) {
           console.log(`starting ${s.name} again on https://${s.host}:${port} (restart in place)`);
@@ -429,12 +493,13 @@ export function upCommand(): Command {
     try {
       // The first server creates the cluster CA (sealed in etcd); the others load it.
       for (const [i, s] of servers.entries()) {
-        if (i > 1) break;
+        if (i > 1 && !o.convert) break;
         startServer(s);
         console.log(`starting ${s.name} on https://${s.host}:${port} (logs: ${join(logDir, `${s.name}.log`)})`);
-        if (i === 0) await waitForReady(join(s.dir, 'kubeconfig'), 60_000, (msg) => console.log(msg), memberUrl(s));
+        // A converted cluster grows one member at a time, as it does while it runs.
+        if (i === 0 || o.convert) await waitForReady(join(s.dir, 'kubeconfig'), 60_000, (msg) => console.log(msg), memberUrl(s));
       }
-      for (const s of servers.slice(2)) {
+      for (const s of o.convert ? [] : servers.slice(2)) {
         startServer(s);
         console.log(`starting ${s.name} on https://${s.host}:${port} (logs: ${join(logDir, `${s.name}.log`)})`);
       }
@@ -443,40 +508,51 @@ export function upCommand(): Command {
       console.error(`skiff up: ${(e as Error).message}`);
       return stopAll(1);
     }
-    const serverUrls = servers.map(memberUrl);
-    if (endpoint && endpointUrl) {
+    /** HAProxy in front of every member, at the control-plane endpoint; false when it does not answer. */
+    const startHaproxy = async (at: { host: string; port: number }, atUrl: string): Promise<boolean> => {
       const cfg = join(dataDir, 'haproxy.cfg');
-      writeFileSync(cfg, renderHaproxyConfig({ bindHost: endpoint.host, bindPort: endpoint.port, members: servers.map((s) => ({ host: s.host, port: port })) }));
+      writeFileSync(cfg, renderHaproxyConfig({ bindHost: at.host, bindPort: at.port, members: servers.map((s) => ({ host: s.host, port: port })) }));
       const log = join(logDir, 'haproxy.log');
-      haproxy = startProcess({ name: 'haproxy', command: haproxyBin!, args: ['-db', '-f', cfg], output: log });
+      const proc = (haproxy = startProcess({ name: 'haproxy', command: haproxyBin!, args: ['-db', '-f', cfg], output: log }));
       record();
-      void haproxy.exited.then(({ code, signal }) => {
-        if (!stopping) console.error(`haproxy exited (code ${code}, signal ${signal}); see ${log}: kubectl through ${endpointUrl} no longer works (the contexts admin@skiff-server-N name each member)`);
+      void proc.exited.then(({ code, signal }) => {
+        if (!stopping && haproxy === proc) console.error(`haproxy exited (code ${code}, signal ${signal}); see ${log}: kubectl through ${atUrl} no longer works (the contexts admin@skiff-server-N name each member)`);
       });
-      console.log(`starting HAProxy on ${endpointUrl} in front of the ${servers.length} API servers (logs: ${log})`);
+      console.log(`starting HAProxy on ${atUrl} in front of the ${servers.length} API servers (logs: ${log})`);
       try {
-        await waitForReady(join(servers[0]!.dir, 'kubeconfig'), 30_000, undefined, endpointUrl);
+        await waitForReady(join(servers[0]!.dir, 'kubeconfig'), 30_000, undefined, atUrl);
+        return true;
       } catch (e) {
-        console.error(`skiff up: HAProxy on ${endpointUrl} does not answer: ${(e as Error).message}; see ${log}`);
-        return stopAll(1);
+        console.error(`skiff up: HAProxy on ${atUrl} does not answer: ${(e as Error).message}; see ${log}`);
+        return false;
       }
-    }
+    };
     // The admin kubeconfig, where `skiff kubectl` and the other commands look: the shared endpoint
     // (or the only server), and with several servers a context per member that the commands fail over among.
     const kubeconfig = join(dataDir, 'kubeconfig');
-    const admin = parseKubeconfig(readFileSync(join(servers[0]!.dir, 'kubeconfig'), 'utf8'), (p) => readFileSync(p, 'utf8'));
-    writeFileAtomic(
-      kubeconfig,
-      renderKubeconfig({
-        clusterName: 'skiff',
-        server: endpointUrl ?? serverUrls[0]!,
-        caPem: admin.caPem!,
-        user: 'admin',
-        ...(admin.clientCertPem ? { clientCertPem: admin.clientCertPem } : {}),
-        ...(admin.clientKeyPem ? { clientKeyPem: admin.clientKeyPem } : {}),
-        ...(servers.length > 1 ? { members: servers.map((s, i) => ({ name: s.name, server: serverUrls[i]! })) } : {}),
-      }),
-    );
+    const writeAdminKubeconfig = () => {
+      const urls = servers.map(memberUrl);
+      const admin = parseKubeconfig(readFileSync(join(servers[0]!.dir, 'kubeconfig'), 'utf8'), (p) => readFileSync(p, 'utf8'));
+      writeFileAtomic(
+        kubeconfig,
+        renderKubeconfig({
+          clusterName: 'skiff',
+          server: endpointUrl ?? urls[0]!,
+          caPem: admin.caPem!,
+          user: 'admin',
+          ...(admin.clientCertPem ? { clientCertPem: admin.clientCertPem } : {}),
+          ...(admin.clientKeyPem ? { clientKeyPem: admin.clientKeyPem } : {}),
+          ...(servers.length > 1 ? { members: servers.map((s, i) => ({ name: s.name, server: urls[i]! })) } : {}),
+        }),
+      );
+    };
+    const serverUrls = servers.map(memberUrl);
+    if (endpoint && endpointUrl && !(await startHaproxy(endpoint, endpointUrl))) return stopAll(1);
+    writeAdminKubeconfig();
+    if (o.convert) {
+      const kept = convertedToEtcd(o.servers, conversionStartedAt);
+      console.log(`the cluster runs on etcd now; its SQLite file is kept as ${kept} (remove it once you no longer want to roll back)`);
+    }
 
     let cloudNodes = 0;
     if (cloudUrl) {
@@ -551,6 +627,7 @@ export function upCommand(): Command {
       });
     }
     record({ apiServers: serverUrls, endpoint: endpointUrl ?? serverUrls[0]! });
+    console.log(runtimeChoiceLine({ runtime: o.runtime, explicit: cmd.getOptionValueSource('runtime') !== 'default', missingForContainerd: o.runtime === 'process' ? containerdPrerequisites() : [] }));
     if (names.length > 0) console.log(`starting ${names.length} node agent${names.length > 1 ? 's' : ''} (${o.runtime} runtime; logs: ${join(logDir, 'node-*.log')})`);
 
     const client = ApiClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000 });
@@ -609,8 +686,171 @@ export function upCommand(): Command {
       if (dashboard) console.log(`dashboard: ${dashboard.url}`);
     }
     if (!stopping) record({ state: 'ready', ...(dashboard ? { dashboard: dashboard.url } : {}) });
+
+    // In place: etcd started beside the running cluster and raised to the SQLite store's revision,
+    // the server stopped in place (its node and pods running on), the store copied, the server
+    // started again on etcd, and the other members added one at a time; the agents learn them from
+    // default/kubernetes as they do any new member, and HAProxy goes in front of them.
+    let converting = false;
+    const convertInPlace = async (want: number) => {
+      const startedAt = new Date().toISOString();
+      writeConversion(dataDir, { state: 'converting', servers: want, startedAt });
+      const say = conversionSay(dataDir, (l) => console.log(l));
+      const fail = (reason: string) => {
+        writeConversion(dataDir, { state: 'failed', servers: want, startedAt, reason });
+        say(`the conversion to etcd failed: ${reason}`);
+      };
+      const first = servers[0]!;
+      const added = Array.from({ length: want - 1 }, (_, k) => upMember(dataDir, k + 1, want, true));
+      const members = upEtcdMembers(dataDir, want === 1 ? 1 : 3);
+      const at = want > 1 && haproxyBin ? { host: '127.0.0.1', port: freeEndpointPort } : undefined;
+      let sqliteStopped = 0;
+      try {
+        const wanted = [...added.map((s) => ({ host: s.host, port })), ...(at ? [at] : []), ...members.flatMap((m) => [m.clientPort, m.peerPort].map((p) => ({ host: m.host, port: p })))];
+        for (const w of wanted) {
+          const err = await listenError(w.host, w.port);
+          if (err) throw new Error(`${w.host}:${w.port} cannot be used: ${errorText(err)}`);
+        }
+        rmSync(join(dataDir, 'etcd'), { recursive: true, force: true });
+        say(`starting etcd (${members.length} member${members.length > 1 ? 's' : ''}; data: ${join(dataDir, 'etcd')})`);
+        etcd = await startEtcd({ members: members.length, dir: join(dataDir, 'etcd'), addresses: members, progressNotifyIntervalMs: 1000, startTimeoutMs: 30_000 });
+        record();
+        await copyUpStoreIntoEtcd({
+          dir: dataDir,
+          etcdEndpoints: etcd.endpoints,
+          token,
+          say,
+          stopServer: async () => {
+            say(`stopping ${first.name} (SQLite) for the copy; every node, its own too, keeps running`);
+            first.replacing = true;
+            await first.proc?.stop(60_000, RESTART_IN_PLACE_SIGNAL);
+            sqliteStopped = Date.now();
+          },
+        });
+      } catch (e) {
+        fail(errorText(e));
+        await etcd?.destroy();
+        etcd = undefined;
+        first.replacing = false;
+        if (sqliteStopped > 0 && !stopping) {
+          say(`starting ${first.name} again on its SQLite store, which the conversion only read`);
+          startServer(first);
+        }
+        record();
+        say(notFinishedHint(dataDir, want));
+        return;
+      }
+      storage = 'etcd';
+      etcdArgs.push('--etcd-endpoints', etcd.endpoints.join(','));
+      endpoint = at;
+      endpointUrl = at ? urlOf(at) : undefined;
+      first.replacing = false;
+      try {
+        say(`starting ${first.name} again, on etcd`);
+        startServer(first);
+        await waitForReady(join(first.dir, 'kubeconfig'), 60_000, undefined, memberUrl(first));
+        say(`${first.name} serves again, on etcd, ${((Date.now() - sqliteStopped) / 1000).toFixed(1)} s after it stopped on SQLite`);
+        for (const s of added) {
+          servers.push(s);
+          say(`adding ${s.name} on ${memberUrl(s)}`);
+          startServer(s);
+          await waitForReady(join(s.dir, 'kubeconfig'), 60_000, undefined, memberUrl(s));
+        }
+        if (at && endpointUrl && !(await startHaproxy(at, endpointUrl))) throw new Error(`HAProxy on ${endpointUrl} does not answer`);
+      } catch (e) {
+        // The store is in etcd and a server may have written there: going back to SQLite is the user's call.
+        fail(`${errorText(e)}; the cluster runs on etcd without every member; skiff down and then skiff up --data-dir ${dataDir} start it on SQLite again (losing what was written since the copy)`);
+        return;
+      }
+      writeAdminKubeconfig();
+      const kept = convertedToEtcd(want, startedAt);
+      record({ apiServers: servers.map(memberUrl), endpoint: endpointUrl ?? memberUrl(first) });
+      say(
+        `the cluster runs on etcd with ${servers.length} API server${servers.length === 1 ? '' : 's'} (${servers.map(memberUrl).join(', ')})${endpointUrl ? `; control-plane endpoint: ${endpointUrl} (HAProxy)` : ''}; ` +
+          `its SQLite file is kept as ${kept} (remove it once you no longer want to roll back)`,
+      );
+    };
+
+    // Every member restarted in place with the endpoint (a serving certificate with its name next to
+    // the old ones), one at a time so the others serve meanwhile; then HAProxy moves there and the
+    // admin kubeconfig names it. Agents fail over among the members and need nothing of it.
+    const moveEndpoint = async (to: { host: string; port: number }) => {
+      const startedAt = new Date().toISOString();
+      const where = `${to.host}:${to.port}`;
+      const url = urlOf(to);
+      writeEndpointMove(dataDir, { state: 'moving', startedAt, endpoint: where });
+      const say = endpointSay(dataDir, (l) => console.log(l));
+      try {
+        if (url === endpointUrl) throw new Error(`the cluster is served at ${url} already`);
+        const err = await listenError(to.host, to.port);
+        if (err) throw new Error(listenErrorMessage(err, 'the control-plane endpoint', 'choose another') ?? `${where} cannot be used: ${errorText(err)}`);
+        const previous = endpointUrl;
+        endpoint = to;
+        endpointUrl = url;
+        for (const s of servers) {
+          say(`restarting ${s.name} in place with the control-plane endpoint ${where}`);
+          s.replacing = true;
+          await s.proc?.stop(60_000, RESTART_IN_PLACE_SIGNAL);
+          s.replacing = false;
+          startServer(s);
+          await waitForReady(join(s.dir, 'kubeconfig'), 60_000, undefined, memberUrl(s));
+        }
+        if (haproxy) {
+          say(`stopping HAProxy on ${previous}`);
+          const old = haproxy;
+          haproxy = undefined;
+          await old.stop(5_000);
+        }
+        if (!(await startHaproxy(to, url))) throw new Error(`HAProxy on ${url} does not answer`);
+        writeAdminKubeconfig();
+        record({ endpoint: url });
+        writeEndpointMove(dataDir, { state: 'done', startedAt, endpoint: where });
+        say(`the control-plane endpoint is ${url}: the admin kubeconfig (${kubeconfig}) and every member's names it, and every serving certificate holds ${to.host} next to its earlier names`);
+      } catch (e) {
+        writeEndpointMove(dataDir, { state: 'failed', startedAt, endpoint: where, reason: errorText(e) });
+        say(`moving the control-plane endpoint failed: ${errorText(e)}`);
+      }
+    };
+    onRequest = (req) => {
+      if (!req) return;
+      if (converting || stopping) return refuseRequest(req, converting ? 'another change is under way' : 'the cluster is stopping');
+      if (req.kind === 'convert') {
+        if (storage !== 'sqlite' || servers.length !== 1) return refuseRequest(req, 'the cluster does not run on a single SQLite server');
+        converting = true;
+        void convertInPlace(req.servers).finally(() => (converting = false));
+        return;
+      }
+      if (!haproxyBin) return refuseRequest(req, 'HAProxy is not installed (Debian: apt-get install haproxy; or set SKIFF_HAPROXY_BIN)');
+      converting = true;
+      void moveEndpoint(req.endpoint).finally(() => (converting = false));
+    };
   });
   return cmd;
+}
+
+/** One API server of an `up` cluster: where it listens, keeps its data, and which node it is. */
+interface UpMember {
+  name: string;
+  host: string;
+  dir: string;
+  nodeName: string;
+  proc?: ManagedProcess;
+  /** Stopped to be started again differently (a conversion): its exit is no failure. */
+  replacing?: boolean;
+}
+
+/**
+ * Member i of n: server-N on 127.0.0.N (one machine, one port), node control-plane-N; a single
+ * server, and the first member of a cluster converted from one, keep the single server's names.
+ */
+function upMember(dataDir: string, i: number, n: number, converted: boolean): UpMember {
+  const single = n === 1 || (converted && i === 0);
+  return {
+    name: single ? 'server' : `server-${i + 1}`,
+    host: `127.0.0.${i + 1}`,
+    dir: join(dataDir, single ? 'server' : `server-${i + 1}`),
+    nodeName: single ? 'control-plane' : `control-plane-${i + 1}`,
+  };
 }
 
 /**

@@ -79,6 +79,7 @@ export const PATHS = {
   secrets: resourcePath('', 'secrets'),
   endpointslices: resourcePath('discovery.k8s.io', 'endpointslices'),
   pdbs: resourcePath('policy', 'poddisruptionbudgets'),
+  horizontalpodautoscalers: resourcePath('autoscaling', 'horizontalpodautoscalers'),
   customresourcedefinitions: collectionPath(customResourceDefinitionResource),
   persistentvolumes: resourcePath('', 'persistentvolumes'),
   persistentvolumeclaims: resourcePath('', 'persistentvolumeclaims'),

@@ -29,6 +29,16 @@ export interface ControllerOptions {
   rootCaPem?: string;
   /** The key that signs service-account tokens, for the tokens of legacy token Secrets. */
   serviceAccountKeyPem?: string;
+  /** --horizontal-pod-autoscaler-sync-period (15 s when unset), and the rest of the HPA controller's flags. */
+  hpaSyncPeriodMs?: number;
+  hpaDownscaleStabilizationMs?: number;
+  hpaTolerance?: number;
+  hpaCpuInitializationPeriodMs?: number;
+  hpaInitialReadinessDelayMs?: number;
+  /** The CA the built-in CertificateSigningRequest signers issue from (--cluster-signing-*: the cluster CA). */
+  clusterSigningCa?: { certPem: string; keyPem: string };
+  /** The longest certificate they issue (--cluster-signing-duration; upstream's default, a year). */
+  clusterSigningDurationMs?: number;
 }
 
 export const DEFAULT_CONTROLLER_OPTIONS: ControllerOptions = {

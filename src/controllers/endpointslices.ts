@@ -58,6 +58,8 @@ export function desiredSlices(svc: Service, pods: Pod[]): DesiredSlice[] {
     const endpoint: SliceEndpoint = {
       addresses: [ip],
       conditions: { ready: publishNotReady || (serving && !terminating), serving, terminating },
+      // A pod naming this Service as its subdomain is known to DNS by its hostname (a StatefulSet's pods).
+      ...(pod.spec?.hostname && pod.spec.subdomain === svc.metadata.name && pod.metadata.namespace === svc.metadata.namespace ? { hostname: pod.spec.hostname } : {}),
       ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
       targetRef: { kind: 'Pod', namespace: pod.metadata.namespace!, name: pod.metadata.name!, uid: pod.metadata.uid! },
     };

@@ -91,6 +91,8 @@ class GarbageCollector implements Reconciler {
     this.customTypes = new CustomResourceTypes(ctx.informers);
     for (const rt of servedKinds) {
       if (IGNORED.has(`${rt.group}/${rt.version}/${rt.resource}`)) continue;
+      // A kind served at several versions is watched once, in its storage version.
+      if (rt.conversion) continue;
       // The graph only reads objects; every change goes through a fresh GET.
       this.informers.push({ rt, informer: ctx.informers.for(collectionPathOf(rt), { readOnly: true }) });
     }

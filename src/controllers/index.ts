@@ -1,4 +1,5 @@
 // Every controller `skiff server` runs (while it leads), in start order.
+import { HorizontalPodAutoscalerController } from './horizontal-pod-autoscaler.js';
 import type { Controller } from '../controller-kit/manager.js';
 import { NamespaceController } from './namespace.js';
 import { REPLICATION_CONTROLLERS, ReplicaSetController } from './replicaset.js';
@@ -21,6 +22,9 @@ import { TaintEvictionController } from './taint-eviction.js';
 import { PodGCController } from './pod-gc.js';
 import { GarbageCollectorController } from './garbage-collector.js';
 import { SchedulerController } from '../scheduler/scheduler.js';
+import { CsrSigningController } from './csr-signing.js';
+import { CsrApprovingController } from './csr-approving.js';
+import { CsrCleanerController } from './csr-cleaner.js';
 import type { CloudProvider } from '../cloud/provider.js';
 import { CloudNodeController } from './cloud-node.js';
 import { NodeIpamController, type NodeIpamOptions } from './node-ipam.js';
@@ -59,10 +63,14 @@ function entries(cloud?: CloudProvider, autoscaler?: AutoscalerOptions, ipam?: N
     e('root-ca-certificate-publisher-controller', ['root-ca-cert-publisher'], () => new RootCaPublisherController()),
     e('serviceaccount-token-controller', ['serviceaccount-token'], () => new ServiceAccountTokenSecretsController()),
     e('disruption-controller', ['disruption'], () => new DisruptionController()),
+    e('horizontal-pod-autoscaler-controller', ['horizontalpodautoscaling'], () => new HorizontalPodAutoscalerController()),
     e('node-lifecycle-controller', ['nodelifecycle'], () => new NodeLifecycleController()),
     e('taint-eviction-controller', [], () => new TaintEvictionController()),
     e('pod-garbage-collector-controller', ['podgc'], () => new PodGCController()),
     e('garbage-collector-controller', ['garbagecollector'], () => new GarbageCollectorController()),
+    e('certificatesigningrequest-signing-controller', ['csrsigning'], () => new CsrSigningController()),
+    e('certificatesigningrequest-approving-controller', ['csrapproving'], () => new CsrApprovingController()),
+    e('certificatesigningrequest-cleaner-controller', ['csrcleaner'], () => new CsrCleanerController()),
     e('scheduler', [], () => new SchedulerController()),
     e('node-ipam-controller', ['nodeipam'], () => new NodeIpamController(ipam!), ipam !== undefined),
     e('cloud-node-controller', ['cloud-node'], () => new CloudNodeController(cloud!), cloud !== undefined),

@@ -12,7 +12,8 @@ import { PATHS } from '../controller-kit/informers.js';
 import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../controller-kit/reconciler.js';
 import { rfc3339 } from '../util/time.js';
 
-const NAMESPACED = allResourceTypes.filter((rt) => rt.namespaced);
+// A kind served at several versions shares its objects: one (its storage version) is enough.
+const NAMESPACED = allResourceTypes.filter((rt) => rt.namespaced && !rt.conversion);
 
 function collectionPath(group: string, version: string, resource: string, ns: string): string {
   return group ? `/apis/${group}/${version}/namespaces/${ns}/${resource}` : `/api/${version}/namespaces/${ns}/${resource}`;

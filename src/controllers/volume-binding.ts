@@ -1,17 +1,30 @@
 // Volume binding controller (upstream's persistentvolume-binder and the pvc/pv-protection
-// controllers): binds each Pending claim to an Available volume that fits it (static binding; skiff
-// provisions nothing), keeps volume phases (Available, Bound, Released) and claim phases (Pending,
-// Bound, Lost) in step with claimRef and volumeName, applies the reclaim policy of a volume whose
-// claim is gone (Retain keeps it Released; Delete deletes it, as no provisioner owns skiff's
-// volumes), and removes the protection finalizers once no pod uses a claim and no claim a volume.
-// A claim whose StorageClass says WaitForFirstConsumer binds only once a pod uses it.
+// controllers): binds each Pending claim to an Available volume that fits it, keeps volume phases
+// (Available, Bound, Released) and claim phases (Pending, Bound, Lost) in step with claimRef and
+// volumeName, applies the reclaim policy of a volume whose claim is gone (Retain keeps it
+// Released; Delete deletes it, unless a provisioner made it: that provisioner deletes it and its
+// storage), and removes the protection finalizers once no pod uses a claim and no claim a volume.
+// A claim whose StorageClass says WaitForFirstConsumer waits for a node: the one the scheduler
+// selected for its first pod (or the node of a pod placed by spec.nodeName, which no scheduler
+// sees); it then takes a volume that node can reach, or, with none, is handed to its class's
+// provisioner through the storage-provisioner annotations, as upstream hands claims to external
+// provisioners.
 import { isStatusError } from '../api/errors.js';
 import { arr, isObject, obj, str } from '../api/kinds/json.js';
 import type { Pod } from '../api/kinds/pod.js';
 import { storageClassOf } from '../api/kinds/persistentvolume.js';
 import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER } from '../api/kinds/volume-protection.js';
-import { matchLabelSelectorObject } from '../api/labels.js';
-import { compareQuantities, isValidQuantity, quantityText } from '../api/quantity.js';
+import type { Node } from '../api/kinds/node.js';
+import {
+  BETA_STORAGE_PROVISIONER_ANNOTATION,
+  claimProvisioner,
+  NO_PROVISIONER,
+  PROVISIONED_BY_ANNOTATION,
+  selectedNodeOf,
+  STORAGE_PROVISIONER_ANNOTATION,
+} from '../api/kinds/volume-provisioning.js';
+import type { EventRecorder } from '../controller-kit/events.js';
+import { freeFor, reachableFrom, smallest } from '../api/volume-matching.js';
 import type { KubeObject } from '../api/types.js';
 import type { Informer } from '../client/informer.js';
 import { objectKeyOf } from '../client/informer.js';
@@ -38,13 +51,14 @@ export class VolumeBindingController implements Controller {
     const claims = ctx.informers.for<KubeObject>(PATHS.persistentvolumeclaims, { readOnly: true });
     const classes = ctx.informers.for<KubeObject>(PATHS.storageclasses, { readOnly: true });
     const pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
+    const nodes = ctx.informers.for<Node>(PATHS.nodes, { readOnly: true });
     // Registered before the handlers below, so they read indexes that already include the event.
     const volumesByClaim = new KeyIndex(volumes, (v) => {
       const ref = claimRefKey(v);
       return ref ? [ref] : [];
     });
     const podsByClaim = new KeyIndex(pods, (p) => claimNamesOf(p).map((name) => `${p.metadata.namespace}/${name}`));
-    const loop = new ReconcileLoop(new VolumeBinder(ctx, volumes, claims, classes, volumesByClaim, podsByClaim), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
+    const loop = new ReconcileLoop(new VolumeBinder(ctx, volumes, claims, classes, nodes, volumesByClaim, podsByClaim), { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics }, 1);
     const claimChanged = (c: KubeObject) => {
       loop.enqueue(CLAIM + objectKeyOf(c));
       const volumeName = str(obj(c.spec).volumeName);
@@ -65,7 +79,7 @@ export class VolumeBindingController implements Controller {
     claims.addHandlers({ add: claimChanged, update: (_o, n) => claimChanged(n), delete: claimChanged });
     volumes.addHandlers({ add: volumeChanged, update: (_o, n) => volumeChanged(n), delete: volumeChanged });
     pods.addHandlers({ add: podChanged, update: (_o, n) => podChanged(n), delete: podChanged });
-    void Promise.all([volumes.waitForSync(), claims.waitForSync(), classes.waitForSync(), pods.waitForSync()]).then(() => loop.run(signal));
+    void Promise.all([volumes.waitForSync(), claims.waitForSync(), classes.waitForSync(), pods.waitForSync(), nodes.waitForSync()]).then(() => loop.run(signal));
   }
 }
 
@@ -96,46 +110,31 @@ function phaseOf(o: KubeObject): string {
   return str(obj(o.status).phase);
 }
 
-function storageOf(q: unknown): string {
-  const text = quantityText(q);
-  return isValidQuantity(text) ? text : '0';
+/** The claim with its kind for an event's involvedObject (whatever the cache's copy carries). */
+function asClaim(claim: KubeObject): KubeObject {
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: claim.metadata };
 }
 
-/** Whether `volume` can serve `claim` (upstream's findMatchingVolume, less node topology). */
-function fits(volume: KubeObject, claim: KubeObject): boolean {
-  const vs = obj(volume.spec);
-  const cs = obj(claim.spec);
-  if (volume.metadata.deletionTimestamp || storageClassOf(volume) !== storageClassOf(claim)) return false;
-  if ((str(vs.volumeMode) || 'Filesystem') !== (str(cs.volumeMode) || 'Filesystem')) return false;
-  const modes = new Set(arr(vs.accessModes).map(str));
-  if (!arr(cs.accessModes).every((m) => modes.has(str(m)))) return false;
-  const wanted = storageOf(obj(obj(cs.resources).requests).storage);
-  if (compareQuantities(storageOf(obj(vs.capacity).storage), wanted) < 0) return false;
-  if (cs.selector !== undefined && cs.selector !== null && !matchLabelSelectorObject(cs.selector, volume.metadata.labels)) return false;
-  return true;
-}
-
-function capacityOf(volume: KubeObject): string {
-  return storageOf(obj(obj(volume.spec).capacity).storage);
-}
-
-function smallest(volumes: KubeObject[]): KubeObject | undefined {
-  let best: KubeObject | undefined;
-  for (const v of volumes) if (!best || compareQuantities(capacityOf(v), capacityOf(best)) < 0) best = v;
-  return best;
+/** Upstream's message while a claim waits for its external provisioner. */
+export function externalProvisioningMessage(provisioner: string): string {
+  return `Waiting for a volume to be created either by the external provisioner '${provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`;
 }
 
 class VolumeBinder implements Reconciler {
   readonly name = 'persistentvolume-binder';
+  private readonly recorder: EventRecorder;
 
   constructor(
     private readonly ctx: ControllerContext,
     private readonly volumes: Informer<KubeObject>,
     private readonly claims: Informer<KubeObject>,
     private readonly classes: Informer<KubeObject>,
+    private readonly nodes: Informer<Node>,
     private readonly volumesByClaim: KeyIndex<KubeObject>,
     private readonly podsByClaim: KeyIndex<Pod>,
-  ) {}
+  ) {
+    this.recorder = ctx.recorder('persistentvolume-controller');
+  }
 
   async reconcile(key: string, signal: AbortSignal): Promise<void> {
     try {
@@ -175,12 +174,47 @@ class VolumeBinder implements Reconciler {
       else if (refMatches) await this.finishBinding(volume, claim, false, signal);
       return;
     }
-    if (this.waitsForConsumer(claim) && !this.claimInUse(key)) return;
-    // A volume pre-bound to this claim wins; otherwise the smallest volume that fits.
+    // A volume pre-bound to this claim wins (by its user, the scheduler or a provisioner); otherwise the smallest volume that fits.
     // A claimRef naming another claim's uid (a released volume whose claim was recreated under the same name) is not this claim's.
     const preBound = this.volumesByClaim.get(key).find((v) => claimRefUidAllows(v, claim));
-    const chosen = preBound ?? smallest(this.volumes.list().filter((v) => claimRefKey(v) === undefined && phaseOf(v) !== 'Released' && fits(v, claim)));
+    if (preBound) {
+      await this.bind(preBound, claim, true, signal);
+      return;
+    }
+    const free = (v: KubeObject) => freeFor(v, claim);
+    if (this.waitsForConsumer(claim)) {
+      const node = selectedNodeOf(claim) || this.nodeOfUser(key);
+      if (!node) {
+        this.recorder.event(asClaim(claim), 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
+        return;
+      }
+      const chosen = smallest(this.volumes.list().filter((v) => free(v) && reachableFrom(v, this.nodes.get(node), node)));
+      if (chosen) await this.bind(chosen, claim, true, signal);
+      else if (selectedNodeOf(claim)) await this.provision(claim, signal);
+      return;
+    }
+    const chosen = smallest(this.volumes.list().filter(free));
     if (chosen) await this.bind(chosen, claim, true, signal);
+    else await this.provision(claim, signal);
+  }
+
+  /** The node of a running pod using the claim that no scheduler placed (spec.nodeName set at creation). */
+  private nodeOfUser(key: string): string {
+    return this.podsByClaim.get(key).find((p) => !isPodTerminal(p) && p.spec?.nodeName)?.spec?.nodeName ?? '';
+  }
+
+  /**
+   * Hands the claim to its class's provisioner (upstream's provisionClaim for a provisioner outside
+   * the controller): both storage-provisioner annotations, and an event saying who is awaited.
+   */
+  private async provision(claim: KubeObject, signal: AbortSignal): Promise<void> {
+    const cls = this.classes.get(storageClassOf(claim));
+    const provisioner = str(cls?.provisioner);
+    if (!cls || !provisioner || provisioner === NO_PROVISIONER || claimProvisioner(claim) === provisioner) return;
+    const path = objectPath('/api/v1', 'persistentvolumeclaims', claim.metadata.namespace!, claim.metadata.name!);
+    const annotations = { [STORAGE_PROVISIONER_ANNOTATION]: provisioner, [BETA_STORAGE_PROVISIONER_ANNOTATION]: provisioner };
+    await this.ctx.client.patch(path, { metadata: { resourceVersion: claim.metadata.resourceVersion, annotations } }, 'merge', { signal });
+    this.recorder.event(asClaim(claim), 'Normal', 'ExternalProvisioning', externalProvisioningMessage(provisioner));
   }
 
   private waitsForConsumer(claim: KubeObject): boolean {
@@ -245,7 +279,8 @@ class VolumeBinder implements Reconciler {
       await this.setVolumeStatus(volume, { phase: 'Released' }, signal);
       return;
     }
-    if (policy === 'Delete') await this.ctx.client.delete(path, undefined, { signal });
+    // A provisioner's volume is its to delete, storage first (upstream leaves it to the external provisioner).
+    if (policy === 'Delete' && !volume.metadata.annotations?.[PROVISIONED_BY_ANNOTATION]) await this.ctx.client.delete(path, undefined, { signal });
     else if (policy === 'Recycle') {
       // Nothing scrubs skiff's volumes: a recycled volume is simply free again.
       await this.ctx.client.patch(path, { metadata: { resourceVersion: volume.metadata.resourceVersion }, spec: { claimRef: null } }, 'merge', { signal });

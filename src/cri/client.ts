@@ -18,6 +18,7 @@ import {
   type PodSandboxState,
   type PodSandboxStatus,
   type RuntimeCondition,
+  type ContainerStats,
 } from './messages.js';
 
 let root: Root | undefined;
@@ -155,6 +156,14 @@ export class CriClient {
     if (filter.state) f.state = { state: filter.state };
     if (filter.podSandboxId) f.podSandboxId = filter.podSandboxId;
     return (await this.call<{ containers: Container[] }>('RuntimeService', 'ListContainers', { filter: f })).containers;
+  }
+
+  /** CPU and memory of the containers (running ones: containerd reads their cgroups), optionally of one sandbox's. */
+  async listContainerStats(filter: { labels?: Record<string, string>; podSandboxId?: string } = {}): Promise<ContainerStats[]> {
+    const f: Record<string, unknown> = {};
+    if (filter.labels) f.labelSelector = filter.labels;
+    if (filter.podSandboxId) f.podSandboxId = filter.podSandboxId;
+    return (await this.call<{ stats: ContainerStats[] }>('RuntimeService', 'ListContainerStats', { filter: f }, 30_000)).stats;
   }
 
   async containerStatus(id: string): Promise<ContainerStatus> {

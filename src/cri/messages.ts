@@ -190,6 +190,21 @@ message UInt64Value { uint64 value = 1; }
 message FilesystemIdentifier { string mountpoint = 1; }
 message FilesystemUsage { int64 timestamp = 1; FilesystemIdentifier fs_id = 2; UInt64Value used_bytes = 3; UInt64Value inodes_used = 4; }
 message ImageFsInfoResponse { repeated FilesystemUsage image_filesystems = 1; repeated FilesystemUsage container_filesystems = 2; }
+message ContainerStatsFilter { string id = 1; string pod_sandbox_id = 2; map<string, string> label_selector = 3; }
+message ListContainerStatsRequest { ContainerStatsFilter filter = 1; }
+message ContainerAttributes { string id = 1; ContainerMetadata metadata = 2; map<string, string> labels = 3; map<string, string> annotations = 4; }
+message CpuUsage { int64 timestamp = 1; UInt64Value usage_core_nano_seconds = 2; UInt64Value usage_nano_cores = 3; }
+message MemoryUsage {
+  int64 timestamp = 1;
+  UInt64Value working_set_bytes = 2;
+  UInt64Value available_bytes = 3;
+  UInt64Value usage_bytes = 4;
+  UInt64Value rss_bytes = 5;
+  UInt64Value page_faults = 6;
+  UInt64Value major_page_faults = 7;
+}
+message ContainerStats { ContainerAttributes attributes = 1; CpuUsage cpu = 2; MemoryUsage memory = 3; FilesystemUsage writable_layer = 4; }
+message ListContainerStatsResponse { repeated ContainerStats stats = 1; }
 message RuntimeCondition { string type = 1; bool status = 2; string reason = 3; string message = 4; }
 message RuntimeStatus { repeated RuntimeCondition conditions = 1; }
 message StatusRequest { bool verbose = 1; }
@@ -339,4 +354,11 @@ export interface RuntimeCondition {
   status: boolean;
   reason: string;
   message: string;
+}
+
+/** A container's CPU and memory as the runtime read them (uint64 and int64 as decimal strings). */
+export interface ContainerStats {
+  attributes?: { id: string; metadata?: { name: string; attempt: number }; labels: Record<string, string> };
+  cpu?: { timestamp: string; usageCoreNanoSeconds?: { value: string }; usageNanoCores?: { value: string } };
+  memory?: { timestamp: string; workingSetBytes?: { value: string }; availableBytes?: { value: string }; usageBytes?: { value: string }; rssBytes?: { value: string } };
 }

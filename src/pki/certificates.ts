@@ -160,3 +160,83 @@ export function describeCertificate(certPem: string): { hosts: string[]; notAfte
     .map((entry) => entry.replace(/^(DNS|IP Address):/, ''));
   return { hosts, notAfter: Date.parse(cert.validTo), subject: cert.subject };
 }
+
+/** What a signer puts in a certificate for a CertificateSigningRequest (upstream's PermissiveSigningPolicy). */
+export interface SigningPolicy {
+  /** spec.usages, upstream's names ("digital signature", "client auth"). */
+  usages: readonly string[];
+  /** How long the certificate is valid. */
+  ttlMs: number;
+  /** ms since epoch. */
+  now: number;
+}
+
+const KEY_USAGE_FLAGS: Record<string, number> = {
+  signing: x509.KeyUsageFlags.digitalSignature,
+  'digital signature': x509.KeyUsageFlags.digitalSignature,
+  'content commitment': x509.KeyUsageFlags.nonRepudiation,
+  'key encipherment': x509.KeyUsageFlags.keyEncipherment,
+  'key agreement': x509.KeyUsageFlags.keyAgreement,
+  'data encipherment': x509.KeyUsageFlags.dataEncipherment,
+  'cert sign': x509.KeyUsageFlags.keyCertSign,
+  'crl sign': x509.KeyUsageFlags.cRLSign,
+  'encipher only': x509.KeyUsageFlags.encipherOnly,
+  'decipher only': x509.KeyUsageFlags.decipherOnly,
+};
+
+const EXT_KEY_USAGES: Record<string, string> = {
+  any: '2.5.29.37.0',
+  'server auth': '1.3.6.1.5.5.7.3.1',
+  'client auth': '1.3.6.1.5.5.7.3.2',
+  'code signing': '1.3.6.1.5.5.7.3.3',
+  'email protection': '1.3.6.1.5.5.7.3.4',
+  's/mime': '1.3.6.1.5.5.7.3.4',
+  'ipsec end system': '1.3.6.1.5.5.7.3.5',
+  'ipsec tunnel': '1.3.6.1.5.5.7.3.6',
+  'ipsec user': '1.3.6.1.5.5.7.3.7',
+  timestamping: '1.3.6.1.5.5.7.3.8',
+  'ocsp signing': '1.3.6.1.5.5.7.3.9',
+  'microsoft sgc': '1.3.6.1.4.1.311.10.3.3',
+  'netscape sgc': '2.16.840.1.113730.4.1',
+};
+
+/** Backdating covers clocks a little behind the signer's; a short certificate keeps its whole life. */
+const BACKDATE_MS = 5 * 60_000;
+const SHORT_MS = 8 * 3_600_000;
+
+/**
+ * Issues a certificate for a PKCS#10 request as kube-controller-manager's signers do: the
+ * request's own subject and subjectAltNames, the usages asked for, not a CA, valid from five
+ * minutes ago for `ttlMs` (less the backdating unless short), never past the CA's own end.
+ */
+export async function signForRequest(ca: CertificateAuthority, csrPem: string, policy: SigningPolicy): Promise<string> {
+  const csr = new x509.Pkcs10CertificateRequest(csrPem);
+  const caCert = new x509.X509Certificate(ca.certPem);
+  const caKey = await crypto.subtle.importKey('pkcs8', fromPem(ca.keyPem), KEY_ALG, false, ['sign']);
+  let flags = 0;
+  const extUsages: string[] = [];
+  for (const u of policy.usages) {
+    if (KEY_USAGE_FLAGS[u] !== undefined) flags |= KEY_USAGE_FLAGS[u]!;
+    else if (EXT_KEY_USAGES[u] !== undefined) extUsages.push(EXT_KEY_USAGES[u]!);
+    else throw new Error(`unrecognized usage: ${u}`);
+  }
+  const extensions: x509.Extension[] = [new x509.BasicConstraintsExtension(false, undefined, true)];
+  if (flags !== 0) extensions.push(new x509.KeyUsagesExtension(flags, true));
+  if (extUsages.length > 0) extensions.push(new x509.ExtendedKeyUsageExtension(extUsages, false));
+  extensions.push(await x509.AuthorityKeyIdentifierExtension.create(caCert, false));
+  const san = csr.extensions.find((e) => e.type === '2.5.29.17');
+  if (san) extensions.push(new x509.Extension(san.type, false, san.value));
+  const notAfter = Math.min(policy.now + policy.ttlMs - (policy.ttlMs < SHORT_MS ? 0 : BACKDATE_MS), caCert.notAfter.getTime());
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: csr.subjectName,
+    issuer: caCert.subjectName,
+    notBefore: new Date(policy.now - BACKDATE_MS),
+    notAfter: new Date(notAfter),
+    publicKey: csr.publicKey,
+    signingKey: caKey as never,
+    signingAlgorithm: SIGN_ALG,
+    extensions,
+  });
+  return cert.toString('pem') + '\n';
+}

@@ -80,7 +80,10 @@ export async function ensureClusterPki(dataDir: string, hosts: string[], shared?
 
   let server = readPair(dir, 'server');
   if (caChanged || !stillGood(server, hosts)) {
-    server = await issueCertificate(ca, { commonName: 'skiff-apiserver', hosts, usage: 'server' });
+    // A new name (a control-plane endpoint added or moved) goes next to the old ones, so clients
+    // still on an old address keep verifying the server while they move.
+    const previous = server && !caChanged ? describeCertificate(server.certPem).hosts : [];
+    server = await issueCertificate(ca, { commonName: 'skiff-apiserver', hosts: [...new Set([...hosts, ...previous])], usage: 'server' });
     writePair(dir, 'server', server);
   }
   let admin = readPair(dir, 'admin');

@@ -3,6 +3,8 @@
 // token, so every member serves certificates from one CA, one admin kubeconfig works against any
 // member, and a token one member issued is valid on all.
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isStoreError, type Store } from '../store/store.js';
 import { createCertificateAuthority, createSigningKey, type CertificateAuthority } from './certificates.js';
 
@@ -72,4 +74,20 @@ export async function loadOrCreateSharedServiceAccountKey(store: Store, token: s
 /** The front-proxy CA: every member's aggregation layer must be trusted by the same extension servers. */
 export function loadOrCreateSharedFrontProxyCa(store: Store, token: string): Promise<CertificateAuthority> {
   return loadOrCreateSealed(store, token, SHARED_FRONT_PROXY_CA_KEY, () => createCertificateAuthority(`front-proxy-ca@${Math.floor(Date.now() / 1000)}`), 'front-proxy CA');
+}
+
+/**
+ * The values a first member would have stored, made from a single server's own certificates
+ * (<data-dir>/tls): a cluster moved from SQLite to etcd keeps its CA, so every credential already
+ * handed out (agents', kubeconfigs) still verifies on every member.
+ */
+export function sealedSharedPki(tlsDir: string, token: string): { key: string; value: string }[] {
+  const read = (name: string) => readFileSync(join(tlsDir, name), 'utf8');
+  const ca: CertificateAuthority = { certPem: read('ca.crt'), keyPem: read('ca.key') };
+  const frontProxyCa: CertificateAuthority = { certPem: read('front-proxy-ca.crt'), keyPem: read('front-proxy-ca.key') };
+  return [
+    { key: SHARED_CA_KEY, value: seal(JSON.stringify(ca), token) },
+    { key: SHARED_SERVICE_ACCOUNT_KEY, value: seal(JSON.stringify({ keyPem: read('service-account.key') }), token) },
+    { key: SHARED_FRONT_PROXY_CA_KEY, value: seal(JSON.stringify(frontProxyCa), token) },
+  ];
 }

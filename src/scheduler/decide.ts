@@ -7,6 +7,9 @@ import type { NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
 import { scoreNodes, selectBest } from './scores.js';
 
+/** A filter that depends on more than the pod and the node (VolumeBinding reads claims and volumes). */
+export type ExtraFilter = (ni: NodeInfo) => FilterFailure | undefined;
+
 /** A node, or why none fits (no diagnosis: there are no nodes at all). */
 export type Decision = { node: NodeInfo } | { diagnosis: Diagnosis | undefined; resolvable: boolean };
 
@@ -59,7 +62,12 @@ export class Decider {
    * Upstream's filtering with nominated pods: a node's room promised to pods of at least this
    * priority (preemptors waiting for their victims to go) counts as taken.
    */
-  private filter(pod: PodInfo, ni: NodeInfo): FilterFailure | undefined {
+  private filter(pod: PodInfo, ni: NodeInfo, extra: ExtraFilter | undefined): FilterFailure | undefined {
+    const failure = this.filterResources(pod, ni);
+    return failure ?? extra?.(ni);
+  }
+
+  private filterResources(pod: PodInfo, ni: NodeInfo): FilterFailure | undefined {
     const nominated = this.nominated.get(ni.name);
     if (nominated) {
       const ahead = [...nominated.values()].filter((n) => n.uid !== pod.uid && n.priority >= pod.priority);
@@ -72,7 +80,8 @@ export class Decider {
     return runFilters(pod, ni);
   }
 
-  decide(pod: PodInfo): Decision {
+  /** `extra`: a filter after the built-in ones (the pod's volumes), when it has one. */
+  decide(pod: PodInfo, extra?: ExtraFilter): Decision {
     const nodes = this.cache.nodeList();
     const total = nodes.length;
     if (total === 0) return { diagnosis: undefined, resolvable: false };
@@ -87,7 +96,7 @@ export class Decider {
     while (looked < total && found < want) {
       const ni = nodes[(start + looked) % total]!;
       looked++;
-      const failure = this.filter(pod, ni);
+      const failure = this.filter(pod, ni, extra);
       if (failure) (diagnosis ??= new Diagnosis()).add(failure);
       else feasible[found++] = ni;
     }

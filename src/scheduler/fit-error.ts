@@ -12,6 +12,8 @@ const NO_VICTIMS = 'No preemption victims found for incoming pod.';
 
 export class Diagnosis {
   numAllNodes = 0;
+  /** A PreFilter's refusal, which holds for every node (upstream prints it instead of per-node reasons). */
+  preFilterMsg: string | undefined;
   /** Reason → number of nodes that gave it. */
   readonly reasons = new Map<string, number>();
   /** Nodes that failed only for reasons removing pods could fix (resources, ports). */
@@ -43,6 +45,6 @@ export function noPreemptionMessage(d: Diagnosis): string {
 
 /** The full message: why no node fits, then what preemption said (nothing when it nominated a node). */
 export function fitErrorMessage(d: Diagnosis, postFilter: string | undefined): string {
-  const head = `0/${d.numAllNodes} nodes are available: ${countedList([...d.reasons])}.`;
+  const head = `0/${d.numAllNodes} nodes are available: ${d.preFilterMsg ?? countedList([...d.reasons])}.`;
   return postFilter ? `${head} ${postFilter}` : head;
 }

@@ -7,6 +7,7 @@
 import { matchLabelSelectorObject } from '../api/labels.js';
 import { timestampMs } from '../api/kinds/printing.js';
 import { runFilters } from './filters.js';
+import type { ExtraFilter } from './decide.js';
 import type { NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
 
@@ -112,7 +113,7 @@ export function pickCandidate(candidates: readonly Candidate[]): Candidate | und
 }
 
 /** Whether the pod may preempt at all, and where, among `nodes`. */
-export function findPreemption(pod: PodInfo, nodes: readonly NodeInfo[], budgets: readonly BudgetView[], nominatedNode: NodeInfo | undefined): PreemptionResult {
+export function findPreemption(pod: PodInfo, nodes: readonly NodeInfo[], budgets: readonly BudgetView[], nominatedNode: NodeInfo | undefined, extra?: ExtraFilter): PreemptionResult {
   if (pod.preemptionNever) return { notEligible: NOT_ELIGIBLE_NEVER };
   // A pod that already preempted waits for its victims to go rather than evicting more.
   if (nominatedNode && [...nominatedNode.pods.values()].some((p) => p.pod.metadata.deletionTimestamp && p.priority < pod.priority)) {
@@ -122,6 +123,8 @@ export function findPreemption(pod: PodInfo, nodes: readonly NodeInfo[], budgets
   for (const ni of nodes) {
     const failure = runFilters(pod, ni);
     if (!failure || failure.unresolvable) continue;
+    // Removing pods cannot help where the pod's volumes cannot go.
+    if (extra?.(ni)) continue;
     const c = selectVictimsOnNode(pod, ni, budgets);
     if (c) candidates.push(c);
   }

@@ -17,13 +17,15 @@ import type { EventRecorder } from '../controller-kit/events.js';
 import { PATHS } from '../controller-kit/informers.js';
 import type { Timer } from '../util/clock.js';
 import { SchedulerCache } from './cache.js';
-import { Decider } from './decide.js';
+import { Decider, type ExtraFilter } from './decide.js';
 import { podInfoOf, podKey, type PodInfo } from './pod-info.js';
 import { fitErrorMessage, NO_NODES_MESSAGE, noPreemptionMessage } from './fit-error.js';
 import { findPreemption, type BudgetView, type Candidate } from './preemption.js';
 import type { KubeObject } from '../api/types.js';
-import type { Diagnosis } from './fit-error.js';
 import { DEFAULT_QUEUE_OPTIONS, SchedulingQueue, type QueuedPod, type QueueOptions } from './queue.js';
+import { Diagnosis } from './fit-error.js';
+import { BIND_TIMEOUT_MS, preBindWrite, VolumeView, type DelayedClaim } from './volume-binding.js';
+import { objectKeyOf } from '../client/informer.js';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
@@ -123,6 +125,12 @@ class SchedulingRun {
   private readonly nodes: Informer<Node>;
   private readonly pods: Informer<Pod>;
   private readonly budgets: Informer<KubeObject>;
+  private readonly claims: Informer<KubeObject>;
+  private readonly volumes: Informer<KubeObject>;
+  private readonly classes: Informer<KubeObject>;
+  private readonly volumeView: VolumeView;
+  /** Bindings waiting for their pods' claims to be Bound: each looks again when a claim changes. */
+  private readonly claimWaiters = new Set<() => void>();
   /** Uids of unbound pods the decider holds a nomination for. */
   private readonly nominatedUids = new Set<string>();
   private readonly recorder: EventRecorder;
@@ -147,6 +155,10 @@ class SchedulingRun {
     this.nodes = ctx.informers.for<Node>(PATHS.nodes);
     this.pods = ctx.informers.for<Pod>(PATHS.pods, { readOnly: true });
     this.budgets = ctx.informers.for<KubeObject>(PATHS.pdbs, { readOnly: true });
+    this.claims = ctx.informers.for<KubeObject>(PATHS.persistentvolumeclaims, { readOnly: true });
+    this.volumes = ctx.informers.for<KubeObject>(PATHS.persistentvolumes, { readOnly: true });
+    this.classes = ctx.informers.for<KubeObject>(PATHS.storageclasses, { readOnly: true });
+    this.volumeView = new VolumeView(this.claims, this.volumes, this.classes, this.nodes);
     this.recorder = ctx.recorder(opts.schedulerName);
     this.binds = new Slots(opts.parallelBinds);
     this.statusWrites = new Slots(opts.parallelStatusWrites);
@@ -179,7 +191,14 @@ class SchedulingRun {
       update: (old, p) => this.onPod(p, old),
       delete: (p) => this.onPodGone(p),
     });
-    void Promise.all([this.nodes.waitForSync(), this.pods.waitForSync(), this.budgets.waitForSync()]).then(() => {
+    // A claim, volume or class that appears or changes may let a parked pod's volumes fit.
+    const storageChanged = () => {
+      this.queue.moveUnschedulable();
+      for (const check of [...this.claimWaiters]) check();
+    };
+    for (const informer of [this.claims, this.volumes, this.classes]) informer.addHandlers({ add: storageChanged, update: storageChanged, delete: storageChanged });
+    const synced = [this.nodes, this.pods, this.budgets, this.claims, this.volumes, this.classes].map((i) => i.waitForSync());
+    void Promise.all(synced).then(() => {
       if (signal.aborted) return;
       this.ctx.log.info({ nodes: this.cache.nodeList().length, pending: this.queue.stats.active }, 'scheduler started');
       this.housekeeping();
@@ -296,14 +315,28 @@ class SchedulingRun {
     }
     this.counters.attempts++;
     const info = podInfoOf(pod);
-    const decision = this.decider.decide(info);
+    const volumes = this.volumeView.preFilter(pod);
+    if ('unschedulable' in volumes) {
+      this.counters.unschedulable++;
+      const diagnosis = new Diagnosis();
+      diagnosis.numAllNodes = this.cache.nodeList().length;
+      diagnosis.preFilterMsg = volumes.unschedulable;
+      diagnosis.unresolvableNodes = diagnosis.numAllNodes;
+      const message = diagnosis.numAllNodes > 0 ? fitErrorMessage(diagnosis, noPreemptionMessage(diagnosis)) : NO_NODES_MESSAGE;
+      this.reportUnschedulable(pod, message);
+      this.queue.parkUnschedulable(qp, false);
+      return false;
+    }
+    const podVolumes = volumes.volumes;
+    const volumeFilter: ExtraFilter | undefined = podVolumes ? (ni) => this.volumeView.filter(podVolumes, ni) : undefined;
+    const decision = this.decider.decide(info, volumeFilter);
     if ('node' in decision) {
       this.cache.assume(info, decision.node.name);
-      void this.bind(qp, pod, info, decision.node.name);
+      void this.bind(qp, pod, info, decision.node.name, podVolumes?.delayed ?? []);
       return true;
     }
     this.counters.unschedulable++;
-    const message = decision.diagnosis ? fitErrorMessage(decision.diagnosis, this.postFilter(pod, info, decision.diagnosis)) : NO_NODES_MESSAGE;
+    const message = decision.diagnosis ? fitErrorMessage(decision.diagnosis, this.postFilter(pod, info, decision.diagnosis, volumeFilter)) : NO_NODES_MESSAGE;
     this.ctx.log.debug({ pod: qp.key, message }, 'pod is unschedulable');
     this.reportUnschedulable(pod, message);
     this.queue.parkUnschedulable(qp, decision.resolvable);
@@ -314,12 +347,12 @@ class SchedulingRun {
    * Upstream's post-filter: preemption. Returns what it adds to the failure message; when it
    * nominates a node (and evicts the victims there) it adds nothing, as upstream's does.
    */
-  private postFilter(pod: Pod, info: PodInfo, diagnosis: Diagnosis): string | undefined {
+  private postFilter(pod: Pod, info: PodInfo, diagnosis: Diagnosis, extra: ExtraFilter | undefined): string | undefined {
     const lowest = this.cache.lowestPriority();
     // Nothing ranks below the pod anywhere: no victims, without looking at a node.
     if (!info.preemptionNever && (lowest === undefined || lowest >= info.priority)) return noPreemptionMessage(diagnosis);
     const nominated = pod.status?.nominatedNodeName ? this.cache.getNode(pod.status.nominatedNodeName) : undefined;
-    const result = findPreemption(info, this.cache.nodeList(), this.budgetViews(), nominated);
+    const result = findPreemption(info, this.cache.nodeList(), this.budgetViews(), nominated, extra);
     if ('notEligible' in result) return `preemption: ${result.notEligible}`;
     if ('noCandidates' in result) return noPreemptionMessage(diagnosis);
     this.preempt(pod, info, result);
@@ -383,9 +416,58 @@ class SchedulingRun {
     }
   }
 
-  private async bind(qp: QueuedPod, pod: Pod, info: PodInfo, nodeName: string): Promise<void> {
+  /**
+   * PreBind of the pod's claims that wait for it: each is pre-bound or given the node, then the
+   * binding waits until all are Bound. False (the assumption dropped, the pod retried) when a write
+   * fails or they are not Bound in time.
+   */
+  private async preBindVolumes(qp: QueuedPod, info: PodInfo, nodeName: string, delayed: readonly DelayedClaim[]): Promise<boolean> {
+    const keys = delayed.map((d) => objectKeyOf(d.claim));
+    try {
+      for (const key of keys) {
+        const claim = this.claims.get(key);
+        const write = claim && preBindWrite(this.volumeView, claim, nodeName);
+        if (write) await this.ctx.client.patch(write.path, write.patch, 'merge');
+      }
+      if (!(await this.claimsBound(keys))) throw new Error(`the pod's claims were not bound within ${BIND_TIMEOUT_MS / 1000} s`);
+      return true;
+    } catch (e) {
+      if (this.signal.aborted) return false;
+      this.ctx.log.info({ pod: qp.key, node: nodeName, err: (e as Error).message }, 'binding volumes failed; will retry');
+      if (this.cache.forget(info.uid)) this.queue.moveUnschedulable(true);
+      this.queue.retryAfterError(qp);
+      return false;
+    }
+  }
+
+  /** Resolves true once every claim is Bound, false when one goes away, the wait times out or leadership ends. */
+  private claimsBound(keys: readonly string[]): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        timer.cancel();
+        this.claimWaiters.delete(check);
+        this.signal.removeEventListener('abort', aborted);
+        resolve(ok);
+      };
+      const check = () => {
+        const bound = this.volumeView.allBound(keys);
+        if (bound !== false) done(bound === true);
+      };
+      const aborted = () => done(false);
+      const timer = this.ctx.clock.setTimeout(() => done(false), BIND_TIMEOUT_MS);
+      this.signal.addEventListener('abort', aborted, { once: true });
+      this.claimWaiters.add(check);
+      check();
+    });
+  }
+
+  private async bind(qp: QueuedPod, pod: Pod, info: PodInfo, nodeName: string, delayed: readonly DelayedClaim[]): Promise<void> {
     const ns = pod.metadata.namespace ?? 'default';
     const name = pod.metadata.name!;
+    if (delayed.length > 0 && !(await this.preBindVolumes(qp, info, nodeName, delayed))) {
+      this.binds.release();
+      return;
+    }
     try {
       // No abort signal on single requests: each would add a listener to the term's signal, and
       // a binding in flight when leadership ends is harmless (the server refuses double binds).

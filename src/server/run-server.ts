@@ -11,6 +11,7 @@ import { renderKubeconfig } from '../pki/kubeconfig.js';
 import { ApiServer, type FlowControlOptions } from '../apiserver/server.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import { openEtcdStore } from '../store/etcd.js';
+import { convertOnStart } from './store-conversion.js';
 import { loadOrCreateSharedCa, loadOrCreateSharedFrontProxyCa, loadOrCreateSharedServiceAccountKey } from '../pki/shared-ca.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../util/log.js';
@@ -22,6 +23,8 @@ import { allControllers } from '../controllers/index.js';
 import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
 import { systemClock } from '../util/clock.js';
 import { EndpointReconciler } from './endpoint-reconciler.js';
+import { ensureKubeDnsService } from './kube-dns-service.js';
+import { ensureLocalPathStorageClass } from './local-storage.js';
 import { PidLock } from '../util/pid-lock.js';
 import type { AgentNodeConfig } from '../agent/agent.js';
 import { CONTROL_PLANE_ROLE, startControlPlaneNode } from './control-plane-node.js';
@@ -37,6 +40,8 @@ export interface ServerConfig {
   controlPlaneEndpoint?: string;
   storage: 'sqlite' | 'etcd';
   etcdEndpoints: string[];
+  /** `--convert`: move this data directory's SQLite store into the (empty) etcd before serving from it. */
+  convertFromSqlite?: boolean;
   compactIntervalMs: number;
   compactMinRetain: number;
   defaultNotReadyTolerationSeconds: number;
@@ -47,6 +52,8 @@ export interface ServerConfig {
   flowControl?: FlowControlOptions;
   /** --event-ttl, in seconds. */
   eventTtlSeconds?: number;
+  /** --metric-resolution, in ms. */
+  metricResolutionMs?: number;
   /** A bootstrap token agents may join with (`--token`). */
   token?: string;
   /** CSV of static bearer tokens (`--token-auth-file`), as kube-apiserver reads it. */
@@ -101,12 +108,21 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     if (cfg.etcdEndpoints.length === 0) throw new Error('--storage etcd needs --etcd-endpoints URL[,URL...]');
     if (!cfg.token) throw new Error('--storage etcd needs --token: it seals the cluster CA that all servers share');
     store = await openEtcdStore({ endpoints: cfg.etcdEndpoints, compactMinRetain: cfg.compactMinRetain, compactIntervalMs: cfg.compactIntervalMs, log });
+    if (cfg.convertFromSqlite) {
+      try {
+        await convertOnStart(cfg.dataDir, store, cfg.token, (line) => log.info({}, line));
+      } catch (e) {
+        await store.close();
+        throw e;
+      }
+    }
     shared = {
       ca: await loadOrCreateSharedCa(store, cfg.token),
       serviceAccountKeyPem: await loadOrCreateSharedServiceAccountKey(store, cfg.token),
       frontProxyCa: await loadOrCreateSharedFrontProxyCa(store, cfg.token),
     };
   } else {
+    if (cfg.convertFromSqlite) throw new Error('--convert moves the SQLite store into etcd: it needs --storage etcd --etcd-endpoints URL[,URL...]');
     mkdirSync(join(cfg.dataDir, 'db'), { recursive: true, mode: 0o700 });
     // The store compacts history (keeping compactMinRetain revisions) and checkpoints its WAL itself.
     store = await openSqliteStore({ path: join(cfg.dataDir, 'db', 'state.db'), compactMinRetain: cfg.compactMinRetain, maintenanceIntervalMs: cfg.compactIntervalMs });
@@ -137,6 +153,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
     ...(cfg.flowControl ? { flowControl: cfg.flowControl } : {}),
     ...(cfg.eventTtlSeconds !== undefined ? { eventTtlSeconds: cfg.eventTtlSeconds } : {}),
+    ...(cfg.metricResolutionMs !== undefined ? { metricResolutionMs: cfg.metricResolutionMs } : {}),
     ...(cfg.serviceRange ? { serviceRange: cfg.serviceRange } : {}),
     ...(audit ? { audit } : {}),
     admission: {
@@ -168,12 +185,16 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
     userAgent: userAgent('skiff-controller-manager'),
     metrics: api.metrics.client,
   });
+  await ensureLocalPathStorageClass(controllerClient, log);
   const cloud = cfg.cloud ? new LocalCloudProvider(cfg.cloud.endpoint) : undefined;
-  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem }, cfg.leaderElection, api.localReads, api.metrics.client);
+  const manager = new ControllerManager(controllerClient, allControllers(cloud, cfg.autoscaler, cfg.nodeIpam, cfg.controllerSelection), systemClock, log, { ...cfg.controllers, rootCaPem: pki.ca.certPem, serviceAccountKeyPem: pki.serviceAccountKeyPem, clusterSigningCa: pki.ca }, cfg.leaderElection, api.localReads, api.metrics.client);
   const stopControllers = new AbortController();
   const managerDone = manager.run(stopControllers.signal);
   const endpoints = new EndpointReconciler({ client: controllerClient, clock: systemClock, log, host: advertise, port, controllerIdentity: manager.identity });
   const endpointsDone = endpoints.run(stopControllers.signal);
+  // kube-dns before this machine's own node starts, so its first pods already get the cluster's resolver.
+  const kubeDnsDone = ensureKubeDnsService({ client: controllerClient, range: cfg.serviceRange ?? ServiceRange.parse(DEFAULT_SERVICE_CLUSTER_IP_RANGE), clock: systemClock, log, signal: stopControllers.signal });
+  await Promise.race([kubeDnsDone, systemClock.sleep(5000)]);
   const ownUrl = `https://${loopbackHost.includes(':') ? `[${loopbackHost}]` : loopbackHost}:${port}`;
   const node = cfg.agent
     ? await startControlPlaneNode({
@@ -196,7 +217,7 @@ export async function runServer(cfg: ServerConfig, log: Logger): Promise<Running
       // The node first: it drains and removes itself through this member while it still serves.
       await (opts.inPlace ? node?.restartInPlace() : opts.clusterStopping ? node?.powerOff() : node?.stop('server stopping'));
       stopControllers.abort();
-      await Promise.all([managerDone.catch(() => {}), endpointsDone.catch(() => {})]);
+      await Promise.all([managerDone.catch(() => {}), endpointsDone.catch(() => {}), kubeDnsDone.catch(() => {})]);
       await endpoints.removeSelf();
       controllerClient.close();
       await api.stop();

@@ -80,4 +80,18 @@ describe('service rules (iptables)', () => {
     assert.notEqual(proxyChains('node-1').services, proxyChains('node-2').services);
     assert.match(proxyChains('node-1').services, /^SKIFF-[0-9A-F]{6}-SERVICES$/);
   });
+
+  it("sends the cluster DNS address (port 53, UDP and TCP) to the node's own DNS server: its pods' queries and its own", () => {
+    const { text } = serviceRules(chains, 'node-1', [], () => [], [], { ips: ['10.43.0.10'], port: 35353, podCidrs: ['10.42.1.0/24'] });
+    const dns = text.split('\n').filter((l) => l.includes('cluster DNS'));
+    assert.deepEqual(dns, [
+      `-A ${chains.services} -s 10.42.1.0/24 -d 10.43.0.10/32 -p udp -m udp --dport 53 -m comment --comment "cluster DNS" -j REDIRECT --to-ports 35353`,
+      `-A ${chains.services} -s 10.42.1.0/24 -d 10.43.0.10/32 -p tcp -m tcp --dport 53 -m comment --comment "cluster DNS" -j REDIRECT --to-ports 35353`,
+      `-A ${chains.services} -m addrtype --src-type LOCAL -d 10.43.0.10/32 -p udp -m udp --dport 53 -m comment --comment "cluster DNS" -j REDIRECT --to-ports 35353`,
+      `-A ${chains.services} -m addrtype --src-type LOCAL -d 10.43.0.10/32 -p tcp -m tcp --dport 53 -m comment --comment "cluster DNS" -j REDIRECT --to-ports 35353`,
+    ]);
+    // Without a pod CIDR from the control plane, every query to the address.
+    const open = serviceRules(chains, 'node-1', [], () => [], [], { ips: ['10.43.0.10'], port: 35353, podCidrs: [] }).text;
+    assert.match(open, new RegExp(`-A ${chains.services} -d 10\\.43\\.0\\.10/32 -p udp -m udp --dport 53 .*REDIRECT --to-ports 35353`));
+  });
 });

@@ -1,6 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VolumeManager } from '../../src/agent/volumes/volume-manager.js';
@@ -63,5 +63,50 @@ describe('pod volumes (configMap)', () => {
     const { api } = fakeApi(new Map());
     const vm = new VolumeManager({ api, clock: new FakeClock(), log: silentLogger(), podDir: (uid) => join(root, uid), fieldRefs: () => ({ nodeName: 'n', nodeIP: '10.0.0.1', podIP: '10.1.0.2' }), allocatable: () => ({}) });
     await assert.rejects(vm.setUp(pod('c')), /MountVolume\.SetUp failed for volume "cfg": configmap "settings" not found/);
+  });
+});
+
+describe('pod volumes (persistentVolumeClaim)', () => {
+  const objects = new Map<string, unknown>();
+  const api = {
+    get: async (path: string) => {
+      const o = objects.get(path);
+      if (!o) throw notFound('persistentvolumeclaims', '', path.split('/').pop()!);
+      return o;
+    },
+  } as unknown as AgentApi;
+  const claimPath = (name: string) => `/api/v1/namespaces/shop/persistentvolumeclaims/${name}`;
+  const claimPod = (name: string, claimName: string, readOnly = false): Pod => ({
+    metadata: { name, namespace: 'shop', uid: `uid-${name}` },
+    spec: {
+      containers: [{ name: 'c', image: 'x', volumeMounts: [{ name: 'my-data', mountPath: '/data' }] }],
+      volumes: [{ name: 'my-data', persistentVolumeClaim: { claimName, readOnly } }, { name: 'scratch', emptyDir: {} }],
+    },
+  });
+  const manager = (claimsOnly: boolean) =>
+    new VolumeManager({ api, clock: new FakeClock(), log: silentLogger(), podDir: (uid) => join(root, uid), fieldRefs: () => ({ nodeName: 'n', nodeIP: '10.0.0.1', podIP: '10.1.0.2' }), allocatable: () => ({}), claimsOnly });
+
+  it("mounts the directory of the claim's volume, made if missing; an unbound or missing claim says so", async () => {
+    const dir = join(root, 'storage', 'pvc-1_shop_data');
+    objects.set(claimPath('data'), { spec: { volumeName: 'pvc-1' }, status: { phase: 'Bound' } });
+    objects.set('/api/v1/persistentvolumes/pvc-1', { spec: { hostPath: { path: dir, type: 'DirectoryOrCreate' } } });
+    objects.set(claimPath('waiting'), { spec: {}, status: { phase: 'Pending' } });
+    const vm = manager(false);
+    const p = claimPod('db', 'data', true);
+    await vm.setUp(p);
+    assert.deepEqual(vm.mounts(p, p.spec!.containers[0]!), [{ containerPath: '/data', hostPath: dir, readonly: true }]);
+    assert.equal(statSync(dir).isDirectory(), true);
+    await assert.rejects(vm.setUp(claimPod('w', 'waiting')), /persistentvolumeclaim "waiting" is not bound/);
+    await assert.rejects(vm.setUp(claimPod('x', 'nope')), /persistentvolumeclaim "nope" not found/);
+  });
+
+  it('gives a host process its claim as a symlink at the mountPath under the pod directory and as SKIFF_VOLUME_<NAME>, and nothing else', async () => {
+    const dir = join(root, 'storage', 'pvc-1_shop_data');
+    const vm = manager(true);
+    const p = claimPod('proc', 'data');
+    await vm.setUp(p);
+    assert.equal(readlinkSync(join(root, 'uid-proc', 'data')), dir);
+    assert.deepEqual(vm.claimEnv(p, p.spec!.containers[0]!), { SKIFF_VOLUME_MY_DATA: dir });
+    assert.equal(existsSync(join(root, 'uid-proc', 'volumes')), false, 'the emptyDir is not set up for a host process');
   });
 });

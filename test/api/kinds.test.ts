@@ -30,9 +30,9 @@ test('registry lookups', () => {
   assert.equal(resourceTypeFor('apps', 'v1', 'deployments'), deploymentResource);
   assert.equal(resourceTypeForKind('policy', 'v1', 'PodDisruptionBudget'), podDisruptionBudgetResource);
   assert.equal(resourceTypeFor('apps', 'v1', 'pods'), undefined);
-  assert.equal(servedKinds.length, 43);
+  assert.equal(servedKinds.length, 46);
   const shorts = servedKinds.flatMap((rt) => rt.shortNames).sort();
-  assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'deploy', 'ds', 'ep', 'ev', 'ing', 'limits', 'netpol', 'no', 'ns', 'pc', 'pdb', 'po', 'pv', 'pvc', 'quota', 'rc', 'rs', 'sa', 'sc', 'sts', 'svc']);
+  assert.deepEqual(shorts, ['cj', 'cm', 'crd', 'crds', 'csr', 'deploy', 'ds', 'ep', 'ev', 'hpa', 'hpa', 'ing', 'limits', 'netpol', 'no', 'ns', 'pc', 'pdb', 'po', 'pv', 'pvc', 'quota', 'rc', 'rs', 'sa', 'sc', 'sts', 'svc']);
 });
 
 test('pod defaults', () => {

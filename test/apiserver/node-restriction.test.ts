@@ -10,6 +10,7 @@ import { StaticTokens } from '../../src/auth/static-tokens.js';
 import { ApiClient } from '../../src/client/rest.js';
 import { isStatusError } from '../../src/api/errors.js';
 import type { Node } from '../../src/api/kinds/node.js';
+import { nodeAffinityFor } from '../../src/api/kinds/volume-provisioning.js';
 
 test('the labels a node may set on its own Node', () => {
   for (const ok of ['team', 'example.com/tier', 'kubernetes.io/hostname', 'topology.kubernetes.io/zone', 'node.kubernetes.io/instance-type', 'node.kubernetes.io/anything', 'kubelet.kubernetes.io/x', 'sub.kubelet.kubernetes.io/y', 'skiff.dev/runtime']) {
@@ -63,6 +64,32 @@ test('a node credential: taints only when it registers, labels only its own, re-
     assert.equal(back.metadata.labels?.['node-restriction.kubernetes.io/trusted'], 'yes');
     assert.equal(back.metadata.labels?.['node-role.kubernetes.io/worker'], '');
     assert.deepEqual(back.spec?.taints?.map((t) => t.key), ['dedicated', 'gpu']);
+  } finally {
+    n1.close();
+    await srv.stop();
+  }
+});
+
+test('a node credential creates and deletes only local-path volumes whose node affinity names it', async () => {
+  const srv = await startInProcessServer({ tokenAuthenticators: [StaticTokens.parse(TOKENS)] });
+  const n1 = new ApiClient({ servers: [srv.url], caPem: srv.adminTls.ca, token: 'n1-token', timeoutMs: 5_000 });
+  try {
+    const admin = srv.client();
+    const pv = (name: string, nodeName: string, provisionedBy = 'rancher.io/local-path') => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name, ...(provisionedBy ? { annotations: { 'pv.kubernetes.io/provisioned-by': provisionedBy } } : {}) },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/var/lib/skiff/storage/${name}` }, nodeAffinity: nodeAffinityFor(nodeName) },
+    });
+    const refused = (e: unknown) => isStatusError(e, 'Forbidden') && /node "n1" may only create and delete rancher.io\/local-path volumes whose node affinity names it/.test(e.message);
+    await n1.create('/api/v1/persistentvolumes', pv('pvc-own', 'n1'));
+    await assert.rejects(n1.create('/api/v1/persistentvolumes', pv('pvc-other', 'n2')), refused);
+    await assert.rejects(n1.create('/api/v1/persistentvolumes', pv('pvc-foreign', 'n1', 'example.com/disks')), refused);
+    await admin.create('/api/v1/persistentvolumes', pv('admins', 'n1', ''));
+    await assert.rejects(n1.delete('/api/v1/persistentvolumes/admins'), refused);
+    await n1.delete('/api/v1/persistentvolumes/pvc-own');
+    // Reading claims and volumes is the provisioner's role, granted to every node.
+    await n1.get('/api/v1/persistentvolumeclaims');
   } finally {
     n1.close();
     await srv.stop();

@@ -145,4 +145,17 @@ describe('Endpoints controller', () => {
     assert.deepEqual(conds(svc(true), ps), ['leaving:true/true/true', 'up:true/true/false', 'warming:true/false/false']);
     assert.deepEqual(desiredSlices(svc(false), []), [{ addressType: 'IPv4', ports: [], endpoints: [] }]);
   });
+
+  it('an endpoint carries its pod\'s hostname when the pod names the Service as its subdomain (what cluster DNS names a StatefulSet pod by)', () => {
+    const mk = (name: string, subdomain: string | undefined): Pod => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'n', uid: name, labels: { app: 'a' } },
+      spec: { containers: [{ name: 'c' }], hostname: name, ...(subdomain ? { subdomain } : {}) },
+      status: { phase: 'Running', podIP: '10.0.0.1', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    const svc: Service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'n' }, spec: { clusterIP: 'None', selector: { app: 'a' }, ports: [{ port: 80 }] } };
+    const names = desiredSlices(svc, [mk('db-0', 's'), mk('db-1', 'other'), mk('db-2', undefined)])[0]!.endpoints.map((e) => `${e.targetRef?.name}:${e.hostname ?? '-'}`);
+    assert.deepEqual(names, ['db-0:db-0', 'db-1:-', 'db-2:-']);
+  });
 });

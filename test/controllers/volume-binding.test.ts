@@ -45,7 +45,7 @@ describe('volume binding controller', () => {
   async function podUsing(ns: string, name: string, claimName: string): Promise<void> {
     await h.client.create(nsPath(ns, 'pods', undefined, 'v1'), {
       apiVersion: 'v1', kind: 'Pod', metadata: { name },
-      spec: { containers: [{ name: 'c', image: 'x' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }] },
+      spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }] },
     });
   }
   const boundTo = (ns: string, name: string) =>
@@ -73,7 +73,7 @@ describe('volume binding controller', () => {
     }
   });
 
-  it('binds a WaitForFirstConsumer claim only once a pod uses it, and keeps the claim until no pod does', async () => {
+  it('binds a WaitForFirstConsumer claim only once a pod on a node uses it, and keeps the claim until no pod does', async () => {
     const ns = await h.namespace('wffc');
     const running = startControllers(h.client, [new VolumeBindingController()]);
     try {
@@ -129,6 +129,36 @@ describe('volume binding controller', () => {
       assert.equal(await boundTo(ns, 'first'), `${ns}-later`);
       const still = await h.client.get<KubeObject>(volumePath(`${ns}-kept`));
       assert.deepEqual([phase(still), claimRefOf(still)?.uid], ['Released', claimRefOf(kept)?.uid]);
+    } finally {
+      running.stop();
+    }
+  });
+  it("hands a claim selected to a node to its class's provisioner, binds what the provisioner makes, and leaves the provisioner's volume to it on release", async () => {
+    const ns = await h.namespace('provision');
+    const running = startControllers(h.client, [new VolumeBindingController()]);
+    try {
+      const cls = `${ns}-dynamic`;
+      await h.client.create('/apis/storage.k8s.io/v1/storageclasses', { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: cls }, provisioner: 'example.com/disks', volumeBindingMode: 'WaitForFirstConsumer' });
+      await claim(ns, 'data', '1Gi', cls);
+      await throughout(async () => (await h.client.get<KubeObject>(claimPath(ns, 'data'))).metadata.annotations?.['volume.kubernetes.io/storage-provisioner'] === undefined, 300, 'not handed on before a node is selected');
+      await h.client.patch(claimPath(ns, 'data'), { metadata: { annotations: { 'volume.kubernetes.io/selected-node': 'node-a' } } }, 'merge');
+      const handed = await eventually(async () => {
+        const c = await h.client.get<KubeObject>(claimPath(ns, 'data'));
+        return c.metadata.annotations?.['volume.kubernetes.io/storage-provisioner'] ? c : undefined;
+      }, 5_000, 'claim handed to the provisioner');
+      assert.equal(handed.metadata.annotations?.['volume.beta.kubernetes.io/storage-provisioner'], 'example.com/disks');
+      const events = await h.client.get<{ items: KubeObject[] }>(nsPath(ns, 'events', undefined, 'v1'));
+      assert.ok(events.items.some((e) => (e as { reason?: string }).reason === 'ExternalProvisioning'), 'an ExternalProvisioning event');
+
+      // What the provisioner makes: pre-bound to the claim, Delete, marked as its own.
+      await h.client.create(volumePath(), {
+        apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `${ns}-made`, annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/disks' } },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Delete', storageClassName: cls, hostPath: { path: '/tmp/made' }, claimRef: { namespace: ns, name: 'data', uid: handed.metadata.uid } },
+      });
+      assert.equal(await boundTo(ns, 'data'), `${ns}-made`);
+      await h.client.delete(claimPath(ns, 'data'));
+      await eventually(async () => phase(await tryGet(volumePath(`${ns}-made`))) === 'Released', 10_000, 'volume Released');
+      await throughout(async () => (await tryGet(volumePath(`${ns}-made`))) !== undefined, 500, "the provisioner's volume is left to it");
     } finally {
       running.stop();
     }

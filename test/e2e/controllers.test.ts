@@ -245,15 +245,16 @@ describe('controllers and scheduler with real agents', () => {
     assert.deepEqual(pod1.spec.volumes?.filter((v) => !(v as { name: string }).name.startsWith('kube-api-access-')), [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-1' } }]);
     assert.deepEqual([pod1.spec.hostname, pod1.spec.subdomain, pod1.metadata.labels['apps.kubernetes.io/pod-index'], pod1.metadata.labels['statefulset.kubernetes.io/pod-name']], ['db-1', 'db', '1', 'db-1']);
     assert.match(await s.k(['get', 'sts', 'db']), /^db\s+3\/3\s+\S+$/m);
-    // Each pod's claim, named <template>-<set>-<ordinal> and labelled with the set's selector; no volume fits, so Pending.
+    // Each pod's claim, named <template>-<set>-<ordinal> and labelled with the set's selector, of
+    // the default class: provisioned on its pod's node by the local-path provisioner, so Bound.
     const claims = JSON.parse(await s.k(['get', 'pvc', '-o', 'json'])) as KubeList;
     const dbClaims = claims.items.filter((c) => c.metadata.name!.startsWith('data-db-'));
     assert.deepEqual(dbClaims.map((c) => c.metadata.name).sort(), ['data-db-0', 'data-db-1', 'data-db-2']);
     for (const c of dbClaims) {
       assert.deepEqual(c.metadata.labels, db.spec.selector.matchLabels);
-      assert.deepEqual([(c.spec as { resources: unknown }).resources, (c.status as { phase: string }).phase], [{ requests: { storage: '1Gi' } }, 'Pending']);
+      assert.deepEqual([(c.spec as { resources: unknown }).resources, (c.status as { phase: string }).phase], [{ requests: { storage: '1Gi' } }, 'Bound']);
     }
-    assert.match(await s.k(['get', 'pvc', 'data-db-1']), /^data-db-1\s+Pending\s+<unset>\s+\S+$/m);
+    assert.match(await s.k(['get', 'pvc', 'data-db-1']), /^data-db-1\s+Bound\s+pvc-\S+\s+1Gi\s+RWO\s+local-path\s+<unset>\s+\S+$/m);
 
     // A rolling update replaces every pod; the update revision becomes the current one.
     await s.k(['set', 'env', 'sts/db', 'V=2']);

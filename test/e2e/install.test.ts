@@ -12,6 +12,8 @@ import { startProcess, type ManagedProcess } from '../../src/util/processes.js';
 import { ApiClient } from '../../src/client/rest.js';
 import { TEST_JOIN_TOKEN, eventually, runSkiff } from '../support/cluster.js';
 import { freePorts } from '../../src/util/ports.js';
+import { startEtcd } from '../support/etcd.js';
+import type { KubeList } from '../../src/api/types.js';
 
 /** skiff without a token in its environment: the tests give it where they mean to. */
 const skiffNoToken = (args: string[]) => runSkiff(args, { env: { SKIFF_TOKEN: '' } });
@@ -131,6 +133,45 @@ describe('skiff install and uninstall', () => {
     assert.equal((await agent.exited).code, 0);
     agent = undefined;
     await assert.rejects(client.get('/api/v1/nodes/installed'), (e: { code?: number }) => e.code === 404);
+  });
+
+  it('a server installed on SQLite, installed again with --storage etcd --convert, starts on etcd with every object', async () => {
+    for (let i = 0; i < 5; i++) await client.create('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `kept-${i}` }, data: { i: String(i) } });
+    const before = (await client.get<KubeList>('/api/v1/namespaces/default/configmaps')).items.map((c) => ({ name: c.metadata.name, uid: c.metadata.uid, rv: Number(c.metadata.resourceVersion) }));
+    client.close();
+    await server?.stop(10_000);
+    server = undefined;
+    const etcd = await startEtcd();
+    try {
+      const r = await skiffNoToken(['install', 'server', '--root', serverRoot, '--listen', `127.0.0.1:${port}`, '--token', TEST_JOIN_TOKEN, '--data-dir', serverData, '--storage', 'etcd', '--etcd-endpoints', etcd.endpoints.join(','), '--convert']);
+      assert.equal(r.code, 0, r.stderr);
+      const flags = readFileSync(join(serverRoot, 'etc/skiff/server.yaml'), 'utf8');
+      assert.match(flags, /^storage: etcd$/m);
+      assert.match(flags, /^convert: true$/m);
+      const log = join(dir, 'server-etcd.log');
+      server = runUnit(serverRoot, 'server', log);
+      client = ApiClient.fromKubeconfig(join(serverData, 'kubeconfig'), { timeoutMs: 5000 });
+      await eventually(async () => String(await client.get('/readyz')).trim() === 'ok', 60_000, 'server ready on etcd');
+      const now = (await client.get<KubeList>('/api/v1/namespaces/default/configmaps')).items;
+      for (const b of before) {
+        const c = now.find((x) => x.metadata.name === b.name);
+        assert.equal(c?.metadata.uid, b.uid, `${b.name} keeps its uid`);
+        assert.ok(c && Number(c.metadata.resourceVersion) > b.rv, `${b.name}: resourceVersion above ${b.rv}`);
+      }
+      assert.match(readFileSync(log, 'utf8'), /--convert: the SQLite store is kept as .*state\.db\.pre-etcd/);
+      assert.ok(existsSync(join(serverData, 'db', 'state.db.pre-etcd')) && !existsSync(join(serverData, 'db', 'state.db')));
+      // Started again with the same unit: converted before, it just starts.
+      await server.stop(10_000);
+      server = runUnit(serverRoot, 'server', log);
+      await eventually(async () => String(await client.get('/readyz')).trim() === 'ok', 60_000, 'server ready again');
+      assert.match(readFileSync(log, 'utf8'), /--convert: the SQLite store was converted before/);
+      assert.equal((await client.get<KubeList>('/api/v1/namespaces/default/configmaps')).items.filter((c) => c.metadata.name?.startsWith('kept-')).length, 5);
+    } finally {
+      client.close();
+      await server?.stop(10_000);
+      server = undefined;
+      await etcd.destroy();
+    }
   });
 
   it('uninstall removes the units and files, and the data only with --purge', async () => {

@@ -68,7 +68,7 @@ describe('skiff up and skiff server on a directory or port that is taken', () =>
     writeFileSync(join(sqliteDir, 'server', 'db', 'state.db'), '');
     const r = await runSkiff(['up', '--data-dir', sqliteDir, '--storage', 'etcd']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /^skiff up: .*was-sqlite holds a cluster on the embedded SQLite store from an earlier up: start it again with --storage sqlite, or use another --data-dir/m);
+    assert.match(r.stderr, /^skiff up: .*was-sqlite holds a cluster on the embedded SQLite store from an earlier up: start it again with --storage sqlite, move it to etcd with --servers 3 --storage etcd --convert, or use another --data-dir/m);
     const etcdDir = join(dir, 'was-etcd');
     mkdirSync(etcdDir);
     writeFileSync(join(etcdDir, 'cluster.json'), JSON.stringify({ storage: 'etcd', etcdMembers: 3 }));

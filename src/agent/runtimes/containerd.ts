@@ -15,9 +15,10 @@ import type { Clock, Timer } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
 import { errorText } from '../../util/error-text.js';
 import { CONTAINER_NAME_LABEL, NODE_LABEL, POD_UID_LABEL, containerConfig, pullPolicy, sandboxConfig } from './cri-config.js';
-import { CreateContainerError, type ContainerLaunch, type ExitInfo, type InstanceRecord, type KnownInstances, type Runtime, type RunningContainer, type StreamRequest } from './runtime.js';
+import { CreateContainerError, type ContainerLaunch, type ExitInfo, type InstanceRecord, type InstanceUsage, type KnownInstances, type Runtime, type RunningContainer, type StreamRequest, type UsageQuery } from './runtime.js';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import type { ImageStore } from '../image-gc.js';
+import type { PodDnsConfig } from '../../dns/resolv-conf.js';
 
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
 
@@ -32,6 +33,8 @@ export interface ContainerdRuntimeOptions {
   podLogDir(podUid: string): string;
   /** Registry credentials for the pod's imagePullSecrets, by registry host. */
   pullAuth?(pod: Pod, image: string): Promise<AuthConfig | undefined>;
+  /** The pod's resolv.conf (the kubelet's GetPodDNS), handed to the sandbox. */
+  dns?(pod: Pod): PodDnsConfig;
   relistMs?: number;
   client?: CriClient;
 }
@@ -146,6 +149,8 @@ export class ContainerdRuntime implements Runtime {
     const ready = all.filter((s) => s.state === 'SANDBOX_READY').sort((a, b) => (BigInt(b.createdAt) > BigInt(a.createdAt) ? 1 : -1));
     const attempt = ready[0] ? (ready[0].metadata?.attempt ?? 0) : all.reduce((m, s) => Math.max(m, (s.metadata?.attempt ?? 0) + 1), 0);
     const config = sandboxConfig({ pod, nodeName: this.o.nodeName, logDirectory: this.o.podLogDir(uid), cgroupRoot: this.o.cgroupRoot, attempt });
+    const dns = this.o.dns?.(pod);
+    if (dns) config.dnsConfig = dns;
     let id = ready[0]?.id;
     if (!id) {
       mkdirSync(config.logDirectory!, { recursive: true });
@@ -423,6 +428,28 @@ export class ContainerdRuntime implements Runtime {
       await this.cri.stopPodSandbox(s.id).catch(() => undefined);
       await this.cri.removePodSandbox(s.id);
     }
+  }
+
+  /** Each container's cgroup figures as containerd reads them (one ListContainerStats for the node's containers). */
+  async usage(instances: readonly UsageQuery[]): Promise<Map<string, InstanceUsage>> {
+    const wanted = new Set(instances.map((q) => q.id));
+    const out = new Map<string, InstanceUsage>();
+    if (wanted.size === 0) return out;
+    const n = (v: { value: string } | undefined): number | undefined => (v === undefined ? undefined : Number(v.value));
+    for (const s of await this.cri.listContainerStats({ labels: this.nodeLabels() })) {
+      const id = s.attributes?.id;
+      if (!id || !wanted.has(id) || !s.cpu || !s.memory) continue;
+      const cpu = n(s.cpu.usageCoreNanoSeconds);
+      const workingSet = n(s.memory.workingSetBytes);
+      if (cpu === undefined || workingSet === undefined) continue;
+      const usage: InstanceUsage = { timestampMs: nsToMs(s.cpu.timestamp) || this.o.clock.now(), cpuCoreNanoSeconds: cpu, memoryWorkingSetBytes: workingSet };
+      const used = n(s.memory.usageBytes);
+      const rss = n(s.memory.rssBytes);
+      if (used !== undefined) usage.memoryUsageBytes = used;
+      if (rss !== undefined) usage.rssBytes = rss;
+      out.set(id, usage);
+    }
+    return out;
   }
 
   close(): void {

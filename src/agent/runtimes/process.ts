@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
 import { LogGrowthRecorder } from '../log-times.js';
-import { CreateContainerError, SIGNAL_NUMBERS, type ContainerLaunch, type ExitInfo, type InstanceRecord, type KnownInstances, type Runtime, type RunningContainer } from './runtime.js';
+import { CreateContainerError, SIGNAL_NUMBERS, type ContainerLaunch, type ExitInfo, type InstanceRecord, type InstanceUsage, type KnownInstances, type Runtime, type RunningContainer, type UsageQuery } from './runtime.js';
+import { processGroupUsage } from './process-usage.js';
 
 export const AGENT_TAG_ENV = 'SKIFF_AGENT_TAG';
 
@@ -212,6 +213,15 @@ export class ProcessRuntime implements Runtime {
       killed++;
     }
     return killed;
+  }
+
+  /** Each instance's process group as /proc counts it (process-usage.ts). */
+  async usage(instances: readonly UsageQuery[]): Promise<Map<string, InstanceUsage>> {
+    const groups = new Map<number, string>();
+    for (const q of instances) if (q.pid !== undefined) groups.set(q.pid, q.id);
+    const out = new Map<string, InstanceUsage>();
+    for (const [pgid, u] of processGroupUsage(new Set(groups.keys()), this.o.clock.now())) out.set(groups.get(pgid)!, u);
+    return out;
   }
 
   close(): void {

@@ -97,6 +97,27 @@ export type StreamRequest =
   | { kind: 'attach'; instanceId: string; streams: StdStreams }
   | { kind: 'portforward'; podUid: string; ports: number[] };
 
+/** A running instance whose resource usage is asked for. */
+export interface UsageQuery {
+  id: string;
+  /** Its process group (the process runtime). */
+  pid?: number;
+  startedAt: number;
+  /** Pod uid and container name: stable for the container (the simulated runtime's figures). */
+  key: string;
+  /** The container's resource requests (the simulated runtime's figures). */
+  requests?: Record<string, string | number>;
+}
+
+/** An instance's cumulative CPU and current memory, as the runtime read them. */
+export interface InstanceUsage {
+  timestampMs: number;
+  cpuCoreNanoSeconds: number;
+  memoryWorkingSetBytes: number;
+  memoryUsageBytes?: number;
+  rssBytes?: number;
+}
+
 /** The runtimes an agent can run pods with. */
 export type RuntimeName = 'process' | 'simulated' | 'containerd';
 
@@ -136,6 +157,8 @@ export interface Runtime {
   health?(): Promise<string | undefined>;
   /** Where the runtime serves an exec, attach or port-forward (a one-time URL the agent relays the client's upgrade to). */
   streamUrl?(req: StreamRequest): Promise<string>;
+  /** CPU and memory of running instances, by instance id; an instance it could not read is left out. */
+  usage?(instances: readonly UsageQuery[]): Promise<Map<string, InstanceUsage>>;
   /** Every container of the pod has stopped for good: release what the pod holds (its sandbox, its IP). */
   stopPod?(podUid: string): Promise<void>;
   /** The pod is forgotten: remove whatever is left of it. */

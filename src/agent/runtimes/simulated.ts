@@ -7,7 +7,8 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../util/clock.js';
-import type { ContainerLaunch, ExitInfo, InstanceRecord, Runtime, RunningContainer } from './runtime.js';
+import type { ContainerLaunch, ExitInfo, InstanceRecord, InstanceUsage, Runtime, RunningContainer, UsageQuery } from './runtime.js';
+import { simulatedUsage } from '../../resource-metrics/simulated-usage.js';
 import { draw, stageFor, type PodStage } from './sim-stages.js';
 
 export interface SimulatedRuntimeOptions {
@@ -90,6 +91,16 @@ export class SimulatedRuntime implements Runtime {
 
   async reapOrphans(): Promise<number> {
     return 0;
+  }
+
+  /** Figures made from each container's requests (no process to measure): see simulated-usage.ts. */
+  async usage(instances: readonly UsageQuery[]): Promise<Map<string, InstanceUsage>> {
+    const now = this.o.clock.now();
+    const out = new Map<string, InstanceUsage>();
+    for (const q of instances) {
+      out.set(q.id, { timestampMs: now, ...simulatedUsage({ key: q.key, startedAtMs: q.startedAt, ...(q.requests ? { requests: q.requests } : {}) }, now) });
+    }
+    return out;
   }
 
   close(): void {}

@@ -73,6 +73,17 @@ function hasNodePorts(svc: Service): boolean {
   return svc.spec?.type === 'NodePort' || svc.spec?.type === 'LoadBalancer';
 }
 
+/** The cluster DNS address (port 53) and the node's own DNS server's port it is sent to. */
+export interface DnsRedirect {
+  ips: string[];
+  port: number;
+  /**
+   * This node's pod CIDRs: only its own pods' queries are sent to its server (nodes sharing a
+   * machine each answer their own); the node's own processes' always are. Empty: every query.
+   */
+  podCidrs: string[];
+}
+
 /**
  * The input for `iptables-restore --noflush`: every chain of this node, in full (nat and filter),
  * and the nat chains it no longer needs deleted. `stale` is what the last run declared.
@@ -83,11 +94,23 @@ export function serviceRules(
   services: Service[],
   slicesOf: (svc: Service) => EndpointSlice[],
   stale: Iterable<string>,
+  dns?: DnsRedirect,
 ): { text: string; chains: Set<string> } {
   const declared = new Set<string>([chains.services, chains.nodePorts, chains.postrouting]);
   const rules: string[] = [`-A ${chains.postrouting} -m mark --mark ${MASQ_MARK} -j MASQUERADE`];
   const nodePortRules: string[] = [];
   const filter: string[] = [];
+  // Before any Service: the cluster DNS address answers from this node's own server. REDIRECT
+  // sends a pod's query to the address of the interface it came in on (its bridge's), the node's
+  // own to loopback; the reply goes back from the cluster DNS address. (nat comes before filter:
+  // a redirected query never meets the kube-dns Service's reject.)
+  const from = dns ? (dns.podCidrs.filter((c) => c.includes('.')).length > 0 ? [...dns.podCidrs.filter((c) => c.includes('.')).map((c) => `-s ${c} `), '-m addrtype --src-type LOCAL '] : ['']) : [];
+  for (const ip of dns?.ips ?? []) {
+    if (!ip.includes('.')) continue;
+    for (const src of from) {
+      for (const proto of ['udp', 'tcp']) rules.push(`-A ${chains.services} ${src}-d ${ip}/32 -p ${proto} -m ${proto} --dport 53 -m comment --comment "cluster DNS" -j REDIRECT --to-ports ${dns!.port}`);
+    }
+  }
   const sorted = [...services].sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
   for (const svc of sorted) {
     const ip = svc.spec?.clusterIP;

@@ -12,7 +12,7 @@ import type { Informer } from '../../client/informer.js';
 import type { Clock, Timer } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
 import { errorText } from '../../util/error-text.js';
-import { serviceRules, proxyChains, type ProxyChains } from './iptables-rules.js';
+import { serviceRules, proxyChains, type DnsRedirect, type ProxyChains } from './iptables-rules.js';
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
@@ -24,6 +24,8 @@ export interface ServiceProxyOptions {
   slices: Informer<EndpointSlice>;
   /** Changes arriving closer together than this are applied together (kube-proxy's --iptables-min-sync-period, 1 s). */
   minSyncMs?: number;
+  /** Where the cluster DNS address is sent: this node's DNS server (../cluster-dns.ts). */
+  dnsRedirect?: () => DnsRedirect | undefined;
 }
 
 /** The jumps from the built-in chains into this node's chains. */
@@ -95,6 +97,11 @@ export class ServiceProxy {
     this.schedule();
   }
 
+  /** Rewrites the rules soon: something they are made from besides Services and slices changed. */
+  kick(): void {
+    this.schedule();
+  }
+
   private schedule(): void {
     if (this.stopped || this.timer) return;
     this.timer = this.o.clock.setTimeout(() => {
@@ -119,7 +126,7 @@ export class ServiceProxy {
         if (list) list.push(s);
         else byService.set(key, [s]);
       }
-      const { text, chains } = serviceRules(this.chains, this.o.nodeName, this.o.services.list(), (svc) => byService.get(`${svc.metadata.namespace}/${svc.metadata.name}`) ?? [], this.current);
+      const { text, chains } = serviceRules(this.chains, this.o.nodeName, this.o.services.list(), (svc) => byService.get(`${svc.metadata.namespace}/${svc.metadata.name}`) ?? [], this.current, this.o.dnsRedirect?.());
       if (text === this.lastText) return;
       try {
         await restore(text);

@@ -4,14 +4,20 @@
 // its type checks, and the volumes whose files come from the API — configMap, secret, downwardAPI,
 // projected (with a service-account token bound to the pod) — written atomically and rewritten
 // while the pod runs, so a container sees changes in place, as with the kubelet.
+// persistentVolumeClaim: the directory of the claim's bound volume (a hostPath or local volume on
+// this node, as the local-path provisioner makes them), bind-mounted like a hostPath.
+// On the process runtime (`claimsOnly`) only claims are set up: a host process cannot be given a
+// mount, so each claim it mounts is a symlink at its mountPath under the pod's directory (the
+// process's working directory unless the container sets one: `/data` is `./data`) and an
+// environment variable SKIFF_VOLUME_<VOLUME NAME> naming the directory.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
 import type { Container, Pod, Volume } from '../../api/kinds/pod.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
 import { errorText } from '../../util/error-text.js';
-import type { AgentApi } from '../api.js';
+import { isNotFound, type AgentApi } from '../api.js';
 import { kindWord, readConfigData, type ConfigKind } from '../config-data.js';
 import { fieldRefValue, resourceFieldValue, type FieldRefContext } from '../field-ref.js';
 import { CreateContainerError, type ContainerMount } from '../runtimes/runtime.js';
@@ -25,7 +31,17 @@ export interface VolumeManagerOptions {
   podDir(uid: string): string;
   fieldRefs(pod: Pod): FieldRefContext;
   allocatable(): Record<string, string>;
+  /** Set up only persistentVolumeClaim volumes, given to host processes (the process runtime). */
+  claimsOnly?: boolean;
 }
+
+/** The variable naming a claim's directory for a host process: SKIFF_VOLUME_ and the volume's name, upper-cased, other characters as `_`. */
+export function claimEnvName(volume: string): string {
+  return `SKIFF_VOLUME_${volume.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+/** What a pod's directory holds already: a mountPath may not take these names. */
+const POD_DIR_ENTRIES = new Set(['state.json', 'logs', 'volumes']);
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -76,6 +92,7 @@ export class VolumeManager {
     }
     for (const v of pod.spec?.volumes ?? []) {
       if (!v?.name || state.paths.has(v.name)) continue;
+      if (this.o.claimsOnly && !v.persistentVolumeClaim) continue;
       try {
         state.paths.set(v.name, await this.setUpOne(pod, v, state, reads));
       } catch (e) {
@@ -83,6 +100,34 @@ export class VolumeManager {
         throw new CreateContainerError('CreateContainerConfigError', `MountVolume.SetUp failed for volume "${v.name}": ${errorText(e)}`);
       }
     }
+    if (this.o.claimsOnly) this.linkClaims(pod, state);
+  }
+
+  /** Host processes: a symlink at each claim's mountPath under the pod's directory. */
+  private linkClaims(pod: Pod, state: PodVolumes): void {
+    const podDir = this.o.podDir(pod.metadata.uid!);
+    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+      for (const m of c.volumeMounts ?? []) {
+        const target = state.paths.get(m.name);
+        const rel = normalize(`./${m.mountPath ?? ''}`).replace(/\/+$/, '');
+        if (!target || rel === '.' || rel.startsWith('..') || POD_DIR_ENTRIES.has(rel.split('/')[0]!)) continue;
+        const link = join(podDir, rel);
+        if (lstatSync(link, { throwIfNoEntry: false })) continue;
+        mkdirSync(dirname(link), { recursive: true });
+        symlinkSync(m.subPath && validItemPath(m.subPath) ? join(target, m.subPath) : target, link);
+      }
+    }
+  }
+
+  /** Host processes: SKIFF_VOLUME_<NAME> for each claim the container mounts. */
+  claimEnv(pod: Pod, c: Container): Record<string, string> {
+    const state = this.pods.get(pod.metadata.uid!);
+    const out: Record<string, string> = {};
+    for (const m of c.volumeMounts ?? []) {
+      const path = state?.paths.get(m.name);
+      if (path) out[claimEnvName(m.name)] = path;
+    }
+    return out;
   }
 
   /** Where each of the container's volumeMounts comes from on this node. */
@@ -104,10 +149,10 @@ export class VolumeManager {
     return out;
   }
 
-  /** Secret, configMap, downwardAPI and projected volumes are read-only in the container, whatever the mount says. */
+  /** Secret, configMap, downwardAPI and projected volumes, and a claim marked readOnly, are read-only in the container, whatever the mount says. */
   private alwaysReadOnly(pod: Pod, name: string): boolean {
     const v = (pod.spec?.volumes ?? []).find((x) => x?.name === name);
-    return v !== undefined && apiSource(v) !== undefined;
+    return v !== undefined && (apiSource(v) !== undefined || v.persistentVolumeClaim?.readOnly === true);
   }
 
   /** A reader that asks the API for each object once, however many volumes of however many pods name it. */
@@ -164,6 +209,7 @@ export class VolumeManager {
   private async setUpOne(pod: Pod, v: Volume, state: PodVolumes, reads: Reads): Promise<string> {
     const uid = pod.metadata.uid!;
     if (v.hostPath) return checkHostPath(v.hostPath.path, v.hostPath.type ?? '');
+    if (v.persistentVolumeClaim) return this.claimDir(pod.metadata.namespace ?? 'default', str(v.persistentVolumeClaim.claimName));
     const source = apiSource(v);
     if (source) {
       await this.writeFromApi(pod, v, state, reads);
@@ -180,6 +226,28 @@ export class VolumeManager {
     }
     const kind = Object.keys(v).find((k) => k !== 'name') ?? 'unknown';
     throw new CreateContainerError('CreateContainerConfigError', `volume "${v.name}": ${kind} volumes are not supported by skiff`);
+  }
+
+  /** The directory of the volume a claim is bound to: a hostPath or local volume this node can reach. */
+  private async claimDir(namespace: string, name: string): Promise<string> {
+    const fail = (message: string): never => {
+      throw new CreateContainerError('CreateContainerConfigError', message);
+    };
+    const claim = await this.o.api.get<{ spec?: Obj; status?: Obj }>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`).catch((e: unknown) => {
+      if (isNotFound(e)) fail(`persistentvolumeclaim "${name}" not found`);
+      throw e;
+    });
+    const volumeName = str(obj(claim.spec).volumeName);
+    if (!volumeName || str(obj(claim.status).phase) !== 'Bound') fail(`persistentvolumeclaim "${name}" is not bound`);
+    const volume = await this.o.api.get<{ spec?: Obj }>(`/api/v1/persistentvolumes/${encodeURIComponent(volumeName)}`).catch((e: unknown) => {
+      if (isNotFound(e)) fail(`persistentvolume "${volumeName}" not found`);
+      throw e;
+    });
+    const spec = obj(volume.spec);
+    if (spec.hostPath) return checkHostPath(str(obj(spec.hostPath).path), str(obj(spec.hostPath).type));
+    if (spec.local) return checkHostPath(str(obj(spec.local).path), 'Directory');
+    const kind = Object.keys(spec).find((k) => !['capacity', 'accessModes', 'claimRef', 'persistentVolumeReclaimPolicy', 'storageClassName', 'mountOptions', 'volumeMode', 'nodeAffinity'].includes(k)) ?? 'unknown';
+    return fail(`persistentvolume "${volumeName}": ${kind} volumes are not supported by skiff`);
   }
 
   /** Writes a configMap, secret, downwardAPI or projected volume; answers whether its content changed. */

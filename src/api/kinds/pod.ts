@@ -120,6 +120,7 @@ export interface Volume {
   hostPath?: { path: string; type?: string };
   configMap?: { name?: string; defaultMode?: number; items?: unknown[]; optional?: boolean };
   secret?: { secretName?: string; defaultMode?: number; items?: unknown[]; optional?: boolean };
+  persistentVolumeClaim?: { claimName?: string; readOnly?: boolean };
   [source: string]: unknown;
 }
 
@@ -131,6 +132,13 @@ export interface Toleration {
   tolerationSeconds?: number;
 }
 
+/** Extra resolv.conf settings, merged into what the pod's dnsPolicy gives it. */
+export interface PodDNSConfig {
+  nameservers?: string[];
+  searches?: string[];
+  options?: { name?: string; value?: string }[];
+}
+
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
@@ -139,6 +147,7 @@ export interface PodSpec {
   terminationGracePeriodSeconds?: number;
   activeDeadlineSeconds?: number;
   dnsPolicy?: DNSPolicy;
+  dnsConfig?: PodDNSConfig;
   nodeSelector?: Record<string, string>;
   serviceAccountName?: string;
   nodeName?: string;

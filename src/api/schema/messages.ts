@@ -1794,6 +1794,158 @@ message Scale {
 // is kept rather than leaving consumers to infer "absent means 0".
 message ScaleSpec { optional int32 replicas = 1 [(keep) = true]; }
 message ScaleStatus { optional int32 replicas = 1 [(keep) = true]; optional string selector = 2; }
+// HorizontalPodAutoscaler at v1: served beside v2 (its storage version) and converted to and from it;
+// what v1 cannot say travels in the autoscaling.alpha.kubernetes.io/* annotations.
+message HorizontalPodAutoscaler {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional HorizontalPodAutoscalerSpec spec = 2;
+  optional HorizontalPodAutoscalerStatus status = 3;
+}
+message CrossVersionObjectReference { option (structType) = "atomic";
+  optional string kind = 1;
+  optional string name = 2;
+  optional string apiVersion = 3;
+}
+message HorizontalPodAutoscalerSpec {
+  optional CrossVersionObjectReference scaleTargetRef = 1;
+  optional int32 minReplicas = 2 [(ptr) = true];
+  optional int32 maxReplicas = 3 [(keep) = true];
+  optional int32 targetCPUUtilizationPercentage = 4 [(ptr) = true];
+}
+message HorizontalPodAutoscalerStatus {
+  optional int64 observedGeneration = 1 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastScaleTime = 2 [(ptr) = true];
+  optional int32 currentReplicas = 3 [(keep) = true];
+  optional int32 desiredReplicas = 4 [(keep) = true];
+  optional int32 currentCPUUtilizationPercentage = 5 [(ptr) = true];
+}
+`;
+
+export const AUTOSCALING_V2_PROTO = `
+syntax = "proto2";
+package k8s.io.api.autoscaling.v2;
+message HorizontalPodAutoscaler {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional HorizontalPodAutoscalerSpec spec = 2;
+  optional HorizontalPodAutoscalerStatus status = 3;
+}
+message CrossVersionObjectReference {
+  optional string kind = 1;
+  optional string name = 2;
+  optional string apiVersion = 3;
+}
+message HorizontalPodAutoscalerSpec {
+  optional CrossVersionObjectReference scaleTargetRef = 1;
+  optional int32 minReplicas = 2 [(ptr) = true];
+  optional int32 maxReplicas = 3 [(keep) = true];
+  repeated MetricSpec metrics = 4 [(listType) = "atomic"];
+  optional HorizontalPodAutoscalerBehavior behavior = 5 [(ptr) = true];
+}
+message HorizontalPodAutoscalerBehavior {
+  optional HPAScalingRules scaleUp = 1 [(ptr) = true];
+  optional HPAScalingRules scaleDown = 2 [(ptr) = true];
+}
+message HPAScalingRules {
+  optional int32 stabilizationWindowSeconds = 3 [(ptr) = true];
+  optional string selectPolicy = 1 [(ptr) = true];
+  repeated HPAScalingPolicy policies = 2 [(listType) = "atomic"];
+  optional .k8s.io.apimachinery.pkg.api.resource.Quantity tolerance = 4 [(ptr) = true];
+}
+message HPAScalingPolicy {
+  optional string type = 1;
+  optional int32 value = 2 [(keep) = true];
+  optional int32 periodSeconds = 3 [(keep) = true];
+}
+message MetricSpec {
+  optional string type = 1;
+  optional ObjectMetricSource object = 2 [(ptr) = true];
+  optional PodsMetricSource pods = 3 [(ptr) = true];
+  optional ResourceMetricSource resource = 4 [(ptr) = true];
+  optional ContainerResourceMetricSource containerResource = 7 [(ptr) = true];
+  optional ExternalMetricSource external = 5 [(ptr) = true];
+}
+message MetricIdentifier {
+  optional string name = 1;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector selector = 2 [(ptr) = true];
+}
+message MetricTarget {
+  optional string type = 1;
+  optional .k8s.io.apimachinery.pkg.api.resource.Quantity value = 2 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.api.resource.Quantity averageValue = 3 [(ptr) = true];
+  optional int32 averageUtilization = 4 [(ptr) = true];
+}
+message MetricValueStatus {
+  optional .k8s.io.apimachinery.pkg.api.resource.Quantity value = 1 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.api.resource.Quantity averageValue = 2 [(ptr) = true];
+  optional int32 averageUtilization = 3 [(ptr) = true];
+}
+message ObjectMetricSource {
+  optional CrossVersionObjectReference describedObject = 1;
+  optional MetricTarget target = 2;
+  optional MetricIdentifier metric = 3;
+}
+message PodsMetricSource {
+  optional MetricIdentifier metric = 1;
+  optional MetricTarget target = 2;
+}
+message ResourceMetricSource {
+  optional string name = 1;
+  optional MetricTarget target = 2;
+}
+message ContainerResourceMetricSource {
+  optional string name = 1;
+  optional MetricTarget target = 2;
+  optional string container = 3;
+}
+message ExternalMetricSource {
+  optional MetricIdentifier metric = 1;
+  optional MetricTarget target = 2;
+}
+message HorizontalPodAutoscalerStatus {
+  optional int64 observedGeneration = 1 [(ptr) = true];
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastScaleTime = 2 [(ptr) = true];
+  optional int32 currentReplicas = 3;
+  optional int32 desiredReplicas = 4 [(keep) = true];
+  repeated MetricStatus currentMetrics = 5 [(listType) = "atomic"];
+  repeated HorizontalPodAutoscalerCondition conditions = 6 [(patchStrategy) = "merge", (patchMergeKey) = "type", (listType) = "map", (listMapKeys) = "type"];
+}
+message HorizontalPodAutoscalerCondition {
+  optional string type = 1;
+  optional string status = 2;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 3;
+  optional string reason = 4;
+  optional string message = 5;
+}
+message MetricStatus {
+  optional string type = 1;
+  optional ObjectMetricStatus object = 2 [(ptr) = true];
+  optional PodsMetricStatus pods = 3 [(ptr) = true];
+  optional ResourceMetricStatus resource = 4 [(ptr) = true];
+  optional ContainerResourceMetricStatus containerResource = 7 [(ptr) = true];
+  optional ExternalMetricStatus external = 5 [(ptr) = true];
+}
+message ObjectMetricStatus {
+  optional MetricIdentifier metric = 1;
+  optional MetricValueStatus current = 2;
+  optional CrossVersionObjectReference describedObject = 3;
+}
+message PodsMetricStatus {
+  optional MetricIdentifier metric = 1;
+  optional MetricValueStatus current = 2;
+}
+message ResourceMetricStatus {
+  optional string name = 1;
+  optional MetricValueStatus current = 2;
+}
+message ContainerResourceMetricStatus {
+  optional string name = 1;
+  optional MetricValueStatus current = 2;
+  optional string container = 3;
+}
+message ExternalMetricStatus {
+  optional MetricIdentifier metric = 1;
+  optional MetricValueStatus current = 2;
+}
 `;
 
 // apiextensions.k8s.io/v1. JSONSchemaProps is carried whole (its JSON is the schema, with keys such
@@ -2082,6 +2234,40 @@ message PriorityClass {
 }
 `;
 
+// certificates.k8s.io/v1. ExtraValue's JSON is a plain list of strings (see ./root.ts).
+export const CERTIFICATES_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.certificates.v1;
+message CertificateSigningRequest {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional CertificateSigningRequestSpec spec = 2;
+  optional CertificateSigningRequestStatus status = 3;
+}
+message CertificateSigningRequestSpec {
+  optional bytes request = 1;
+  optional string signerName = 7;
+  optional int32 expirationSeconds = 8 [(ptr) = true];
+  repeated string usages = 5 [(listType) = "atomic"];
+  optional string username = 2;
+  optional string uid = 3;
+  repeated string groups = 4 [(listType) = "atomic"];
+  map<string, ExtraValue> extra = 6;
+}
+message ExtraValue { repeated string items = 1; }
+message CertificateSigningRequestStatus {
+  repeated CertificateSigningRequestCondition conditions = 1 [(listType) = "map", (listMapKeys) = "type"];
+  optional bytes certificate = 2;
+}
+message CertificateSigningRequestCondition {
+  optional string type = 1;
+  optional string status = 6;
+  optional string reason = 2;
+  optional string message = 3;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastUpdateTime = 4;
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.Time lastTransitionTime = 5;
+}
+`;
+
 // apiregistration.k8s.io/v1 (kube-aggregator).
 export const APIREGISTRATION_V1_PROTO = `
 syntax = "proto2";
@@ -2192,6 +2378,7 @@ export const PROTO_SOURCES: readonly string[] = [
   COORDINATION_V1_PROTO,
   FLOWCONTROL_V1_PROTO,
   AUTOSCALING_V1_PROTO,
+  AUTOSCALING_V2_PROTO,
   BATCH_V1_PROTO,
   DISCOVERY_V1_PROTO,
   RBAC_V1_PROTO,
@@ -2202,6 +2389,7 @@ export const PROTO_SOURCES: readonly string[] = [
   STORAGE_V1_PROTO,
   APIEXTENSIONS_V1_PROTO,
   SCHEDULING_V1_PROTO,
+  CERTIFICATES_V1_PROTO,
   APIREGISTRATION_V1_PROTO,
   ADMISSIONREGISTRATION_V1_PROTO,
 ];
@@ -2222,7 +2410,8 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'policy/v1': { pkg: 'k8s.io.api.policy.v1', kinds: ['PodDisruptionBudget', 'Eviction'] },
   'coordination.k8s.io/v1': { pkg: 'k8s.io.api.coordination.v1', kinds: ['Lease'] },
   'flowcontrol.apiserver.k8s.io/v1': { pkg: 'k8s.io.api.flowcontrol.v1', kinds: ['FlowSchema', 'PriorityLevelConfiguration'] },
-  'autoscaling/v1': { pkg: 'k8s.io.api.autoscaling.v1', kinds: ['Scale'] },
+  'autoscaling/v1': { pkg: 'k8s.io.api.autoscaling.v1', kinds: ['Scale', 'HorizontalPodAutoscaler'] },
+  'autoscaling/v2': { pkg: 'k8s.io.api.autoscaling.v2', kinds: ['HorizontalPodAutoscaler'] },
   'batch/v1': { pkg: 'k8s.io.api.batch.v1', kinds: ['Job', 'CronJob'] },
   'discovery.k8s.io/v1': { pkg: 'k8s.io.api.discovery.v1', kinds: ['EndpointSlice'] },
   'rbac.authorization.k8s.io/v1': { pkg: 'k8s.io.api.rbac.v1', kinds: ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'] },
@@ -2233,6 +2422,7 @@ export const SUPPORTED_KINDS: Readonly<Record<string, { pkg: string; kinds: read
   'storage.k8s.io/v1': { pkg: 'k8s.io.api.storage.v1', kinds: ['StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment'] },
   'apiextensions.k8s.io/v1': { pkg: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1', kinds: ['CustomResourceDefinition'] },
   'scheduling.k8s.io/v1': { pkg: 'k8s.io.api.scheduling.v1', kinds: ['PriorityClass'] },
+  'certificates.k8s.io/v1': { pkg: 'k8s.io.api.certificates.v1', kinds: ['CertificateSigningRequest'] },
   'apiregistration.k8s.io/v1': { pkg: 'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1', kinds: ['APIService'] },
   'admissionregistration.k8s.io/v1': { pkg: 'k8s.io.api.admissionregistration.v1', kinds: ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'] },
 };

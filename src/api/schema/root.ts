@@ -15,9 +15,11 @@ export const QUANTITY = '.k8s.io.apimachinery.pkg.api.resource.Quantity';
 export const INT_OR_STRING = '.k8s.io.apimachinery.pkg.util.intstr.IntOrString';
 export const RAW_EXTENSION = '.k8s.io.apimachinery.pkg.runtime.RawExtension';
 export const JSON_SCHEMA_PROPS = '.k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps';
+/** A requester's extra attribute values: a message on the wire, a list of strings in JSON. */
+export const EXTRA_VALUE = '.k8s.io.api.certificates.v1.ExtraValue';
 
 /** Messages whose JSON is a string, a number or raw JSON, not their fields: nothing inside them to check or merge. */
-export const OPAQUE_MESSAGES: ReadonlySet<string> = new Set([TIME, MICRO_TIME, DURATION, FIELDS_V1, QUANTITY, INT_OR_STRING, RAW_EXTENSION, JSON_SCHEMA_PROPS]);
+export const OPAQUE_MESSAGES: ReadonlySet<string> = new Set([TIME, MICRO_TIME, DURATION, FIELDS_V1, QUANTITY, INT_OR_STRING, RAW_EXTENSION, JSON_SCHEMA_PROPS, EXTRA_VALUE]);
 
 let cachedRoot: Root | undefined;
 

@@ -1,7 +1,9 @@
 // NodeRestriction, as upstream's admission plugin: a node credential may create only its own Node
 // and Lease, change and delete only the pods bound to it, set taints on its Node only when it
 // registers and never change them afterwards, and set or change only the labels a kubelet may
-// (src/api/node-labels.ts), refused with upstream's messages.
+// (src/api/node-labels.ts), refused with upstream's messages. skiff's agents provision local-path
+// volumes (see src/agent/volumes/): a node may create and delete only such PersistentVolumes, and
+// only those whose node affinity names itself alone.
 //
 // skiff's agents re-create their Node when it is deleted, restoring what administrators had set.
 // So that this stays within the rules, every server records the labels a Node had when it was
@@ -13,7 +15,8 @@
 // its own Node can so drop an administrator's taint there too.)
 import { forbidden } from '../../api/errors.js';
 import { changedLabels, labelsNodeMayNotSet } from '../../api/node-labels.js';
-import { jsonEqual } from '../../api/kinds/json.js';
+import { jsonEqual, obj } from '../../api/kinds/json.js';
+import { LOCAL_PATH_PROVISIONER, nodeAffinityFor, PROVISIONED_BY_ANNOTATION } from '../../api/kinds/volume-provisioning.js';
 import type { KubeObject } from '../../api/types.js';
 import { MACHINE_ID_ANNOTATION } from '../../api/kinds/node.js';
 import { isStoreError, type Store } from '../../store/store.js';
@@ -110,15 +113,21 @@ export function nodeRestriction(deleted: DeletedNodeLabels): AdmissionPlugin {
     if (boundTo(a.oldObject) === node) return;
     throw forbidden(`node "${node}" can only change pods bound to it`, 'pods', '', a.name);
   };
+  const onlyOwnLocalVolumes = (node: string, volume: KubeObject | undefined, name: string): void => {
+    if (volume && volume.metadata.annotations?.[PROVISIONED_BY_ANNOTATION] === LOCAL_PATH_PROVISIONER && jsonEqual(obj(volume.spec).nodeAffinity, nodeAffinityFor(node))) return;
+    throw forbidden(`node "${node}" may only create and delete ${LOCAL_PATH_PROVISIONER} volumes whose node affinity names it`, 'persistentvolumes', '', name);
+  };
   return {
     name: 'NodeRestriction',
     // A Lease renewal is judged by the Node authorizer alone: no admission on the heartbeat path.
     handles: (op, rt) =>
-      (isCore(rt, 'pods') && op !== 'CREATE') || (isCore(rt, 'nodes') && op !== 'DELETE') || (rt.group === 'coordination.k8s.io' && rt.resource === 'leases' && op === 'CREATE'),
+      (isCore(rt, 'pods') && op !== 'CREATE') || (isCore(rt, 'nodes') && op !== 'DELETE') || (rt.group === 'coordination.k8s.io' && rt.resource === 'leases' && op === 'CREATE') ||
+      (isCore(rt, 'persistentvolumes') && op !== 'UPDATE'),
     mutate: (a) => {
       const node = nodeNameOf(a.user);
       if (node === undefined || !a.object) return;
       if (a.resource.resource === 'pods') return onlyBoundPods(node, a);
+      if (a.resource.resource === 'persistentvolumes') return onlyOwnLocalVolumes(node, a.object, a.name || a.object.metadata.name || '');
       if (a.operation === 'CREATE') {
         if (a.object.metadata.name !== node) {
           const what = a.resource.resource === 'nodes' ? 'a Node' : 'a Lease';
@@ -130,7 +139,9 @@ export function nodeRestriction(deleted: DeletedNodeLabels): AdmissionPlugin {
     },
     validate: (a) => {
       const node = nodeNameOf(a.user);
-      if (node !== undefined && a.operation === 'DELETE') onlyBoundPods(node, a);
+      if (node === undefined || a.operation !== 'DELETE') return;
+      if (a.resource.resource === 'persistentvolumes') onlyOwnLocalVolumes(node, a.oldObject, a.name);
+      else onlyBoundPods(node, a);
     },
   };
 }

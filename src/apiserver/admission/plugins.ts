@@ -9,6 +9,10 @@ import type { RbacAuthorizer } from '../rbac-authorizer.js';
 import type { WriteContext } from '../request-context.js';
 import { alwaysMatch } from '../watch-cache.js';
 import { orderedChain } from './chain.js';
+import { certificateApproval } from './certificate-approval.js';
+import { certificateSigning } from './certificate-signing.js';
+import { certificateSubjectRestriction } from './certificate-subject-restriction.js';
+import { defaultStorageClassAdmission } from './default-storage-class.js';
 import { defaultTolerationSeconds, type DefaultTolerationOptions } from './default-toleration-seconds.js';
 import { limitRanger } from './limit-ranger.js';
 import { mutatingAdmissionWebhook } from './mutating-webhook.js';
@@ -52,7 +56,11 @@ export function admissionPlugins(w: AdmissionWiring): AdmissionChain {
       defaultNotReadyTolerationSeconds: w.settings.defaultNotReadyTolerationSeconds ?? 300,
       defaultUnreachableTolerationSeconds: w.settings.defaultUnreachableTolerationSeconds ?? 300,
     }),
+    defaultStorageClassAdmission(() => w.storeByResource('storage.k8s.io', 'storageclasses').cache.objectsUnder('/registry/storageclasses/')),
     storageObjectInUseProtection(),
+    certificateApproval(w.rbac),
+    certificateSigning(w.rbac),
+    certificateSubjectRestriction(),
     serviceAddresses(() => core('services').cache.list(alwaysMatch, '/registry/services/').items, w.serviceRange),
     rbacEscalation(w.rbac),
     resourceQuotaAdmission(

@@ -39,6 +39,8 @@ const BUILTIN_PRIORITIES: Readonly<Record<string, readonly [number, number]>> = 
   'discovery.k8s.io/v1': [16200, 15],
   'flowcontrol.apiserver.k8s.io/v1': [16100, 21],
   'apiregistration.k8s.io/v1': [18000, 15],
+  // Served here in place of metrics-server, with the priorities its APIService carries.
+  'metrics.k8s.io/v1beta1': [100, 100],
 };
 
 /** What upstream's CRD registration gives a custom resource's group-version. */

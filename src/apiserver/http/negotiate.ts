@@ -31,6 +31,17 @@ function partialMetadata(obj: KubeObject): KubeObject {
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
+/** What a Table's rows carry of each object (?includeObject=), when the client says. */
+export function includeObjectParam(q: URLSearchParams): IncludeObject | undefined {
+  const v = q.get('includeObject');
+  return v === 'None' || v === 'Metadata' || v === 'Object' ? v : undefined;
+}
+
+/** A Table row's object as `include` asks: none, its metadata (the default) or the whole object. */
+export function tableRowObject(obj: KubeObject, include: IncludeObject = 'Metadata'): KubeObject | undefined {
+  return include === 'Object' ? obj : include === 'Metadata' ? partialMetadata(obj) : undefined;
+}
+
 export function tableOf(rt: ResourceType, items: KubeObject[], listMeta: ListMeta, now: number, include: IncludeObject = 'Metadata'): unknown {
   return {
     kind: 'Table',
@@ -39,8 +50,8 @@ export function tableOf(rt: ResourceType, items: KubeObject[], listMeta: ListMet
     columnDefinitions: rt.table.columns,
     rows: items.map((o) => {
       const row: Record<string, unknown> = { cells: safeCells(rt, o, now) };
-      if (include === 'Object') row.object = o;
-      else if (include === 'Metadata') row.object = partialMetadata(o);
+      const object = tableRowObject(o, include);
+      if (object) row.object = object;
       return row;
     }),
   };

@@ -6,7 +6,7 @@
 import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
 import { SUPPORTED_KINDS } from '../../api/schema/messages.js';
-import { DURATION, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
+import { DURATION, EXTRA_VALUE, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
 
 /** A schema object of either document; `$ref`s name definitions by `#/<prefix>/<name>`. */
 export type OpenApiSchema = Record<string, unknown>;
@@ -30,6 +30,7 @@ const OPAQUE: Record<string, OpenApiSchema> = {
   [INT_OR_STRING]: { type: 'string', format: 'int-or-string' },
   [RAW_EXTENSION]: { type: 'object' },
   [JSON_SCHEMA_PROPS]: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  [EXTRA_VALUE]: { type: 'array', items: { type: 'string', default: '' } },
 };
 
 const SCALARS: Record<string, OpenApiSchema> = {

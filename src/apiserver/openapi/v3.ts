@@ -51,6 +51,13 @@ export function openApiV3Document(gv: string, types: readonly OpenApiResource[],
     const operation = (action: string): unknown => ({ 'x-kubernetes-action': action, 'x-kubernetes-group-version-kind': gvk, parameters: PARAMS, responses: { '200': { description: 'OK' } } });
     paths[path] = { patch: operation('patch'), put: operation('put') };
   }
+  // A read-only kind (metrics.k8s.io's) names itself on its get, which is how kubectl explain finds it.
+  for (const rt of types) {
+    if (!rt.verbs || rt.verbs.includes('patch') || !rt.verbs.includes('get')) continue;
+    const base = rt.group ? `/apis/${gv}` : `/api/${gv}`;
+    const item = rt.namespaced ? `${base}/namespaces/{namespace}/${rt.resource}/{name}` : `${base}/${rt.resource}/{name}`;
+    paths[item] = { get: { 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': { group: rt.group, version: rt.version, kind: rt.kind }, parameters: [], responses: { '200': { description: 'OK' } } } };
+  }
   return {
     openapi: '3.0.0',
     info: { title: 'Kubernetes', version: serverVersion },

@@ -21,7 +21,7 @@ import protobuf from 'protobufjs';
 import type { Message, Type, Field } from 'protobufjs';
 import { StatusError, badRequest } from '../../api/errors.js';
 import type { KubeObject, ObjectMeta } from '../../api/types.js';
-import { DURATION, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
+import { DURATION, EXTRA_VALUE, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 /** "k8s\0": every Kubernetes protobuf payload starts with it. */
@@ -174,6 +174,8 @@ function convertNested(type: Type, message: Message, keepZero: boolean, path: st
       if (!keepZero && (result === 0 || result === '')) return undefined;
       return result;
     }
+    case EXTRA_VALUE:
+      return Array.isArray(values['items']) ? (values['items'] as string[]) : [];
     case RAW_EXTENSION:
       return rawJson(values['raw'], path);
     case FIELDS_V1:

@@ -6,7 +6,7 @@
 // field; a field they do not list is not checked here (unknown fields are field validation's).
 import protobuf from 'protobufjs';
 import type { Field, Type } from 'protobufjs';
-import { DURATION, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
+import { DURATION, EXTRA_VALUE, FIELDS_V1, INT_OR_STRING, JSON_SCHEMA_PROPS, MICRO_TIME, QUANTITY, RAW_EXTENSION, TIME, messageFor, protobufSchema } from '../../api/schema/root.js';
 import { META_V1_PACKAGE } from '../../api/schema/messages.js';
 import { base64Error } from '../../api/kinds/configmap.js';
 import { quantityErrors } from '../../api/quantity.js';
@@ -84,7 +84,7 @@ function ruleOf(field: Field): ValueRule {
   const resolved = field.resolvedType;
   if (resolved instanceof protobuf.Type) {
     const name = resolved.fullName;
-    rule = name === TIME || name === MICRO_TIME || name === DURATION ? 'string' : name === QUANTITY ? 'quantity' : name === INT_OR_STRING ? 'int-or-string' : name === RAW_EXTENSION || name === FIELDS_V1 ? 'any' : name === JSON_SCHEMA_PROPS ? 'json-schema' : 'message';
+    rule = name === TIME || name === MICRO_TIME || name === DURATION ? 'string' : name === QUANTITY ? 'quantity' : name === INT_OR_STRING ? 'int-or-string' : name === RAW_EXTENSION || name === FIELDS_V1 || name === EXTRA_VALUE ? 'any' : name === JSON_SCHEMA_PROPS ? 'json-schema' : 'message';
   } else if (field.type === 'string' || field.type === 'bytes') rule = 'text';
   else if (field.type === 'bool') rule = 'bool';
   else if (field.type === 'double' || field.type === 'float') rule = 'float';
