@@ -31,6 +31,7 @@ import { fuzzSuite } from './suites/fuzz.js';
 import { crashSuite } from './suites/crash.js';
 import { soakSuite } from './suites/soak.js';
 import { containersSuite } from './suites/containers.js';
+import { networkSuite } from './suites/network.js';
 import { volumesSuite } from './suites/volumes.js';
 import { dashboardSuite } from './suites/dashboard.js';
 import { auditSuite } from './suites/audit.js';
@@ -57,7 +58,7 @@ async function loadSuites(): Promise<{ suites: Suite[]; unavailable: string[] }>
       unavailable.push(`${o.module}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
     }
   }
-  suites.push(schedulerSuite, autoscalerSuite, hpaSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, volumesSuite, dnsSuite, dashboardSuite, resourceMetricsSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
+  suites.push(schedulerSuite, autoscalerSuite, hpaSuite, failoverSuite, nodeDeathSuite, scenariosSuite, scaleSuite, podWritesSuite, containersSuite, networkSuite, volumesSuite, dnsSuite, dashboardSuite, resourceMetricsSuite, floodSuite, fuzzSuite, crashSuite, soakSuite);
   return { suites, unavailable };
 }
 

@@ -5,6 +5,7 @@ import { credentialFor, dockerConfigEntries } from './registry-auth.js';
 import { readConfigData } from './config-data.js';
 import type { AuthConfig } from '../cri/messages.js';
 import { ServiceProxy, serviceProxySupported } from './service-proxy/service-proxy.js';
+import { PodRoutes } from './pod-routes.js';
 import { ClusterDns, DEFAULT_CLUSTER_DOMAIN, KUBE_DNS_NAME, KUBE_DNS_NAMESPACE, readHostResolvConf } from './cluster-dns.js';
 import { podDnsConfig, type NodeDnsSettings } from '../dns/resolv-conf.js';
 import type { Namespace } from '../api/kinds/namespace.js';
@@ -76,6 +77,8 @@ export interface AgentConfig {
   cgroupRoot?: string;
   /** Route Service cluster IPs on this node (containerd runtime), as kube-proxy does; default true. */
   serviceProxy?: boolean;
+  /** Route the other nodes' pod CIDRs to their addresses (on runtimes whose pods have addresses); default true. */
+  podRoutes?: boolean;
   /** --cluster-dns: the DNS addresses pods are given; default the kube-dns Service's cluster IP. */
   clusterDns?: string[];
   /** --cluster-domain (cluster.local). */
@@ -505,6 +508,14 @@ export class Agent {
         this.loops.push(services.run(signal), slices.run(signal), namespaces.run(signal));
         void Promise.all([services.waitForSync(), slices.waitForSync()]).then(() => proxy.start()).catch((e: unknown) => this.log.warn({ err: errorText(e) }, 'the service proxy did not start'));
       }
+    }
+
+    // Pods on other machines: each node's pod CIDR routed to its address (flannel's host-gw).
+    if (runtime.setPodCidr && cfg.podRoutes !== false) {
+      const routes = new PodRoutes({ nodeName: this.nodeName, log: this.log });
+      const allNodes = new Informer<Node>(client, { path: '/api/v1/nodes', clock: this.clock, log: this.log, transform: stripManagedFields });
+      allNodes.addHandlers({ add: (n) => void routes.observe(n), update: (_o, n) => void routes.observe(n), delete: (n) => void routes.deleted(n) });
+      this.loops.push(allNodes.run(signal));
     }
 
     // The Lease first, then the first (fast) status report: a node shown Ready always has its Lease.

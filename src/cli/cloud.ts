@@ -7,6 +7,7 @@ import type { Node } from '../api/kinds/node.js';
 import type { KubeList } from '../api/types.js';
 import { CloudApiError, CloudClient } from '../cloud/client.js';
 import { INSTANCE_FAULTS, type InstanceFault } from '../cloud/api.js';
+import { DEFAULT_LOAD_BALANCER_RANGE } from '../cloud/load-balancers.js';
 import { LocalCloud } from '../cloud/local-cloud.js';
 import { humanDuration } from '../api/kinds/printing.js';
 import { systemClock } from '../util/clock.js';
@@ -40,8 +41,9 @@ function serveCommand(): Command {
     .addOption(new Option('--runtime <runtime>', 'runtime of the instances\' agents').choices(['simulated', 'process']).default('simulated'))
     .option('--agent-flag <flag>', 'a flag passed to every instance\'s agent, such as --node-status-update-frequency=1s (repeatable)', (v: string, p: string[]) => [...p, v], [])
     .addOption(durationOption('--termination-grace <duration>', 'how long a deleted instance\'s agent may take to leave before it is killed', 30_000))
+    .option('--load-balancer-range <cidr>', 'where load balancers get their addresses (keep it on loopback: nothing outside this machine is then ever a target)', DEFAULT_LOAD_BALANCER_RANGE)
     .addOption(logFormatOption())
-    .action(async (o: { dataDir: string; listen: { host: string; port: number }; server: string[]; caFile?: string; token?: string; runtime: 'simulated' | 'process'; agentFlag: string[]; terminationGrace: number; logFormat?: LogFormat }) => {
+    .action(async (o: { dataDir: string; listen: { host: string; port: number }; server: string[]; caFile?: string; token?: string; runtime: 'simulated' | 'process'; agentFlag: string[]; terminationGrace: number; loadBalancerRange: string; logFormat?: LogFormat }) => {
       if (o.server.length === 0) throw new Error('--server URL is required: the API server the instances join');
       if (!o.caFile) throw new Error('--ca-file is required: the cluster CA the instances trust');
       if (!o.token) throw new Error('a bootstrap token is required (--token or $SKIFF_TOKEN): the instances join with it');
@@ -54,6 +56,7 @@ function serveCommand(): Command {
         clock: systemClock,
         log,
         terminationGraceMs: o.terminationGrace,
+        loadBalancerRange: o.loadBalancerRange,
         machines: { skiffBin: SKIFF_BIN, servers: o.server, caFile: resolve(o.caFile), token: o.token, runtime: o.runtime, agentArgs: o.agentFlag },
       });
       let port: number;

@@ -1,7 +1,7 @@
 // `skiff server`: API server (and, later, controllers and scheduler) in one process.
 import { SubnetRange } from '../controllers/node-ipam.js';
 import { validateControllerSelection } from '../controllers/index.js';
-import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, ServiceRange } from '../api/service-range.js';
+import { DEFAULT_SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_NODE_PORT_RANGE, ServiceRange } from '../api/service-range.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { closeSync, openSync } from 'node:fs';
 import { AUTOSCALER_DEFAULTS, parseNodesFlag, type AutoscalerGroup, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
@@ -69,6 +69,7 @@ export function serverCommand(): Command {
     .option('--allocate-node-cidrs <bool>', 'give every Node a pod CIDR from --cluster-cidr (spec.podCIDR), which its agent hands to the container runtime', boolArg, false)
     .option('--cluster-cidr <cidr>', 'the pods\' address range, split into one CIDR per node', '10.42.0.0/16')
     .option('--service-cluster-ip-range <cidr>', 'the Services\' address range: ClusterIPs come from it, its first address is the kubernetes Service\'s (IPv4 at most /12, IPv6 at most /108)', DEFAULT_SERVICE_CLUSTER_IP_RANGE)
+    .option('--service-node-port-range <ports>', 'the ports NodePort and LoadBalancer Services are reachable on, on every node (first-last, both included)', DEFAULT_SERVICE_NODE_PORT_RANGE)
     .option('--controllers <names>', 'controllers to run: * for all, a name to enable one, -name to disable one (e.g. *,-resourcequota-controller); names as kube-controller-manager spells them, the scheduler as scheduler', listArg, ['*'])
     .option('--node-cidr-mask-size <bits>', 'the size of each node\'s pod CIDR', intArg, 24)
     .addOption(new Option('--cloud-provider <name>', 'the cloud the machines run in: its controllers initialise Nodes and remove those whose instance is gone').choices(['local']))
@@ -111,7 +112,7 @@ export function serverCommand(): Command {
     }
     let serviceRange: ServiceRange;
     try {
-      serviceRange = ServiceRange.parse(o.serviceClusterIpRange as string);
+      serviceRange = ServiceRange.parse(o.serviceClusterIpRange as string, o.serviceNodePortRange as string);
       validateControllerSelection(o.controllers as string[]);
     } catch (e) {
       console.error(`skiff server: ${(e as Error).message}`);

@@ -1,5 +1,6 @@
 // A client of the local cloud's HTTP JSON API (src/cloud/local-cloud.ts).
 import type { Instance, InstanceFault, InstanceType, NodeGroup } from './api.js';
+import type { LoadBalancer, LoadBalancerSpec } from './load-balancers.js';
 
 export class CloudApiError extends Error {
   constructor(
@@ -78,5 +79,28 @@ export class CloudClient {
 
   applyFault(id: string, fault: InstanceFault): Promise<Instance> {
     return this.call('POST', `/v1/instances/${encodeURIComponent(id)}/faults`, { fault });
+  }
+
+  setLoadBalancer(name: string, spec: Omit<LoadBalancerSpec, 'name'>): Promise<LoadBalancer> {
+    return this.call('PUT', `/v1/load-balancers/${encodeURIComponent(name)}`, spec);
+  }
+
+  /** The load balancer, or undefined when the cloud has none of that name. */
+  async loadBalancer(name: string): Promise<LoadBalancer | undefined> {
+    try {
+      return await this.call<LoadBalancer>('GET', `/v1/load-balancers/${encodeURIComponent(name)}`);
+    } catch (e) {
+      if (e instanceof CloudApiError && e.code === 404) return undefined;
+      throw e;
+    }
+  }
+
+  /** Deletes the load balancer; one already gone is no error. */
+  async deleteLoadBalancer(name: string): Promise<void> {
+    try {
+      await this.call('DELETE', `/v1/load-balancers/${encodeURIComponent(name)}`);
+    } catch (e) {
+      if (!(e instanceof CloudApiError && e.code === 404)) throw e;
+    }
   }
 }

@@ -15,6 +15,7 @@ import { errorText } from '../util/error-text.js';
 import { rfc3339 } from '../util/time.js';
 import { writeFileAtomic } from '../util/write-file-atomic.js';
 import { CLUSTER_STOP_SIGNAL } from '../util/stop-signals.js';
+import { DEFAULT_LOAD_BALANCER_RANGE, LoadBalancerForwarders, rangeAddresses, type LoadBalancer, type LoadBalancerSpec } from './load-balancers.js';
 
 export const DEFAULT_INSTANCE_TYPES: InstanceType[] = [
   { name: 'small', cpu: '2', memory: '4Gi', pods: 110 },
@@ -38,6 +39,7 @@ interface CloudState {
   instances: StoredInstance[];
   /** Per group, how many instances it has ever had: new ones are named <group>-<n+1>, never reused. */
   created?: Record<string, number>;
+  loadBalancers?: LoadBalancer[];
 }
 
 export interface LocalCloudOptions {
@@ -47,6 +49,8 @@ export interface LocalCloudOptions {
   log: Logger;
   /** How long a deleted instance's agent may take to leave before it is killed. */
   terminationGraceMs?: number;
+  /** Where load balancers get their addresses (a loopback range: nothing outside this machine is a target). */
+  loadBalancerRange?: string;
 }
 
 class CloudError extends Error {
@@ -63,8 +67,12 @@ export class LocalCloud {
   private server?: Server;
   private readonly path: string;
   private readonly graceMs: number;
+  private readonly forwarders: LoadBalancerForwarders;
+  private readonly lbAddresses: string[];
 
   constructor(private readonly opts: LocalCloudOptions) {
+    this.forwarders = new LoadBalancerForwarders(opts.log);
+    this.lbAddresses = rangeAddresses(opts.loadBalancerRange ?? DEFAULT_LOAD_BALANCER_RANGE);
     this.path = join(opts.dataDir, 'cloud.json');
     this.graceMs = opts.terminationGraceMs ?? 30_000;
     this.state = existsSync(this.path) ? (JSON.parse(readFileSync(this.path, 'utf8')) as CloudState) : { instanceTypes: DEFAULT_INSTANCE_TYPES, nodeGroups: [], instances: [] };
@@ -277,9 +285,52 @@ export class LocalCloud {
     return publicView(inst);
   }
 
+  // ---- load balancers ------------------------------------------------------------------------
+
+  loadBalancer(name: string): LoadBalancer {
+    const lb = (this.state.loadBalancers ?? []).find((x) => x.name === name);
+    if (!lb) throw new CloudError(404, `load balancer "${name}" not found`);
+    return lb;
+  }
+
+  /** Creates or updates a load balancer: its address stays its own for as long as it exists. */
+  async setLoadBalancer(name: string, body: Partial<LoadBalancerSpec>): Promise<LoadBalancer> {
+    if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) throw new CloudError(400, `load balancer name "${name}" must be lower-case letters, digits and dashes`);
+    const ports = Array.isArray(body.ports) ? body.ports : [];
+    const nodes = Array.isArray(body.nodes) ? body.nodes : [];
+    if (ports.some((p) => !Number.isInteger(p?.port) || !Number.isInteger(p?.nodePort) || typeof p?.protocol !== 'string')) throw new CloudError(400, 'ports must be a list of {port, protocol, nodePort}');
+    if (nodes.some((n) => typeof n !== 'string')) throw new CloudError(400, 'nodes must be a list of addresses');
+    const all = (this.state.loadBalancers ??= []);
+    const old = all.find((x) => x.name === name);
+    const taken = new Set(all.map((x) => x.ip));
+    const ip = old?.ip ?? this.lbAddresses.find((a) => !taken.has(a));
+    if (!ip) throw new CloudError(409, 'no load balancer address is free');
+    const lb: LoadBalancer = { name, ip, ports: ports.map((p) => ({ port: p.port, protocol: p.protocol, nodePort: p.nodePort })), nodes: [...nodes] };
+    this.state.loadBalancers = [...all.filter((x) => x.name !== name), lb];
+    this.save();
+    try {
+      await this.forwarders.apply(lb);
+    } catch (e) {
+      throw new CloudError(500, `load balancer ${name} cannot listen on ${ip}: ${errorText(e)}`);
+    }
+    if (!old) this.opts.log.info({ loadBalancer: name, ip }, 'load balancer created');
+    return lb;
+  }
+
+  async deleteLoadBalancer(name: string): Promise<void> {
+    const all = this.state.loadBalancers ?? [];
+    if (!all.some((x) => x.name === name)) throw new CloudError(404, `load balancer "${name}" not found`);
+    this.state.loadBalancers = all.filter((x) => x.name !== name);
+    this.save();
+    await this.forwarders.remove(name);
+    this.opts.log.info({ loadBalancer: name }, 'load balancer deleted');
+  }
+
   // ---- HTTP ----------------------------------------------------------------------------------
 
   async listen(host: string, port: number): Promise<number> {
+    // The load balancers a previous run of the cloud made answer again.
+    for (const lb of this.state.loadBalancers ?? []) await this.forwarders.apply(lb).catch((e: unknown) => this.opts.log.warn({ loadBalancer: lb.name, err: errorText(e) }, 'load balancer cannot listen'));
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -291,6 +342,7 @@ export class LocalCloud {
   }
 
   async close(): Promise<void> {
+    await this.forwarders.close();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
@@ -308,6 +360,12 @@ export class LocalCloud {
       if (parts[0] === 'healthz') return send(200, { ok: true });
       if (parts[0] !== 'v1') throw new CloudError(404, `no such path ${url.pathname}`);
       const [, collection, name, sub] = parts;
+      if (collection === 'load-balancers' && name && method === 'GET') return send(200, this.loadBalancer(name));
+      if (collection === 'load-balancers' && name && method === 'PUT') return send(200, await this.setLoadBalancer(name, (body ?? {}) as Partial<LoadBalancerSpec>));
+      if (collection === 'load-balancers' && name && method === 'DELETE') {
+        await this.deleteLoadBalancer(name);
+        return send(200, { name });
+      }
       if (collection === 'instance-types' && !name && method === 'GET') return send(200, this.instanceTypes());
       if (collection === 'instance-types' && name && method === 'PUT') return send(200, this.setInstanceType({ ...(body as InstanceType), name }));
       if (collection === 'node-groups' && !name && method === 'GET') return send(200, this.nodeGroups());

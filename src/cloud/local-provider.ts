@@ -2,7 +2,7 @@
 import type { Node } from '../api/kinds/node.js';
 import { parseProviderId, type Instance, type InstanceType, type NodeGroup as CloudGroup } from './api.js';
 import { CloudClient } from './client.js';
-import type { CloudInstance, CloudProvider, InstanceMetadata, NodeGroup } from './provider.js';
+import type { CloudInstance, CloudProvider, InstanceMetadata, LoadBalancers, NodeGroup } from './provider.js';
 
 export const INSTANCE_TYPE_LABEL = 'node.kubernetes.io/instance-type';
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
@@ -62,6 +62,13 @@ export class LocalCloudProvider implements CloudProvider {
     const i = await this.instanceOf(node);
     if (!i || i.state === 'Terminated') return undefined;
     return { providerID: i.providerID, instanceType: i.instanceType, zone: i.zone, region: i.region, addresses: [{ type: 'InternalIP', address: i.address }, { type: 'Hostname', address: i.nodeName }] };
+  }
+
+  loadBalancers(): LoadBalancers {
+    return {
+      ensure: async (req) => ({ ip: (await this.client.setLoadBalancer(req.name, { ports: req.ports, nodes: req.nodes })).ip }),
+      delete: (name) => this.client.deleteLoadBalancer(name),
+    };
   }
 
   instanceType(name: string): InstanceType | undefined {

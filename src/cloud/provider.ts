@@ -50,4 +50,22 @@ export interface CloudProvider {
   instanceExists(node: Node): Promise<boolean>;
   instanceShutdown(node: Node): Promise<boolean>;
   instanceMetadata(node: Node): Promise<InstanceMetadata | undefined>;
+  /** Load balancers for Services of type LoadBalancer (upstream's LoadBalancer interface); none when the cloud has none. */
+  loadBalancers?(): LoadBalancers | undefined;
+}
+
+/** A Service's ports as a load balancer forwards them: to every node's address at the port's NodePort. */
+export interface LoadBalancerRequest {
+  /** Unique per Service and stable (upstream: "a" and the Service's UID without dashes). */
+  name: string;
+  ports: { port: number; protocol: string; nodePort: number }[];
+  /** Addresses of the nodes it forwards to. */
+  nodes: string[];
+}
+
+export interface LoadBalancers {
+  /** Creates or updates it; answers the address it has. */
+  ensure(req: LoadBalancerRequest): Promise<{ ip: string }>;
+  /** Deletes it; one that does not exist is no error. */
+  delete(name: string): Promise<void>;
 }

@@ -29,6 +29,7 @@ import type { CloudProvider } from '../cloud/provider.js';
 import { CloudNodeController } from './cloud-node.js';
 import { NodeIpamController, type NodeIpamOptions } from './node-ipam.js';
 import { CloudNodeLifecycleController } from './cloud-node-lifecycle.js';
+import { CloudServiceController } from './cloud-service.js';
 import { ClusterAutoscaler, type AutoscalerOptions } from '../cloud/autoscaler/autoscaler.js';
 
 interface ControllerEntry {
@@ -74,6 +75,7 @@ function entries(cloud?: CloudProvider, autoscaler?: AutoscalerOptions, ipam?: N
     e('node-ipam-controller', ['nodeipam'], () => new NodeIpamController(ipam!), ipam !== undefined),
     e('cloud-node-controller', ['cloud-node'], () => new CloudNodeController(cloud!), cloud !== undefined),
     e('cloud-node-lifecycle-controller', ['cloud-node-lifecycle'], () => new CloudNodeLifecycleController(cloud!), cloud !== undefined),
+    e('service-lb-controller', ['service'], () => new CloudServiceController(cloud!), cloud !== undefined),
     e('cluster-autoscaler', [], () => new ClusterAutoscaler(cloud!, autoscaler!), cloud !== undefined && autoscaler !== undefined && autoscaler.groups.length > 0),
   ];
 }

@@ -31,6 +31,8 @@ export interface ContainerdDaemonOptions {
   network: string;
   /** Registries (host:port) spoken to over plain HTTP, as a local registry without TLS is. */
   plainHttpRegistries?: string[];
+  /** A network namespace (`ip netns add NAME`) it runs in, as on a machine of its own: its pods' bridge and routes are there. */
+  netns?: string;
 }
 
 export function containerdBinary(): string | undefined {
@@ -146,14 +148,19 @@ export class ContainerdDaemon {
     mkdirSync(this.o.dir, { recursive: true });
     const config = this.writeConfig();
     // Packet forwarding between pod bridges and the host: pods of different nodes reach each other.
-    try {
-      writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
-    } catch {
-      /* not ours to set (a container without CAP_NET_ADMIN): pods still reach their own node */
+    if (this.o.netns) await new Promise<void>((r) => execFile('ip', ['netns', 'exec', this.o.netns!, 'sysctl', '-qw', 'net.ipv4.ip_forward=1'], () => r()));
+    else {
+      try {
+        writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
+      } catch {
+        /* not ours to set (a container without CAP_NET_ADMIN): pods still reach their own node */
+      }
     }
     const logFile = join(this.o.dir, 'containerd.log');
     // Its own process group, which shims leave (they set their own): stopping it leaves containers running.
-    const proc = startProcess({ name: 'containerd', command: bin, args: ['--config', config], output: logFile });
+    // nsenter, not `ip netns exec`: that one mounts a sysfs of its own, which hides the cgroup file system runc needs.
+    const command = this.o.netns ? { command: 'nsenter', args: [`--net=/run/netns/${this.o.netns}`, bin, '--config', config] } : { command: bin, args: ['--config', config] };
+    const proc = startProcess({ name: 'containerd', ...command, output: logFile });
     this.proc = proc;
     const exited = proc.exited.then(({ code, signal }) => {
       throw new Error(`containerd exited (code ${code}, signal ${signal}); see ${logFile}`);
@@ -206,6 +213,6 @@ export class ContainerdDaemon {
   async stop(): Promise<void> {
     if (!this.running) return;
     await this.proc!.stop(10_000);
-    await new Promise<void>((r) => execFile('ip', ['link', 'del', this.o.bridge], () => r()));
+    await new Promise<void>((r) => execFile('ip', [...(this.o.netns ? ['-n', this.o.netns] : []), 'link', 'del', this.o.bridge], () => r()));
   }
 }

@@ -164,6 +164,32 @@ describe('object semantics', () => {
     assert.equal((relabelled.spec as { clusterIP: string }).clusterIP, ip);
   });
 
+  it('gives NodePorts on a type change, keeps them through updates, releases them when the type goes back, and allocates a health check port for Local LoadBalancers', async () => {
+    const S = '/api/v1/namespaces/default/services';
+    type Spec = { type: string; healthCheckNodePort?: number; ports: { nodePort?: number }[] };
+    const created = await c.create<KubeObject>(S, { metadata: { name: 'np-change' }, spec: { ports: [{ port: 80 }] } });
+    assert.equal((created.spec as Spec).ports[0]!.nodePort, undefined);
+    const made = await c.patch<KubeObject>(`${S}/np-change`, { spec: { type: 'NodePort' } }, 'merge');
+    const port = (made.spec as Spec).ports[0]!.nodePort!;
+    assert.ok(port >= 30000 && port <= 32767, `nodePort ${port}`);
+    // A full update that leaves nodePort out (kubectl replace of the original manifest) keeps it.
+    const replaced = await c.replace<KubeObject>(`${S}/np-change`, { metadata: { name: 'np-change', resourceVersion: made.metadata.resourceVersion }, spec: { type: 'NodePort', ports: [{ port: 80 }] } });
+    assert.equal((replaced.spec as Spec).ports[0]!.nodePort, port);
+    const back = await c.patch<KubeObject>(`${S}/np-change`, { spec: { type: 'ClusterIP' } }, 'merge');
+    assert.equal((back.spec as Spec).ports[0]!.nodePort, undefined);
+    // Released: another Service may take it at once.
+    await c.create(S, { metadata: { name: 'np-taker' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: port }] } });
+    const lb = await c.create<KubeObject>(S, { metadata: { name: 'lb-local' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', ports: [{ port: 80 }] } });
+    const hc = (lb.spec as Spec).healthCheckNodePort!;
+    assert.ok(hc >= 30000 && hc <= 32767 && hc !== (lb.spec as Spec).ports[0]!.nodePort, `healthCheckNodePort ${hc}`);
+    const cluster = await c.patch<KubeObject>(`${S}/lb-local`, { spec: { externalTrafficPolicy: 'Cluster' } }, 'merge');
+    assert.equal((cluster.spec as Spec).healthCheckNodePort, undefined);
+    await assert.rejects(
+      c.create(S, { metadata: { name: 'hc-np' }, spec: { type: 'NodePort', healthCheckNodePort: 31999, ports: [{ port: 80 }] } }),
+      (e) => isStatusError(e) && e.code === 422 && /spec\.healthCheckNodePort: Forbidden: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'/.test(e.message),
+    );
+  });
+
   it('serves deployments/scale and bumps generation through it', async () => {
     await c.create(D, deployment('sc', 2));
     const scale = await c.get<{ spec: { replicas: number }; status: { selector: string } }>(`${D}/sc/scale`);

@@ -167,6 +167,8 @@ export class TestAgent {
   readonly dataDir: string;
   proc?: ManagedProcess;
   private runs = 0;
+  /** The network namespace the agent runs in (`ip netns add`), if not this one. */
+  netns?: string;
   constructor(readonly server: TestServer, readonly nodeName: string, dataDir?: string) {
     this.dataDir = dataDir ?? join(server.dataDir, 'agents', nodeName);
   }
@@ -183,10 +185,14 @@ export class TestAgent {
   async start(extraArgs: string[] = [], opts: { waitReady?: boolean; servers?: string[] } = {}): Promise<void> {
     this.runs++;
     const servers = (opts.servers ?? [this.serverUrl]).flatMap((u) => ['--server', u]);
+    // In a network namespace of its own (a machine of its own on one host), entered with nsenter
+    // (`ip netns exec` would mount a sysfs of its own, hiding the cgroup file system).
+    const inNetns = this.netns ? [`--net=/run/netns/${this.netns}`, process.execPath] : [];
     this.proc = startProcess({
       name: `agent-${this.nodeName}`,
-      command: process.execPath,
+      command: this.netns ? 'nsenter' : process.execPath,
       args: [
+        ...inNetns,
         SKIFF_BIN, 'agent',
         ...servers,
         '--token', TEST_JOIN_TOKEN,

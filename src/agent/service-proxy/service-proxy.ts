@@ -1,16 +1,18 @@
 // The agent as kube-proxy (iptables mode) for nodes whose pods have addresses of their own: it
-// watches Services and EndpointSlices and keeps the node's nat rules so that a Service's cluster IP
-// and port reach its ready endpoints, from pods and from the node itself. Rules are rewritten in
-// full, atomically (iptables-restore), at most every `minSyncMs`, and removed when the agent
-// leaves gracefully.
+// watches Services and EndpointSlices and keeps the node's nat and filter rules so that a Service's
+// cluster IP and port, and its NodePort on any of the node's addresses, reach its ready endpoints,
+// from pods, from the node itself and from outside; a Service without one refuses at once. Rules
+// are rewritten in full, atomically (iptables-restore), at most every `minSyncMs`, and removed when
+// the agent leaves gracefully.
 import { execFile, execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import type { EndpointSlice } from '../../api/kinds/endpointslice.js';
 import type { Service } from '../../api/kinds/service.js';
 import type { Informer } from '../../client/informer.js';
 import type { Clock, Timer } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
 import { errorText } from '../../util/error-text.js';
-import { natRules, proxyChains, type DnsRedirect, type ProxyChains } from './iptables-rules.js';
+import { serviceRules, proxyChains, type DnsRedirect, type ProxyChains } from './iptables-rules.js';
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
@@ -27,12 +29,16 @@ export interface ServiceProxyOptions {
 }
 
 /** The jumps from the built-in chains into this node's chains. */
-function jumps(c: ProxyChains, nodeName: string): { chain: string; args: string[] }[] {
+function jumps(c: ProxyChains, nodeName: string): { table: 'nat' | 'filter'; chain: string; args: string[] }[] {
   const comment = ['-m', 'comment', '--comment', `skiff service proxy of ${nodeName}`];
+  const fresh = ['-m', 'conntrack', '--ctstate', 'NEW'];
   return [
-    { chain: 'PREROUTING', args: [...comment, '-j', c.services] },
-    { chain: 'OUTPUT', args: [...comment, '-j', c.services] },
-    { chain: 'POSTROUTING', args: [...comment, '-j', c.postrouting] },
+    { table: 'nat', chain: 'PREROUTING', args: [...comment, '-j', c.services] },
+    { table: 'nat', chain: 'OUTPUT', args: [...comment, '-j', c.services] },
+    { table: 'nat', chain: 'POSTROUTING', args: [...comment, '-j', c.postrouting] },
+    { table: 'filter', chain: 'INPUT', args: [...fresh, ...comment, '-j', c.filter] },
+    { table: 'filter', chain: 'FORWARD', args: [...fresh, ...comment, '-j', c.filter] },
+    { table: 'filter', chain: 'OUTPUT', args: [...fresh, ...comment, '-j', c.filter] },
   ];
 }
 
@@ -74,11 +80,17 @@ export class ServiceProxy {
   /** Installs the jumps, removes what an earlier run of this node left, and syncs on every change. */
   async start(): Promise<void> {
     this.current = await existingChains(this.chains.prefix);
+    // A NodePort answers on 127.0.0.1 too, as kube-proxy's: packets DNATed away from loopback must be routable.
+    try {
+      writeFileSync('/proc/sys/net/ipv4/conf/all/route_localnet', '1');
+    } catch {
+      /* not ours to set: NodePorts still answer on the node's other addresses */
+    }
     for (const j of jumps(this.chains, this.o.nodeName)) {
       // The chain must exist before a rule can jump to it.
-      await iptables(['-t', 'nat', '-N', j.args[j.args.length - 1]!]).catch(() => undefined);
-      const present = await iptables(['-t', 'nat', '-C', j.chain, ...j.args]).then(() => true, () => false);
-      if (!present) await iptables(['-t', 'nat', '-I', j.chain, '1', ...j.args]);
+      await iptables(['-t', j.table, '-N', j.args[j.args.length - 1]!]).catch(() => undefined);
+      const present = await iptables(['-t', j.table, '-C', j.chain, ...j.args]).then(() => true, () => false);
+      if (!present) await iptables(['-t', j.table, '-I', j.chain, '1', ...j.args]);
     }
     const changed = () => this.schedule();
     for (const inf of [this.o.services, this.o.slices] as Informer<Service | EndpointSlice>[]) inf.addHandlers({ add: changed, update: changed, delete: changed });
@@ -114,7 +126,7 @@ export class ServiceProxy {
         if (list) list.push(s);
         else byService.set(key, [s]);
       }
-      const { text, chains } = natRules(this.chains, this.o.services.list(), (svc) => byService.get(`${svc.metadata.namespace}/${svc.metadata.name}`) ?? [], this.current, this.o.dnsRedirect?.());
+      const { text, chains } = serviceRules(this.chains, this.o.nodeName, this.o.services.list(), (svc) => byService.get(`${svc.metadata.namespace}/${svc.metadata.name}`) ?? [], this.current, this.o.dnsRedirect?.());
       if (text === this.lastText) return;
       try {
         await restore(text);
@@ -149,15 +161,17 @@ export class ServiceProxy {
 /** Removes the Service rules and chains a node's agent keeps (also those an agent killed outright left). */
 export async function removeServiceRules(nodeName: string): Promise<void> {
   const chains = proxyChains(nodeName);
-  for (const j of jumps(chains, nodeName)) await iptables(['-t', 'nat', '-D', j.chain, ...j.args]).catch(() => undefined);
-  const all = await existingChains(chains.prefix);
-  if (all.size === 0) return;
-  await restore(['*nat', ...[...all].map((c) => `:${c} - [0:0]`), ...[...all].map((c) => `-X ${c}`), 'COMMIT', ''].join('\n'));
+  for (const j of jumps(chains, nodeName)) await iptables(['-t', j.table, '-D', j.chain, ...j.args]).catch(() => undefined);
+  for (const table of ['nat', 'filter'] as const) {
+    const all = await existingChains(chains.prefix, table);
+    if (all.size === 0) continue;
+    await restore([`*${table}`, ...[...all].map((c) => `:${c} - [0:0]`), ...[...all].map((c) => `-X ${c}`), 'COMMIT', ''].join('\n'));
+  }
 }
 
-async function existingChains(prefix: string): Promise<Set<string>> {
+async function existingChains(prefix: string, table: 'nat' | 'filter' = 'nat'): Promise<Set<string>> {
   const out = new Set<string>();
-  const text = await new Promise<string>((resolve) => execFile('iptables-save', ['-t', 'nat'], (err, stdout) => resolve(err ? '' : stdout)));
+  const text = await new Promise<string>((resolve) => execFile('iptables-save', ['-t', table], (err, stdout) => resolve(err ? '' : stdout)));
   for (const line of text.split('\n')) if (line.startsWith(`:${prefix}`)) out.add(line.slice(1).split(' ')[0]!);
   return out;
 }

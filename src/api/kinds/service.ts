@@ -47,6 +47,9 @@ export interface ServiceSpec {
   ipFamilyPolicy?: 'SingleStack' | 'PreferDualStack' | 'RequireDualStack';
   allocateLoadBalancerNodePorts?: boolean;
   publishNotReadyAddresses?: boolean;
+  healthCheckNodePort?: number;
+  loadBalancerClass?: string;
+  sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
 }
 
 export interface ServiceStatus {
@@ -134,6 +137,15 @@ function prepareForUpdate(o: KubeObject, old: KubeObject): void {
       if (oldVal !== 0 && !used.has(oldVal)) p.nodePort = oldVal;
     }
   }
+  // A type change away from NodePort gives the ports back, unless the client set them anew (as upstream's dropTypeDependentFields).
+  if (needsNodePort(oldSpec) && !needsNodePort(spec)) {
+    const oldPorts = objArr(oldSpec.ports).map((p) => num(p.nodePort));
+    const newPorts = objArr(spec.ports).map((p) => num(p.nodePort));
+    if (newPorts.every((n) => n === 0 || oldPorts.includes(n))) for (const p of childObjects(spec, 'ports')) delete p.nodePort;
+  }
+  const needsHealthCheck = (s: Record<string, unknown>) => s.type === 'LoadBalancer' && s.externalTrafficPolicy === 'Local';
+  if (needsHealthCheck(oldSpec) && needsHealthCheck(spec) && !num(spec.healthCheckNodePort)) spec.healthCheckNodePort = oldSpec.healthCheckNodePort;
+  if (needsHealthCheck(oldSpec) && !needsHealthCheck(spec) && num(spec.healthCheckNodePort) === num(oldSpec.healthCheckNodePort)) delete spec.healthCheckNodePort;
 }
 
 function validatePortNumOrName(v: unknown, path: string): StatusCause[] {
@@ -182,6 +194,11 @@ function validateService(o: KubeObject, old: KubeObject | undefined): StatusCaus
   });
 
   if (isObject(spec.selector)) out.push(...validateLabels(spec.selector, 'spec.selector'));
+  const healthCheckNodePort = num(spec.healthCheckNodePort);
+  if (healthCheckNodePort !== 0) {
+    if (type !== 'LoadBalancer' || spec.externalTrafficPolicy !== 'Local') out.push(field.forbidden('spec.healthCheckNodePort', "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"));
+    else out.push(...isValidPortNum(healthCheckNodePort).map((m) => field.invalid('spec.healthCheckNodePort', healthCheckNodePort, m)));
+  }
   const affinity = str(spec.sessionAffinity);
   if (!affinity) out.push(field.required('spec.sessionAffinity'));
   else if (affinity !== 'ClientIP' && affinity !== 'None') out.push(field.notSupported('spec.sessionAffinity', affinity, ['ClientIP', 'None']));

@@ -12,8 +12,29 @@ export interface ServiceAddressesInUse {
   nodePorts: Set<number>;
 }
 
-/** The NodePort range, as upstream's default --service-node-port-range. */
-const NODE_PORT_RANGE = [30000, 32767] as const;
+type NodePortSpec = { type?: string; externalTrafficPolicy?: string; allocateLoadBalancerNodePorts?: boolean; healthCheckNodePort?: number; ports?: { nodePort?: number }[] };
+
+/** Whether a Service gets NodePorts: NodePort, and LoadBalancer unless it opted out. */
+function wantsNodePorts(spec: NodePortSpec): boolean {
+  return spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
+}
+
+/** A LoadBalancer sending only to local endpoints gets a port the cloud's health checks ask each node on. */
+export function wantsHealthCheckNodePort(spec: NodePortSpec): boolean {
+  return spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
+}
+
+function freeNodePort(inUse: ServiceAddressesInUse, range: ServiceRange): number | undefined {
+  const { base, max } = range.nodePorts;
+  const size = max - base + 1;
+  // Random tries first (cheap while the range is mostly free), then a scan, as for ClusterIPs.
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const p = base + Math.floor(Math.random() * size);
+    if (!inUse.nodePorts.has(p)) return p;
+  }
+  for (let p = base; p <= max; p++) if (!inUse.nodePorts.has(p)) return p;
+  return undefined;
+}
 
 /**
  * Assigns a ClusterIP (and NodePorts) to a new Service that did not ask for specific ones, as
@@ -41,24 +62,37 @@ export function allocateServiceAddresses(svc: KubeObject, inUse: ServiceAddresse
   } else if (spec.clusterIP && !spec.clusterIPs) {
     spec.clusterIPs = [spec.clusterIP];
   }
-  if (type === 'NodePort' || type === 'LoadBalancer') {
-    for (const port of portsOf(spec)) {
-      if (port.nodePort) continue;
-      for (let attempt = 0; attempt < 10_000; attempt++) {
-        const p = NODE_PORT_RANGE[0] + Math.floor(Math.random() * (NODE_PORT_RANGE[1] - NODE_PORT_RANGE[0] + 1));
-        if (!inUse.nodePorts.has(p)) {
-          port.nodePort = p;
-          inUse.nodePorts.add(p);
-          break;
-        }
-      }
-    }
+  allocateNodePorts(svc, inUse, range);
+}
+
+/**
+ * NodePorts for the ports of a NodePort or LoadBalancer Service that have none (on create, and on
+ * an update that made it one), and its health check node port; the range full is upstream's error.
+ */
+export function allocateNodePorts(svc: KubeObject, inUse: ServiceAddressesInUse, range: ServiceRange): void {
+  const spec = (svc.spec ?? {}) as NodePortSpec;
+  const full = (field: string) => invalid('Service', '', svc.metadata.name ?? '', [{ reason: 'FieldValueInvalid', field, message: `Invalid value: 0: failed to allocate a nodePort: range is full` }]);
+  if (wantsNodePorts(spec)) {
+    portsOf(spec).forEach((port, i) => {
+      if (port.nodePort) return;
+      const p = freeNodePort(inUse, range);
+      if (p === undefined) throw full(`spec.ports[${i}].nodePort`);
+      port.nodePort = p;
+      inUse.nodePorts.add(p);
+    });
+  }
+  if (wantsHealthCheckNodePort(spec) && !spec.healthCheckNodePort) {
+    const p = freeNodePort(inUse, range);
+    if (p === undefined) throw full('spec.healthCheckNodePort');
+    spec.healthCheckNodePort = p;
+    inUse.nodePorts.add(p);
   }
 }
 
 interface ServiceSpec {
   type?: string;
   clusterIP?: string;
+  healthCheckNodePort?: number;
   ports?: { nodePort?: number }[];
 }
 
@@ -79,17 +113,18 @@ export function checkServiceAddresses(svc: KubeObject, old: KubeObject | undefin
     if (!range.contains(ip)) failed(`the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${range.cidr}`);
     else if (inUse.clusterIPs.has(ip)) failed('provided IP is already allocated');
   }
-  const held = new Set(portsOf(oldSpec).map((p) => p.nodePort).filter((n): n is number => typeof n === 'number' && n > 0));
-  (Array.isArray(spec.ports) ? spec.ports : []).forEach((p, i) => {
-    const n = p !== null && typeof p === 'object' ? p.nodePort : undefined;
+  const held = new Set([...portsOf(oldSpec).map((p) => p.nodePort), oldSpec.healthCheckNodePort].filter((n): n is number => typeof n === 'number' && n > 0));
+  const { base, max } = range.nodePorts;
+  const check = (n: unknown, field: string) => {
     if (typeof n !== 'number' || n === 0 || held.has(n)) return;
-    const field = `spec.ports[${i}].nodePort`;
-    if (n < NODE_PORT_RANGE[0] || n > NODE_PORT_RANGE[1]) {
-      causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: ${n}: provided port is not in the valid range. The range of valid ports is ${NODE_PORT_RANGE[0]}-${NODE_PORT_RANGE[1]}` });
+    if (n < base || n > max) {
+      causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: ${n}: provided port is not in the valid range. The range of valid ports is ${base}-${max}` });
     } else if (inUse.nodePorts.has(n)) {
       causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: ${n}: provided port is already allocated` });
     }
-  });
+  };
+  (Array.isArray(spec.ports) ? spec.ports : []).forEach((p, i) => check(p !== null && typeof p === 'object' ? p.nodePort : undefined, `spec.ports[${i}].nodePort`));
+  check(spec.healthCheckNodePort, 'spec.healthCheckNodePort');
   if (causes.length > 0) throw invalid('Service', '', svc.metadata.name ?? '', causes);
 }
 
@@ -116,12 +151,15 @@ export function serviceAddresses(services: () => readonly KubeObject[], range: S
       const inUse: ServiceAddressesInUse = { clusterIPs: new Set<string>(isKubernetes ? [] : [range.kubernetesIp]), nodePorts: new Set<number>() };
       for (const svc of services()) {
         if (svc.metadata.namespace === obj.metadata.namespace && svc.metadata.name === obj.metadata.name) continue;
-        const spec = (svc.spec ?? {}) as { clusterIP?: string; ports?: { nodePort?: number }[] };
+        const spec = (svc.spec ?? {}) as { clusterIP?: string; healthCheckNodePort?: number; ports?: { nodePort?: number }[] };
         if (spec.clusterIP) inUse.clusterIPs.add(spec.clusterIP);
         for (const p of spec.ports ?? []) if (p.nodePort) inUse.nodePorts.add(p.nodePort);
+        if (spec.healthCheckNodePort) inUse.nodePorts.add(spec.healthCheckNodePort);
       }
       checkServiceAddresses(obj, a.oldObject, inUse, range);
+      // A port another Service gave up is free again at once: what is in use is read from the Services themselves.
       if (a.operation === 'CREATE') allocateServiceAddresses(obj, inUse, range, isKubernetes ? range.kubernetesIp : undefined);
+      else allocateNodePorts(obj, inUse, range);
     },
   };
 }
