@@ -22,6 +22,7 @@ import { podInfoOf, podKey, type PodInfo } from './pod-info.js';
 import { fitErrorMessage, NO_NODES_MESSAGE, noPreemptionMessage } from './fit-error.js';
 import { findPreemption, type BudgetView, type Candidate } from './preemption.js';
 import type { KubeObject } from '../api/types.js';
+import { SELECTED_NODE_ANNOTATION } from '../api/kinds/volume-provisioning.js';
 import { DEFAULT_QUEUE_OPTIONS, SchedulingQueue, type QueuedPod, type QueueOptions } from './queue.js';
 import { Diagnosis } from './fit-error.js';
 import { BIND_TIMEOUT_MS, preBindWrite, VolumeView, type DelayedClaim } from './volume-binding.js';
@@ -78,6 +79,18 @@ export function nodeChangeMatters(old: Node, cur: Node): boolean {
   if (JSON.stringify(old.spec?.taints ?? []) !== JSON.stringify(cur.spec?.taints ?? [])) return true;
   if (JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(cur.metadata.labels ?? {})) return true;
   return JSON.stringify(old.status?.allocatable ?? old.status?.capacity ?? {}) !== JSON.stringify(cur.status?.allocatable ?? cur.status?.capacity ?? {});
+}
+
+/**
+ * A claim, volume or class edit that may let a parked pod's volumes fit: its spec, its phase, its
+ * deletion or the node selected for it. Status and bookkeeping writes (the provisioner's
+ * annotations, a class's default marker) do not, and claims and volumes see many of them.
+ */
+export function storageChangeMatters(old: KubeObject, cur: KubeObject): boolean {
+  const phase = (o: KubeObject) => (o.status as { phase?: string } | undefined)?.phase;
+  if (phase(old) !== phase(cur) || !old.metadata.deletionTimestamp !== !cur.metadata.deletionTimestamp) return true;
+  if (old.metadata.annotations?.[SELECTED_NODE_ANNOTATION] !== cur.metadata.annotations?.[SELECTED_NODE_ANNOTATION]) return true;
+  return JSON.stringify(old.spec) !== JSON.stringify(cur.spec);
 }
 
 /** A pod edit that may change where it fits (status-only and metadata bookkeeping changes do not). */
@@ -191,12 +204,15 @@ class SchedulingRun {
       update: (old, p) => this.onPod(p, old),
       delete: (p) => this.onPodGone(p),
     });
-    // A claim, volume or class that appears or changes may let a parked pod's volumes fit.
-    const storageChanged = () => {
-      this.queue.moveUnschedulable();
+    // A claim, volume or class that appears, goes or changes what scheduling reads may let a
+    // parked pod's volumes fit; bindings waiting for a claim look at every change.
+    const storageChanged = (matters: boolean) => {
+      if (matters) this.queue.moveUnschedulable();
       for (const check of [...this.claimWaiters]) check();
     };
-    for (const informer of [this.claims, this.volumes, this.classes]) informer.addHandlers({ add: storageChanged, update: storageChanged, delete: storageChanged });
+    for (const informer of [this.claims, this.volumes, this.classes]) {
+      informer.addHandlers({ add: () => storageChanged(true), update: (old, cur) => storageChanged(storageChangeMatters(old, cur)), delete: () => storageChanged(true) });
+    }
     const synced = [this.nodes, this.pods, this.budgets, this.claims, this.volumes, this.classes].map((i) => i.waitForSync());
     void Promise.all(synced).then(() => {
       if (signal.aborted) return;

@@ -7,7 +7,7 @@ import type { Node } from '../../src/api/kinds/node.js';
 import type { Pod } from '../../src/api/kinds/pod.js';
 import type { ApiClient } from '../../src/client/rest.js';
 import { DEFAULT_CONTROLLER_OPTIONS, controllerContext } from '../../src/controller-kit/manager.js';
-import { SchedulerController } from '../../src/scheduler/scheduler.js';
+import { SchedulerController, storageChangeMatters } from '../../src/scheduler/scheduler.js';
 import { systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/log.js';
 import { startInProcessServer, type InProcessServer } from '../support/in-process.js';
@@ -296,4 +296,20 @@ describe('scheduler', () => {
     await createPod('c', { cpu: '1' });
     assert.match(await unschedulableMessage('c'), /^0\/2 nodes are available: 2 Insufficient cpu\./);
   });
+});
+
+it('only storage edits that scheduling reads requeue parked pods: spec, phase, deletion, the selected node', () => {
+  const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c', resourceVersion: '1' }, spec: { storageClassName: 'local-path' }, status: { phase: 'Pending' } };
+  const edit = (f: (o: typeof claim & { metadata: Record<string, unknown> }) => void) => {
+    const o = structuredClone(claim) as typeof claim & { metadata: Record<string, unknown> };
+    f(o);
+    return o;
+  };
+  // The provisioner's annotations, a new resourceVersion, a status beside the phase: nothing a pod's fit reads.
+  assert.equal(storageChangeMatters(claim, edit((o) => { o.metadata.resourceVersion = '2'; o.metadata.annotations = { 'volume.kubernetes.io/storage-provisioner': 'rancher.io/local-path' }; })), false);
+  assert.equal(storageChangeMatters(claim, edit((o) => { (o.status as Record<string, unknown>).capacity = { storage: '1Gi' }; })), false);
+  assert.equal(storageChangeMatters(claim, edit((o) => { o.status.phase = 'Bound'; })), true);
+  assert.equal(storageChangeMatters(claim, edit((o) => { (o.spec as Record<string, unknown>).volumeName = 'pv-1'; })), true);
+  assert.equal(storageChangeMatters(claim, edit((o) => { o.metadata.deletionTimestamp = '2026-12-08T00:00:00Z'; })), true);
+  assert.equal(storageChangeMatters(claim, edit((o) => { o.metadata.annotations = { 'volume.kubernetes.io/selected-node': 'node-1' }; })), true);
 });
