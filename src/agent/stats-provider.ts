@@ -91,7 +91,9 @@ export class StatsProvider {
       }
       if (containers.length > 0) pods.push({ name: w.name, namespace: w.namespace, uid: w.uid, startedAtMs: w.startTime, containers });
     }
-    for (const id of this.containers.keys()) if (!seen.has(id)) this.containers.delete(id);
+    // Containers gone since the last reading are forgotten; a failed reading says nothing of them, and
+    // forgetting all would cost every container its CPU rate at the next good one.
+    if (error === undefined) for (const id of this.containers.keys()) if (!seen.has(id)) this.containers.delete(id);
     const node = this.nodeUsage(now, pods);
     this.node.push(node);
     return { report: { nodeName: this.d.nodeName, nodeStartedAtMs: this.startedAt, node: withRate(node, this.node.rate()?.nanoCores), pods }, ...(error !== undefined ? { error } : {}) };

@@ -60,6 +60,12 @@ describe('the agent’s stats provider', () => {
     assert.equal(failed.error, 'runtime down');
     assert.deepEqual(failed.report.pods, []);
     assert.match(resourceMetricsText(failed.report, true), /^resource_scrape_error 1$/m);
+    // A failed reading forgets no container: the next good one still has a rate.
+    fail = false;
+    cpu = 15e7;
+    clock.advance(1000);
+    const recovered = (await p.read()).report.pods[0]!.containers[0]!.usage;
+    assert.equal(recovered.nanoCores, 5e7, 'measured from the reading before the failed one');
   });
 
   it('a simulated node: figures from the requests, the node its pods’ plus its own share', async () => {
