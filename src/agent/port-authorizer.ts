@@ -53,14 +53,25 @@ const MAX_ENTRIES = 1000;
 
 export class PortAuthorizer {
   private readonly answers = new Map<string, { allowed: boolean; until: number }>();
+  /** Questions on their way to the API server: a caller opening several connections asks once. */
+  private readonly asking = new Map<string, Promise<boolean>>();
 
   constructor(private readonly d: PortAuthorizerDeps) {}
 
-  async allowed(caller: PortCaller, verb: string, subresource: NodeSubresource): Promise<boolean> {
+  allowed(caller: PortCaller, verb: string, subresource: NodeSubresource): Promise<boolean> {
     const key = JSON.stringify([caller.user, [...caller.groups].sort(), verb, subresource]);
-    const now = this.d.clock.now();
     const known = this.answers.get(key);
-    if (known && known.until > now) return known.allowed;
+    if (known && known.until > this.d.clock.now()) return Promise.resolve(known.allowed);
+    let pending = this.asking.get(key);
+    if (!pending) {
+      pending = this.ask(key, caller, verb, subresource).finally(() => this.asking.delete(key));
+      this.asking.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async ask(key: string, caller: PortCaller, verb: string, subresource: NodeSubresource): Promise<boolean> {
+    const now = this.d.clock.now();
     let allowed = false;
     try {
       const status = await this.d.review({ user: caller.user, groups: caller.groups, resourceAttributes: { verb, resource: 'nodes', subresource, name: this.d.nodeName } });

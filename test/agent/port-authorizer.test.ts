@@ -29,6 +29,17 @@ describe('the agent port’s authorization of other callers', () => {
     assert.equal(asked.length, 3);
   });
 
+  it('asks once for callers that arrive together (a scrape opening several connections)', async () => {
+    let asked = 0;
+    let answer: (v: { allowed: boolean }) => void = () => {};
+    const a = new PortAuthorizer({ clock: new FakeClock(), nodeName: 'n1', review: () => (asked++, new Promise((r) => (answer = r))) });
+    const caller = { user: 'prom', groups: [] };
+    const both = Promise.all([a.allowed(caller, 'get', 'metrics'), a.allowed(caller, 'get', 'metrics')]);
+    answer({ allowed: true });
+    assert.deepEqual(await both, [true, true]);
+    assert.equal(asked, 1);
+  });
+
   it('refuses when the API server cannot be asked, and asks again next time', async () => {
     let up = false;
     const a = new PortAuthorizer({ clock: new FakeClock(), nodeName: 'n1', review: async () => { if (!up) throw new Error('down'); return { allowed: true }; } });
