@@ -9,6 +9,8 @@ import { X509Certificate } from 'node:crypto';
 import type { Logger } from '../util/log.js';
 import type { AgentStateDir, NodeCredential } from './state-dir.js';
 import { CA_PATH, JOIN_PATH } from '../api/join-paths.js';
+import { resourcePath } from '../api/paths.js';
+import { CERTIFICATES_GROUP, KUBE_APISERVER_CLIENT_KUBELET_SIGNER } from '../api/kinds/certificatesigningrequest.js';
 import { certificateCommonName, certificateHash, nodeKeyAndCsr } from './tls.js';
 
 export interface JoinOptions {
@@ -24,8 +26,6 @@ export interface JoinOptions {
    * wait for it to be approved and issued, instead of asking /skiff/v1/join to sign at once.
    */
   tlsBootstrap?: boolean;
-  /** How long a TLS bootstrap waits for its request to be approved and issued. */
-  approvalTimeoutMs?: number;
 }
 
 export class JoinError extends Error {
@@ -139,9 +139,9 @@ function otherClusterCredential(cred: NodeCredential, o: JoinOptions): string | 
   return undefined;
 }
 
-const CSR_COLLECTION = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
-/** The kubelet's client certificate signer, which kube-controller-manager's csrapproving approves for bootstrap tokens. */
-const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+const CSR_COLLECTION = resourcePath(CERTIFICATES_GROUP, 'certificatesigningrequests');
+/** How long a posted request may wait for its approval and certificate, as the kubelet's bootstrap does. */
+const APPROVAL_WAIT_MS = 15 * 60_000;
 
 interface CsrAnswer {
   metadata?: { name?: string };
@@ -162,17 +162,23 @@ async function certificateThroughCsr(server: string, caPem: string, o: JoinOptio
     kind: 'CertificateSigningRequest',
     metadata: { generateName: 'csr-' },
     // An ECDSA key: no key encipherment, as the kubelet asks for its own.
-    spec: { request: Buffer.from(csrPem, 'latin1').toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages: ['digital signature', 'client auth'] },
+    spec: { request: Buffer.from(csrPem, 'latin1').toString('base64'), signerName: KUBE_APISERVER_CLIENT_KUBELET_SIGNER, usages: ['digital signature', 'client auth'] },
   });
   if (created.code === 401 || created.code === 403) throw new JoinError(`the join token was refused by ${server}: ${message(created.body)}`);
   if (created.code !== 201) throw new JoinError(`POST ${CSR_COLLECTION} answered ${created.code}: ${message(created.body)}`);
   const name = (JSON.parse(created.body) as CsrAnswer).metadata?.name ?? '';
   log.info({ server, csr: name, node: o.nodeName }, 'certificate signing request posted; waiting for approval');
-  const deadline = Date.now() + (o.approvalTimeoutMs ?? 15 * 60_000);
+  const deadline = Date.now() + APPROVAL_WAIT_MS;
+  let unanswered = false;
   for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
-    const r = await send('GET', `${CSR_COLLECTION}/${encodeURIComponent(name)}`);
-    if (r.code !== 200) throw new JoinError(`GET ${CSR_COLLECTION}/${name} answered ${r.code}: ${message(r.body)}`);
-    const csr = JSON.parse(r.body) as CsrAnswer;
+    // A server that cannot answer for a moment (gone, restarting, 5xx, 429) is asked again: the
+    // request it holds is the one to wait for, not a reason to post another.
+    const r = await send('GET', `${CSR_COLLECTION}/${encodeURIComponent(name)}`).catch((e: unknown) => ({ code: 0, body: (e as Error).message }));
+    if (r.code === 0 || r.code === 429 || r.code >= 500) {
+      if (!unanswered) log.warn({ server, csr: name, code: r.code || undefined, err: r.code ? undefined : r.body }, 'cannot read the certificate signing request for now; asking again');
+      unanswered = true;
+    } else if (r.code !== 200) throw new JoinError(`GET ${CSR_COLLECTION}/${name} answered ${r.code}: ${message(r.body)}`);
+    const csr = (r.code === 200 ? JSON.parse(r.body) : {}) as CsrAnswer;
     const ended = csr.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');
     if (ended) throw new JoinError(`the certificate signing request ${name} was ${ended.type === 'Denied' ? 'denied' : 'not issued'}: ${ended.reason ?? ''} ${ended.message ?? ''}`.trim());
     if (csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString('latin1');

@@ -36,3 +36,34 @@ test("a stored credential from another cluster's CA is told apart by the trusted
   const kept = await ensureNodeCredential(state, { ...o, caCertHash: certificateHash(old.certPem) }, silentLogger());
   assert.equal(kept.certPem, cert.certPem, 'its own cluster: the stored credential is used');
 });
+
+test('a TLS bootstrap waits out a server that cannot answer for a moment, on the request it posted, and posts no second one', async () => {
+  const https = await import('node:https');
+  const ca = await createCertificateAuthority('bootstrap');
+  const serving = await issueCertificate(ca, { commonName: 'skiff-apiserver', hosts: ['127.0.0.1'], usage: 'server' });
+  const issued = await issueCertificate(ca, { commonName: 'system:node:n2', organizations: ['system:nodes'], usage: 'client' });
+  const caFile = join(dir, 'bootstrap-ca.crt');
+  writeFileSync(caFile, ca.certPem);
+  let posts = 0;
+  let gets = 0;
+  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
+    const answer = (code: number, body: unknown) => res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    req.resume();
+    if (req.method === 'POST') return void (posts++, answer(201, { metadata: { name: 'csr-abc' } }));
+    gets++;
+    if (gets === 1) return answer(200, { metadata: { name: 'csr-abc' } });
+    if (gets === 2) return answer(503, { kind: 'Status', message: 'etcd is restarting' });
+    answer(200, { metadata: { name: 'csr-abc' }, status: { certificate: Buffer.from(issued.certPem, 'latin1').toString('base64') } });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const { port } = server.address() as { port: number };
+    const state = new AgentStateDir(join(dir, 'bootstrap-agent'));
+    const cred = await ensureNodeCredential(state, { servers: [`https://127.0.0.1:${port}`], nodeName: 'n2', caFile, token: 'abcdef.0123456789abcdef', tlsBootstrap: true }, silentLogger());
+    assert.equal(cred.certPem, issued.certPem);
+    assert.equal(posts, 1, 'one request posted');
+    assert.equal(gets, 3);
+  } finally {
+    server.close();
+  }
+});
