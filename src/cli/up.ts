@@ -780,6 +780,7 @@ export function upCommand(): Command {
       const url = urlOf(to);
       writeEndpointMove(dataDir, { state: 'moving', startedAt, endpoint: where });
       const say = endpointSay(dataDir, (l) => console.log(l));
+      const before = { endpoint, endpointUrl };
       try {
         if (url === endpointUrl) throw new Error(`the cluster is served at ${url} already`);
         const err = await listenError(to.host, to.port);
@@ -807,8 +808,12 @@ export function upCommand(): Command {
         writeEndpointMove(dataDir, { state: 'done', startedAt, endpoint: where });
         say(`the control-plane endpoint is ${url}: the admin kubeconfig (${kubeconfig}) and every member's names it, and every serving certificate holds ${to.host} next to its earlier names`);
       } catch (e) {
+        // The endpoint the cluster is served at stays the one before: members started again later
+        // name it, the same move can be asked again, and HAProxy serves it again if it was stopped.
+        ({ endpoint, endpointUrl } = before);
+        if (!haproxy && endpoint && endpointUrl && !(await startHaproxy(endpoint, endpointUrl))) say(`HAProxy on ${endpointUrl} does not answer either`);
         writeEndpointMove(dataDir, { state: 'failed', startedAt, endpoint: where, reason: errorText(e) });
-        say(`moving the control-plane endpoint failed: ${errorText(e)}`);
+        say(`moving the control-plane endpoint failed: ${errorText(e)}; the cluster is served at ${endpointUrl ?? 'its members'} as before, and the move can be asked again`);
       }
     };
     onRequest = (req) => {
