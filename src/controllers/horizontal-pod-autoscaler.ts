@@ -12,6 +12,7 @@ import type { HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, MetricS
 import { deepClone, isObject, semanticEqual } from '../api/kinds/json.js';
 import type { Pod } from '../api/kinds/pod.js';
 import { parseLabelSelector, type LabelSelector } from '../api/labels.js';
+import { parseDuration } from '../util/duration.js';
 import { canonicalQuantity, milliValue } from '../api/quantity.js';
 import { resourceTypeForKind } from '../api/registry.js';
 import { parseApiVersion, type KubeObject } from '../api/types.js';
@@ -60,13 +61,13 @@ export interface ResourceMetricsReader {
   podMetrics(namespace: string, selector: string, resource: string, container: string | undefined, signal: AbortSignal): Promise<{ metrics: PodMetrics; timestamp: number }>;
 }
 
-/** Go's time.Duration text ("30s", "1m0s", "1.5s", "250ms") in milliseconds; 0 when unreadable. */
-export function durationMs(text: unknown): number {
-  if (typeof text !== 'string') return 0;
-  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
-  let total = 0;
-  for (const m of text.matchAll(/([\d.]+)(ms|us|µs|ns|h|m|s)/g)) total += Number(m[1]) * (units[m[2]!] ?? 0);
-  return total;
+/** A PodMetrics window (Go's time.Duration text, "1m0s") in milliseconds; 0 when unreadable. */
+function windowMs(text: unknown): number {
+  try {
+    return typeof text === 'string' ? parseDuration(text) : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** Reads metrics.k8s.io/v1beta1 PodMetrics through the API, as upstream's resource metrics client. */
@@ -99,7 +100,7 @@ export class ApiResourceMetrics implements ResourceMetricsReader {
         sum += milliValue(usage);
       }
       if (missing || (container && !found)) continue;
-      metrics.set(item.metadata.name!, { timestamp: Date.parse(String(item.timestamp ?? '')) || 0, windowMs: durationMs(item.window), value: sum });
+      metrics.set(item.metadata.name!, { timestamp: Date.parse(String(item.timestamp ?? '')) || 0, windowMs: windowMs(item.window), value: sum });
     }
     return { metrics, timestamp: Date.parse(String(items[0]!.timestamp ?? '')) || 0 };
   }
@@ -332,9 +333,13 @@ export class HorizontalPodAutoscalerReconciler implements Reconciler {
     let metric = '';
     let invalid = 0;
     let firstError: MetricError | undefined;
+    // The target's pods, read from the cache once for all of this autoscaler's metrics.
+    let pods: Pod[] | undefined;
+    const ns = hpa.metadata.namespace!;
+    const targetPods = () => (pods ??= this.pods.list().filter((p) => p.metadata.namespace === ns && selector.matches(p.metadata.labels ?? {})));
     for (const [i, spec] of specs.entries()) {
       try {
-        const r = await this.computeReplicasForMetric(hpa, spec, selectorText, selector, currentReplicas, signal);
+        const r = await this.computeReplicasForMetric(hpa, spec, selectorText, targetPods, currentReplicas, signal);
         statuses[i] = r.status;
         if (replicas === 0 || r.replicas > replicas) {
           replicas = r.replicas;
@@ -360,7 +365,7 @@ export class HorizontalPodAutoscalerReconciler implements Reconciler {
     hpa: HorizontalPodAutoscaler,
     spec: MetricSpec,
     selectorText: string,
-    selector: LabelSelector,
+    targetPods: () => Pod[],
     currentReplicas: number,
     signal: AbortSignal,
   ): Promise<MetricResult> {
@@ -373,7 +378,7 @@ export class HorizontalPodAutoscalerReconciler implements Reconciler {
         const failure = spec.type === 'Resource' ? 'FailedGetResourceMetric' : 'FailedGetContainerResourceMetric';
         const resource = source?.name ?? '';
         const target = source?.target ?? { type: '' };
-        const pods = this.pods.list().filter((p) => p.metadata.namespace === ns && selector.matches(p.metadata.labels ?? {}));
+        const pods = targetPods();
         const now = this.ctx.clock.now();
         const read = async (): Promise<{ metrics: PodMetrics; timestamp: number }> => {
           try {
