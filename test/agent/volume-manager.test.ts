@@ -98,6 +98,10 @@ describe('pod volumes (persistentVolumeClaim)', () => {
     assert.equal(statSync(dir).isDirectory(), true);
     await assert.rejects(vm.setUp(claimPod('w', 'waiting')), /persistentvolumeclaim "waiting" is not bound/);
     await assert.rejects(vm.setUp(claimPod('x', 'nope')), /persistentvolumeclaim "nope" not found/);
+    // A volume of a source skiff cannot mount is named by its source, whatever other fields its spec lists first.
+    objects.set(claimPath('remote'), { spec: { volumeName: 'pv-csi' }, status: { phase: 'Bound' } });
+    objects.set('/api/v1/persistentvolumes/pv-csi', { spec: { volumeAttributesClassName: 'fast', csi: { driver: 'x.example.com', volumeHandle: 'v' } } });
+    await assert.rejects(vm.setUp(claimPod('r', 'remote')), /persistentvolume "pv-csi": csi volumes are not supported by skiff/);
   });
 
   it('gives a host process its claim as a symlink at the mountPath under the pod directory and as SKIFF_VOLUME_<NAME>, and nothing else', async () => {

@@ -10,6 +10,7 @@
 // mount, so each claim it mounts is a symlink at its mountPath under the pod's directory (the
 // process's working directory unless the container sets one: `/data` is `./data`) and an
 // environment variable SKIFF_VOLUME_<VOLUME NAME> naming the directory.
+import { persistentVolumeSource } from '../../api/kinds/persistentvolume.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
@@ -246,7 +247,7 @@ export class VolumeManager {
     const spec = obj(volume.spec);
     if (spec.hostPath) return checkHostPath(str(obj(spec.hostPath).path), str(obj(spec.hostPath).type));
     if (spec.local) return checkHostPath(str(obj(spec.local).path), 'Directory');
-    const kind = Object.keys(spec).find((k) => !['capacity', 'accessModes', 'claimRef', 'persistentVolumeReclaimPolicy', 'storageClassName', 'mountOptions', 'volumeMode', 'nodeAffinity'].includes(k)) ?? 'unknown';
+    const kind = persistentVolumeSource(spec) ?? 'unknown';
     return fail(`persistentvolume "${volumeName}": ${kind} volumes are not supported by skiff`);
   }
 

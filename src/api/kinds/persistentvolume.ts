@@ -18,7 +18,7 @@ const HOST_PATH_TYPES = ['', 'BlockDevice', 'CharDevice', 'Directory', 'Director
 export const BETA_STORAGE_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
 
 /** The volume sources of a PersistentVolumeSpec, in the order upstream checks them. */
-const SOURCES = [
+export const PERSISTENT_VOLUME_SOURCES = [
   'hostPath', 'gcePersistentDisk', 'awsElasticBlockStore', 'glusterfs', 'flocker', 'nfs', 'rbd', 'quobyte', 'cephfs', 'iscsi', 'cinder',
   'fc', 'flexVolume', 'azureFile', 'vsphereVolume', 'photonPersistentDisk', 'portworxVolume', 'azureDisk', 'scaleIO', 'local', 'storageos', 'csi',
 ];
@@ -129,7 +129,7 @@ export function validatePersistentVolumeSpec(spec: Record<string, unknown>, path
     if (!isObject(spec.csi)) out.push(field.required(childPath(path, 'csi'), 'has to be specified when using volumeAttributesClassName'));
   }
   let volumes = 0;
-  for (const name of SOURCES) {
+  for (const name of PERSISTENT_VOLUME_SOURCES) {
     if (!isObject(spec[name])) continue;
     if (volumes > 0) out.push(field.forbidden(childPath(path, name), 'may not specify more than 1 volume type'));
     else {
@@ -155,7 +155,7 @@ export function validatePersistentVolumeSpec(spec: Record<string, unknown>, path
 
 function sourceOf(spec: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of SOURCES) if (spec[name] !== undefined) out[name] = spec[name];
+  for (const name of PERSISTENT_VOLUME_SOURCES) if (spec[name] !== undefined) out[name] = spec[name];
   return out;
 }
 
@@ -244,3 +244,8 @@ export const persistentVolumeResource: ResourceType = {
   validateStatusUpdate: validatePersistentVolumeStatusUpdate,
   prepareForCreate,
 };
+
+/** The volume source a PersistentVolume's spec names (hostPath, csi, ...), if any. */
+export function persistentVolumeSource(spec: Record<string, unknown>): string | undefined {
+  return PERSISTENT_VOLUME_SOURCES.find((n) => spec[n] !== undefined);
+}
