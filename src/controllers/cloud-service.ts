@@ -26,11 +26,16 @@ function wantsLoadBalancer(svc: Service): boolean {
   return svc.spec?.type === 'LoadBalancer' && !svc.spec.loadBalancerClass && !svc.metadata.deletionTimestamp;
 }
 
+/** A node's address as a load balancer target, or undefined when it is none (not Ready, excluded, going). */
+function targetOf(n: Node): string | undefined {
+  if (n.metadata.deletionTimestamp || n.metadata.labels?.[EXCLUDE_LABEL] !== undefined) return undefined;
+  if (!n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return undefined;
+  return n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address || undefined;
+}
+
 function targets(nodes: Node[]): string[] {
   return nodes
-    .filter((n) => !n.metadata.deletionTimestamp && n.metadata.labels?.[EXCLUDE_LABEL] === undefined)
-    .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-    .map((n) => n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address)
+    .map(targetOf)
     .filter((a): a is string => !!a)
     .sort();
 }
@@ -61,7 +66,8 @@ export class CloudServiceController implements Controller {
       lastTargets = now;
       for (const s of services.list()) enqueue(s);
     };
-    nodes.addHandlers({ add: nodesChanged, update: nodesChanged, delete: nodesChanged });
+    // Heartbeats and status writes that leave a node's target as it was change no load balancer.
+    nodes.addHandlers({ add: nodesChanged, update: (old, n) => targetOf(old) !== targetOf(n) && nodesChanged(), delete: nodesChanged });
     void Promise.all([services.waitForSync(), nodes.waitForSync()]).then(() => loop.run(signal));
   }
 }
