@@ -54,9 +54,13 @@ export class ClusterDnsIndex {
     this.synced = true;
   }
 
+  // Each setter bumps the serial (which empties the servers' answer caches) only when what the
+  // answers read changed: Services, slices and namespaces see many status and label writes.
   setNamespace(name: string, present: boolean): void {
-    if (present) this.namespaces.add(name.toLowerCase());
-    else this.namespaces.delete(name.toLowerCase());
+    const n = name.toLowerCase();
+    if (present === this.namespaces.has(n)) return;
+    if (present) this.namespaces.add(n);
+    else this.namespaces.delete(n);
     this.serial++;
   }
 
@@ -68,22 +72,25 @@ export class ClusterDnsIndex {
     const ns = svc.metadata.namespace ?? 'default';
     const name = svc.metadata.name ?? '';
     const k = key(ns, name);
-    this.serial++;
     if (!present) {
-      this.services.delete(k);
+      if (this.services.delete(k)) this.serial++;
       return;
     }
     const spec = svc.spec ?? {};
     const ips = spec.clusterIPs && spec.clusterIPs.length > 0 ? spec.clusterIPs : spec.clusterIP ? [spec.clusterIP] : [];
     const headless = spec.clusterIP === 'None';
-    this.services.set(k, {
+    const entry: DnsService = {
       namespace: ns,
       name,
       clusterIPs: headless ? [] : ips.filter((ip) => ip !== 'None'),
       headless,
       ...(spec.type === 'ExternalName' && spec.externalName ? { externalName: spec.externalName } : {}),
       ports: spec.ports ?? [],
-    });
+    };
+    const before = this.services.get(k);
+    if (before && JSON.stringify(before) === JSON.stringify(entry)) return;
+    this.services.set(k, entry);
+    this.serial++;
   }
 
   service(namespace: string, name: string): DnsService | undefined {
@@ -97,23 +104,24 @@ export class ClusterDnsIndex {
   setSlice(slice: EndpointSlice, present = true): void {
     const ns = slice.metadata.namespace ?? 'default';
     const sliceKey = key(ns, slice.metadata.name ?? '');
-    this.serial++;
     const previous = this.sliceOwner.get(sliceKey);
+    const svc = slice.metadata.labels?.[SERVICE_NAME_LABEL];
+    const owner = present && svc && slice.addressType !== 'FQDN' ? key(ns, svc) : undefined;
+    // CoreDNS lists an endpoint whose readiness is unknown, and leaves out one known not ready.
+    const ready: DnsEndpoint[] = [];
+    for (const e of owner ? (slice.endpoints ?? []) : []) {
+      if (e.conditions?.ready === false) continue;
+      for (const ip of e.addresses ?? []) ready.push({ ip, hostname: endpointHostname(ip, e.hostname), ports: slice.ports ?? [] });
+    }
+    if (previous === owner && (!owner || JSON.stringify(this.endpoints.get(owner)?.get(sliceKey)) === JSON.stringify(ready))) return;
+    this.serial++;
     if (previous) {
       const m = this.endpoints.get(previous);
       m?.delete(sliceKey);
       if (m?.size === 0) this.endpoints.delete(previous);
       this.sliceOwner.delete(sliceKey);
     }
-    const svc = slice.metadata.labels?.[SERVICE_NAME_LABEL];
-    if (!present || !svc || slice.addressType === 'FQDN') return;
-    const owner = key(ns, svc);
-    // CoreDNS lists an endpoint whose readiness is unknown, and leaves out one known not ready.
-    const ready: DnsEndpoint[] = [];
-    for (const e of slice.endpoints ?? []) {
-      if (e.conditions?.ready === false) continue;
-      for (const ip of e.addresses ?? []) ready.push({ ip, hostname: endpointHostname(ip, e.hostname), ports: slice.ports ?? [] });
-    }
+    if (!owner) return;
     let m = this.endpoints.get(owner);
     if (!m) this.endpoints.set(owner, (m = new Map()));
     m.set(sliceKey, ready);

@@ -152,3 +152,27 @@ describe('cluster DNS answers', () => {
     assert.equal(answer(resolve({ name: 'web.default.svc.cluster.local', type: 'A', class: 'IN' }, fresh, S)).rcode, 'SERVFAIL');
   });
 });
+
+describe('the view behind the answers', () => {
+  it('changes its serial (and so empties the answer caches) only when an answer could change', () => {
+    const ix = cluster();
+    const at = ix.serial;
+    // A status write, a label edit, a not-ready endpoint's zone: nothing an answer reads.
+    ix.setService({ ...svc('web', { clusterIP: '10.43.0.20', clusterIPs: ['10.43.0.20'], ports: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }] }), status: { loadBalancer: {} } });
+    ix.setSlice(slice('db', [
+      { addresses: ['10.42.0.5'], hostname: 'db-0', conditions: { ready: true } },
+      { addresses: ['10.42.0.6'], hostname: 'db-1', conditions: { ready: true } },
+      { addresses: ['10.42.0.7'], hostname: 'db-2', conditions: { ready: false }, zone: 'b' },
+    ], [{ name: 'pg', port: 5432, protocol: 'TCP' }]));
+    ix.setNamespace('default', true);
+    ix.setService(svc('gone', { clusterIP: '10.43.0.99' }), false);
+    assert.equal(ix.serial, at);
+    ix.setSlice(slice('db', [{ addresses: ['10.42.0.5'], hostname: 'db-0', conditions: { ready: true } }], [{ name: 'pg', port: 5432, protocol: 'TCP' }]));
+    assert.equal(ix.serial, at + 1, 'an endpoint gone');
+    assert.deepEqual(data(answer(resolve({ name: 'db.default.svc.cluster.local', type: 'A', class: 'IN' }, ix, S)).answers), ['10.42.0.5']);
+    ix.setService(svc('web', { clusterIP: '10.43.0.21', clusterIPs: ['10.43.0.21'] }));
+    ix.setNamespace('team-a', true);
+    ix.setSlice(slice('db', [], [], 'db-abc'), false);
+    assert.equal(ix.serial, at + 4);
+  });
+});
