@@ -1,10 +1,10 @@
 // REST paths of served resources, derived from the registry (a group's prefix, a resource's
 // name, its scope) instead of written by hand at every call site.
-import type { ResourceType } from './resource.js';
+import { isStorageVersion, type ResourceType } from './resource.js';
 import { allResourceTypes } from './registry.js';
 
 // A kind served at several versions is named by its storage version.
-const byGroupResource = new Map(allResourceTypes.filter((rt) => !rt.conversion).map((rt) => [`${rt.group}/${rt.resource}`, rt]));
+const byGroupResource = new Map(allResourceTypes.filter(isStorageVersion).map((rt) => [`${rt.group}/${rt.resource}`, rt]));
 
 /** The built-in type of `resource` in `group` ('' for core), undefined for any other (a custom resource's). */
 export function builtInType(group: string, resource: string): ResourceType | undefined {

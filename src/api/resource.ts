@@ -153,3 +153,13 @@ export function storageSegment(rt: Pick<ResourceType, 'resource' | 'storageKey'>
 export function hasStatusSubresource(rt: { readonly subresources: readonly string[] }): boolean {
   return rt.subresources.includes('status');
 }
+
+/**
+ * Whether `rt` is the version a built-in kind is kept in: the one to watch, index by group and
+ * resource, and delete objects through. A version served by conversion (`conversion`) is the same
+ * objects again; a custom kind's versions (webhook conversion) are each their own ResourceType and
+ * stay as they are.
+ */
+export function isStorageVersion(rt: Pick<ResourceType, 'conversion'>): boolean {
+  return !rt.conversion;
+}

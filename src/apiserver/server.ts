@@ -3,7 +3,7 @@
 import { goArch } from '../util/go-arch.js';
 import { errorText } from '../util/error-text.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { storageSegment, type ResourceType } from '../api/resource.js';
+import { isStorageVersion, storageSegment, type ResourceType } from '../api/resource.js';
 import { apiVersionOf, type KubeObject } from '../api/types.js';
 import { StatusError, forbidden, notFoundPath, internalError, isStatusError, methodNotAllowed, serviceUnavailable, timeout, unauthorized } from '../api/errors.js';
 import { ResourceRegistry } from '../api/registry.js';
@@ -329,7 +329,7 @@ export class ApiServer {
     this.stores.set(rt, store);
     // Custom resources are looked up by type, never by resource name: two versions share a name.
     // A built-in kind served at several versions is looked up in its storage version.
-    if (builtin && !rt.conversion) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
+    if (builtin && isStorageVersion(rt)) this.storesByResource.set(`${rt.group}/${rt.resource}`, store);
     return store;
   }
 
@@ -461,7 +461,7 @@ export class ApiServer {
       },
       // Versions that differ in more than apiVersion (conversion webhooks, built-in conversions) are not offered as equivalents: skiff sends an equivalent's object with its apiVersion changed, nothing more.
       equivalents: (rt) =>
-        rt.conversionWebhook || rt.conversion ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource && !other.conversion),
+        rt.conversionWebhook || !isStorageVersion(rt) ? [] : this.registry.served().filter((other) => other !== rt && other.group === rt.group && other.resource === rt.resource && isStorageVersion(other)),
     };
   }
 

@@ -11,7 +11,7 @@
 // The owner→dependents graph is built from informers over every served resource but Events,
 // custom resources included while their CRDs serve them.
 import { setMaxListeners } from 'node:events';
-import type { ResourceType } from '../api/resource.js';
+import { isStorageVersion, type ResourceType } from '../api/resource.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import { servedKindFor, servedKinds } from '../apiextensions/served-kinds.js';
@@ -92,7 +92,7 @@ class GarbageCollector implements Reconciler {
     for (const rt of servedKinds) {
       if (IGNORED.has(`${rt.group}/${rt.version}/${rt.resource}`)) continue;
       // A kind served at several versions is watched once, in its storage version.
-      if (rt.conversion) continue;
+      if (!isStorageVersion(rt)) continue;
       // The graph only reads objects; every change goes through a fresh GET.
       this.informers.push({ rt, informer: ctx.informers.for(collectionPathOf(rt), { readOnly: true }) });
     }

@@ -4,7 +4,7 @@
 import type { KubeList, KubeObject } from '../api/types.js';
 import { isStatusError } from '../api/errors.js';
 import { allResourceTypes } from '../api/registry.js';
-import type { ResourceType } from '../api/resource.js';
+import { isStorageVersion, type ResourceType } from '../api/resource.js';
 import { CustomResourceTypes } from '../controller-kit/custom-resource-types.js';
 import { apiVersionOf } from '../api/types.js';
 import type { Controller, ControllerContext } from '../controller-kit/manager.js';
@@ -13,7 +13,7 @@ import { ReconcileLoop, type Reconciler, type ReconcileResult } from '../control
 import { rfc3339 } from '../util/time.js';
 
 // A kind served at several versions shares its objects: one (its storage version) is enough.
-const NAMESPACED = allResourceTypes.filter((rt) => rt.namespaced && !rt.conversion);
+const NAMESPACED = allResourceTypes.filter((rt) => rt.namespaced && isStorageVersion(rt));
 
 function collectionPath(group: string, version: string, resource: string, ns: string): string {
   return group ? `/apis/${group}/${version}/namespaces/${ns}/${resource}` : `/api/${version}/namespaces/${ns}/${resource}`;
